@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bus-client.h"
+#include "bus-names.h"
+#include "log.h"
+
+/* Decoding failures are reported like D-Bus errors: log_bus_error() stays the one place that words them. */
+#define VPROFCTL_ERROR_BAD_REPLY "org.vprof.vprofctl.Error.BadReply"
+#define DEFAULT_SYSTEM_BUS_ADDRESS "unix:path=/run/dbus/system_bus_socket"
+
+static int bad_reply(sd_bus_error *error, const char *method, int r)
+{
+        sd_bus_error_setf(error, VPROFCTL_ERROR_BAD_REPLY, "Failed to parse the reply to %s: %s", method,
+                          strerror(-r));
+        return r;
+}
+
+TargetList *target_list_free(TargetList *l)
+{
+        if (!l)
+                return NULL;
+        for (size_t i = 0; i < l->n_targets; i++) {
+                free(l->targets[i].command);
+                free(l->targets[i].state);
+        }
+        free(l->targets);
+        free(l);
+        return NULL;
+}
+
+DaemonStatus *daemon_status_free(DaemonStatus *s)
+{
+        if (!s)
+                return NULL;
+        free(s->version);
+        free(s->event);
+        free(s->event_reason);
+        free(s);
+        return NULL;
+}
+
+int bus_connect_system(sd_bus **ret)
+{
+        _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        const char *address;
+        int r;
+
+        r = sd_bus_open_system(&bus);
+        if (r < 0) {
+                address = getenv("DBUS_SYSTEM_BUS_ADDRESS") ?: DEFAULT_SYSTEM_BUS_ADDRESS;
+                return log_error_errno(r, "Cannot connect to the system bus at %s: %m", address);
+        }
+
+        /* Lets polkit ask for a password through an agent when a person is at the terminal. */
+        (void)sd_bus_set_allow_interactive_authorization(bus, isatty(STDIN_FILENO));
+
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
+int bus_call_pid_method(sd_bus *bus, const char *method, uint32_t pid, sd_bus_error *error)
+{
+        return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
+                                  NULL, "u", pid);
+}
+
+int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(target_list_freep) TargetList *l = NULL;
+        size_t allocated = 0;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "ListTargets",
+                               error, &reply, NULL);
+        if (r < 0)
+                return r;
+
+        l = calloc(1, sizeof(*l));
+        if (!l)
+                return -ENOMEM;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(usstt)");
+        if (r < 0)
+                return bad_reply(error, "ListTargets", r);
+        for (;;) {
+                const char *command, *state;
+                TargetInfo *t;
+                uint32_t pid;
+                uint64_t samples, attached;
+
+                r = sd_bus_message_read(reply, "(usstt)", &pid, &command, &state, &samples, &attached);
+                if (r < 0)
+                        return bad_reply(error, "ListTargets", r);
+                if (r == 0)
+                        break;
+
+                if (l->n_targets == allocated) {
+                        size_t a = MAX(allocated * 2, (size_t)16);
+
+                        t = reallocarray(l->targets, a, sizeof(*t));
+                        if (!t)
+                                return -ENOMEM;
+                        l->targets = t;
+                        allocated = a;
+                }
+                t = &l->targets[l->n_targets];
+                *t = (TargetInfo){
+                        .pid = pid,
+                        .samples = samples,
+                        .attached_usec = attached,
+                        .command = strdup(command),
+                        .state = strdup(state),
+                };
+                l->n_targets++;
+                if (!t->command || !t->state)
+                        return -ENOMEM;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return bad_reply(error, "ListTargets", r);
+
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/* The four table methods share one reply shape: the total, then an array of rows whose signature depends on
+ * the kind. */
+static int read_table(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
+                      ReportTable **ret)
+{
+        static const char *const row_signature[_REPORT_KIND_MAX] = {
+                [REPORT_FUNCTIONS] = "(ssttdd)",
+                [REPORT_MODULES] = "(sttdd)",
+                [REPORT_THREADS] = "(usttdd)",
+                [REPORT_PROCESSES] = "(usttdd)",
+        };
+        _cleanup_(report_table_freep) ReportTable *t = NULL;
+        const char *sig = row_signature[kind];
+        int r;
+
+        r = report_table_new(kind, &t);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_read(reply, "t", &t->total_samples);
+        if (r < 0)
+                return bad_reply(error, method, r);
+        r = sd_bus_message_enter_container(reply, 'a', sig);
+        if (r < 0)
+                return bad_reply(error, method, r);
+        for (;;) {
+                const char *name = NULL, *module = NULL;
+                uint64_t inclusive, exclusive;
+                double inclusive_percent, exclusive_percent;
+                uint32_t id = 0;
+
+                if (kind == REPORT_FUNCTIONS)
+                        r = sd_bus_message_read(reply, sig, &name, &module, &inclusive, &exclusive,
+                                                &inclusive_percent, &exclusive_percent);
+                else if (kind == REPORT_MODULES)
+                        r = sd_bus_message_read(reply, sig, &name, &inclusive, &exclusive,
+                                                &inclusive_percent, &exclusive_percent);
+                else
+                        r = sd_bus_message_read(reply, sig, &id, &name, &inclusive, &exclusive,
+                                                &inclusive_percent, &exclusive_percent);
+                if (r < 0)
+                        return bad_reply(error, method, r);
+                if (r == 0)
+                        break;
+
+                r = report_table_append(t, id, name, module, inclusive, exclusive, inclusive_percent,
+                                        exclusive_percent);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return bad_reply(error, method, r);
+
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
+                      ReportTable **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctions",
+                               error, &reply, "usu", pid, profile_sort_to_string(sort), limit);
+        if (r < 0)
+                return r;
+        return read_table(reply, REPORT_FUNCTIONS, "GetFunctions", error, ret);
+}
+
+static int get_pid_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid, sd_bus_error *error,
+                         ReportTable **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
+                               &reply, "u", pid);
+        if (r < 0)
+                return r;
+        return read_table(reply, kind, method, error, ret);
+}
+
+int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
+{
+        return get_pid_table(bus, "GetModules", REPORT_MODULES, pid, error, ret);
+}
+
+int bus_get_threads(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
+{
+        return get_pid_table(bus, "GetThreads", REPORT_THREADS, pid, error, ret);
+}
+
+int bus_get_processes(sd_bus *bus, sd_bus_error *error, ReportTable **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetProcesses",
+                               error, &reply, NULL);
+        if (r < 0)
+                return r;
+        return read_table(reply, REPORT_PROCESSES, "GetProcesses", error, ret);
+}
+
+static const struct {
+        const char *name;
+        char type;
+        size_t offset;
+} status_properties[] = {
+        {"Version", 's', offsetof(DaemonStatus, version)},
+        {"Event", 's', offsetof(DaemonStatus, event)},
+        {"EventReason", 's', offsetof(DaemonStatus, event_reason)},
+        {"Frequency", 'u', offsetof(DaemonStatus, frequency)},
+        {"CPUs", 'u', offsetof(DaemonStatus, cpus)},
+        {"Targets", 'u', offsetof(DaemonStatus, targets)},
+        {"SamplesSeen", 't', offsetof(DaemonStatus, samples_seen)},
+        {"SamplesKept", 't', offsetof(DaemonStatus, samples_kept)},
+        {"SamplesDiscarded", 't', offsetof(DaemonStatus, samples_discarded)},
+        {"SamplesLost", 't', offsetof(DaemonStatus, samples_lost)},
+        {"StackErrors", 't', offsetof(DaemonStatus, stack_errors)},
+        {"StacksTruncated", 't', offsetof(DaemonStatus, stacks_truncated)},
+        {"SamplesUnclaimed", 't', offsetof(DaemonStatus, samples_unclaimed)},
+};
+
+/* Reads the variant of one property into s; properties unknown to this client, or of another type than it
+ * expects, are skipped so that a newer daemon stays readable. */
+static int read_status_property(sd_bus_message *m, const char *name, DaemonStatus *s)
+{
+        const char *contents;
+        char type[2] = {};
+        void *p;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(status_properties); i++) {
+                if (strcmp(name, status_properties[i].name) != 0)
+                        continue;
+
+                type[0] = status_properties[i].type;
+                r = sd_bus_message_peek_type(m, NULL, &contents);
+                if (r < 0)
+                        return r;
+                if (!contents || strcmp(contents, type) != 0)
+                        break;
+
+                p = (uint8_t *)s + status_properties[i].offset;
+                r = sd_bus_message_enter_container(m, 'v', type);
+                if (r < 0)
+                        return r;
+                if (type[0] == 's') {
+                        const char *v;
+                        char *copy;
+
+                        r = sd_bus_message_read_basic(m, 's', &v);
+                        if (r < 0)
+                                return r;
+                        copy = strdup(v);
+                        if (!copy)
+                                return -ENOMEM;
+                        free(*(char **)p);
+                        *(char **)p = copy;
+                } else {
+                        r = sd_bus_message_read_basic(m, type[0], p);
+                        if (r < 0)
+                                return r;
+                }
+                return sd_bus_message_exit_container(m);
+        }
+
+        return sd_bus_message_skip(m, "v");
+}
+
+int bus_get_status(sd_bus *bus, sd_bus_error *error, DaemonStatus **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(daemon_status_freep) DaemonStatus *s = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, "org.freedesktop.DBus.Properties",
+                               "GetAll", error, &reply, "s", VPROF_BUS_INTERFACE);
+        if (r < 0)
+                return r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        if (r < 0)
+                return bad_reply(error, "GetAll", r);
+        for (;;) {
+                const char *name;
+
+                r = sd_bus_message_enter_container(reply, 'e', "sv");
+                if (r < 0)
+                        return bad_reply(error, "GetAll", r);
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read_basic(reply, 's', &name);
+                if (r < 0)
+                        return bad_reply(error, "GetAll", r);
+                r = read_status_property(reply, name, s);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return bad_reply(error, "GetAll", r);
+                r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return bad_reply(error, "GetAll", r);
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return bad_reply(error, "GetAll", r);
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+static bool error_name_has_prefix(const sd_bus_error *error, const char *prefix)
+{
+        return sd_bus_error_is_set(error) && strncmp(error->name, prefix, strlen(prefix)) == 0;
+}
+
+static bool errno_is_disconnect(int r)
+{
+        return r == -ECONNRESET || r == -ENOTCONN || r == -ECONNREFUSED || r == -EPIPE;
+}
+
+int log_bus_error(int r, const sd_bus_error *error, const char *method)
+{
+        _cleanup_free_ char *message = NULL;
+
+        if (r >= 0)
+                r = -EIO;
+
+        if (sd_bus_error_has_names(error, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
+                return log_error_errno(
+                        r, "vprofd is not running: %s is neither on the system bus nor activatable",
+                        VPROF_BUS_NAME);
+        /* sd-bus reports its local failures as System.Error.E* with strerror() as the message: say it with
+         * the errno. */
+        if (!sd_bus_error_is_set(error) || error_name_has_prefix(error, "System.Error.")) {
+                if (errno_is_disconnect(r))
+                        return log_error_errno(r, "Connection to the system bus failed: %m");
+                return log_error_errno(r, "Failed to call %s: %m", method);
+        }
+
+        /* The daemon's messages are one line by contract; make sure of it for everyone else's. */
+        message = strdup(error->message ?: error->name);
+        if (!message)
+                return log_error_errno(-ENOMEM, "Failed to call %s: %m", method);
+        for (char *p = message; *p; p++)
+                if (*p == '\n' || *p == '\r')
+                        *p = ' ';
+
+        if (error_name_has_prefix(error, "org.freedesktop.DBus.Error.Spawn."))
+                return log_error_errno(r, "Failed to start vprofd: %s", message);
+        if (sd_bus_error_has_names(error, SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT,
+                                   "org.freedesktop.DBus.Error.TimedOut"))
+                return log_error_errno(r, "vprofd did not reply to %s: %s", method, message);
+        /* The daemon's own errors (and our parse errors) say everything in their message. */
+        if (error_name_has_prefix(error, "org.vprof."))
+                return log_error_errno(r, "%s", message);
+        /* Bus policy denials and the like need the method to make sense. */
+        return log_error_errno(r, "Failed to call %s: %s", method, message);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <systemd/sd-bus.h>
+
+#include "macros.h"
+#include "report-table.h"
+
+/* Calls to org.vprof.Profiler1 and the decoding of their replies. Every call returns a negative errno and
+ * fills *error with the D-Bus error when there is one; log_bus_error() turns both into the one line the user
+ * sees. Nothing here prints on its own. */
+
+typedef struct TargetInfo {
+        uint32_t pid;
+        char *command;
+        char *state;
+        uint64_t samples;
+        uint64_t attached_usec;
+} TargetInfo;
+
+typedef struct TargetList {
+        TargetInfo *targets;
+        size_t n_targets;
+} TargetList;
+
+TargetList *target_list_free(TargetList *l);
+DEFINE_TRIVIAL_CLEANUP_FUNC(TargetList *, target_list_free);
+
+typedef struct DaemonStatus {
+        char *version;
+        char *event;
+        char *event_reason;
+        uint32_t frequency;
+        uint32_t cpus;
+        uint32_t targets;
+        uint64_t samples_seen;
+        uint64_t samples_kept;
+        uint64_t samples_discarded;
+        uint64_t samples_lost;
+        uint64_t stack_errors;
+        uint64_t stacks_truncated;
+        uint64_t samples_unclaimed;
+} DaemonStatus;
+
+DaemonStatus *daemon_status_free(DaemonStatus *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DaemonStatus *, daemon_status_free);
+
+/* Connects to the system bus (DBUS_SYSTEM_BUS_ADDRESS honoured) and logs the failure itself, naming the bus.
+ */
+int bus_connect_system(sd_bus **ret);
+
+/* Attach, Detach or Reset. */
+int bus_call_pid_method(sd_bus *bus, const char *method, uint32_t pid, sd_bus_error *error);
+
+int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret);
+int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
+                      ReportTable **ret);
+int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);
+int bus_get_threads(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);
+int bus_get_processes(sd_bus *bus, sd_bus_error *error, ReportTable **ret);
+int bus_get_status(sd_bus *bus, sd_bus_error *error, DaemonStatus **ret);
+
+/* Logs the one error line for a failed call of method and returns r (negative). */
+int log_bus_error(int r, const sd_bus_error *error, const char *method);

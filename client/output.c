@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+#include <libsmartcols.h>
+
+#include "output.h"
+
+static void scols_unref_tablep(struct libscols_table **tb)
+{
+        scols_unref_table(*tb);
+}
+
+static void json_object_putp(json_object **o)
+{
+        json_object_put(*o);
+}
+#define _cleanup_json_ _cleanup_(json_object_putp)
+
+typedef struct ColumnSpec {
+        const char *name;
+        double whint;
+        int flags;
+} ColumnSpec;
+
+/* Names, not numbers, give way: on a terminal, long C++ symbols and module names are cut rather than
+ * wrapping every line. Counts are never cut. */
+static const ColumnSpec function_columns[] = {
+        {"FUNCTION", 0.5, SCOLS_FL_TRUNC}, {"MODULE", 0.2, SCOLS_FL_TRUNC}, {"INCLUSIVE", 1, SCOLS_FL_RIGHT},
+        {"EXCLUSIVE", 1, SCOLS_FL_RIGHT},  {"INCL%", 1, SCOLS_FL_RIGHT},    {"EXCL%", 1, SCOLS_FL_RIGHT},
+};
+static const ColumnSpec module_columns[] = {
+        {"MODULE", 0.5, SCOLS_FL_TRUNC}, {"INCLUSIVE", 1, SCOLS_FL_RIGHT}, {"EXCLUSIVE", 1, SCOLS_FL_RIGHT},
+        {"INCL%", 1, SCOLS_FL_RIGHT},    {"EXCL%", 1, SCOLS_FL_RIGHT},
+};
+/* A thread's or process's inclusive and exclusive counts are both its samples: one column says it. */
+static const ColumnSpec thread_columns[] = {
+        {"TID", 1, SCOLS_FL_RIGHT},
+        {"NAME", 0.5, SCOLS_FL_TRUNC},
+        {"SAMPLES", 1, SCOLS_FL_RIGHT},
+        {"PERCENT", 1, SCOLS_FL_RIGHT},
+};
+static const ColumnSpec process_columns[] = {
+        {"PID", 1, SCOLS_FL_RIGHT},
+        {"COMMAND", 0.5, SCOLS_FL_TRUNC},
+        {"SAMPLES", 1, SCOLS_FL_RIGHT},
+        {"PERCENT", 1, SCOLS_FL_RIGHT},
+};
+static const ColumnSpec target_columns[] = {
+        {"PID", 1, SCOLS_FL_RIGHT},
+        {"COMMAND", 0.3, SCOLS_FL_TRUNC},
+        {"STATE", 1, 0},
+        {"SAMPLES", 1, SCOLS_FL_RIGHT},
+        {"ATTACHED", 1, 0},
+};
+
+static int table_new(const ColumnSpec *columns, size_t n_columns, OutputFlags flags,
+                     struct libscols_table **ret)
+{
+        _cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
+        int r;
+
+        tb = scols_new_table();
+        if (!tb)
+                return -ENOMEM;
+        r = scols_table_enable_noheadings(tb, !!(flags & OUTPUT_NO_HEADINGS));
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_columns; i++)
+                if (!scols_table_new_column(tb, columns[i].name, columns[i].whint, columns[i].flags))
+                        return -ENOMEM;
+
+        *ret = TAKE_PTR(tb);
+        return 0;
+}
+
+/* Sets the cells of a new line from the strings given, one per column. */
+static int table_add_line(struct libscols_table *tb, size_t n_cells, const char *const *cells)
+{
+        struct libscols_line *ln;
+        int r;
+
+        ln = scols_table_new_line(tb, NULL);
+        if (!ln)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_cells; i++) {
+                r = scols_line_set_data(ln, i, cells[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int print_json(json_object *o, OutputFlags flags)
+{
+        int f = JSON_C_TO_STRING_NOSLASHESCAPE;
+        const char *s;
+
+        f |= flags & OUTPUT_JSON_ONE_LINE ? JSON_C_TO_STRING_PLAIN
+                                          : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+        s = json_object_to_json_string_ext(o, f);
+        if (!s)
+                return -ENOMEM;
+        if (puts(s) == EOF)
+                return -EIO;
+        return 0;
+}
+
+/* Takes v, also on failure, so that callers can pass a constructor's result directly. */
+static int json_add(json_object *o, const char *key, json_object *v)
+{
+        if (!v)
+                return -ENOMEM;
+        if (json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static int json_add_string(json_object *o, const char *key, const char *s)
+{
+        if (!s)
+                return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
+        return json_add(o, key, json_object_new_string(s));
+}
+
+static int json_add_u64(json_object *o, const char *key, uint64_t v)
+{
+        return json_add(o, key, json_object_new_uint64(v));
+}
+
+static int json_add_double(json_object *o, const char *key, double v)
+{
+        return json_add(o, key, json_object_new_double(v));
+}
+
+static const char *const table_json_key[_REPORT_KIND_MAX] = {
+        [REPORT_FUNCTIONS] = "functions",
+        [REPORT_MODULES] = "modules",
+        [REPORT_THREADS] = "threads",
+        [REPORT_PROCESSES] = "processes",
+};
+
+static int report_row_to_json(ReportKind kind, const ReportRow *row, json_object **ret)
+{
+        _cleanup_json_ json_object *o = NULL;
+        int r = 0;
+
+        o = json_object_new_object();
+        if (!o)
+                return -ENOMEM;
+
+        switch (kind) {
+        case REPORT_FUNCTIONS:
+                r = json_add_string(o, "function", row->name);
+                if (r >= 0)
+                        r = json_add_string(o, "module", row->module);
+                break;
+        case REPORT_MODULES:
+                r = json_add_string(o, "module", row->name);
+                break;
+        case REPORT_THREADS:
+        case REPORT_PROCESSES:
+                r = json_add_u64(o, kind == REPORT_THREADS ? "tid" : "pid", row->id);
+                if (r >= 0)
+                        r = json_add_string(o, kind == REPORT_THREADS ? "name" : "command", row->name);
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (r >= 0)
+                r = json_add_u64(o, "inclusive", row->inclusive);
+        if (r >= 0)
+                r = json_add_u64(o, "exclusive", row->exclusive);
+        if (r >= 0)
+                r = json_add_double(o, "inclusive_percent", row->inclusive_percent);
+        if (r >= 0)
+                r = json_add_double(o, "exclusive_percent", row->exclusive_percent);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+static int report_table_json(const ReportTable *t, uint32_t pid, OutputFlags flags)
+{
+        _cleanup_json_ json_object *o = NULL;
+        json_object *rows;
+        int r;
+
+        o = json_object_new_object();
+        if (!o)
+                return -ENOMEM;
+        if (pid > 0) {
+                r = json_add_u64(o, "pid", pid);
+                if (r < 0)
+                        return r;
+        }
+        r = json_add_u64(o, "total_samples", t->total_samples);
+        if (r < 0)
+                return r;
+        rows = json_object_new_array_ext((int)MIN(t->n_rows, (size_t)INT32_MAX));
+        r = json_add(o, table_json_key[t->kind], rows);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < t->n_rows; i++) {
+                json_object *row;
+
+                r = report_row_to_json(t->kind, &t->rows[i], &row);
+                if (r < 0)
+                        return r;
+                if (json_object_array_add(rows, row) < 0) {
+                        json_object_put(row);
+                        return -ENOMEM;
+                }
+        }
+
+        return print_json(o, flags);
+}
+
+int output_report_table(const ReportTable *t, uint32_t pid, const char *note, OutputFlags flags)
+{
+        _cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
+        const ColumnSpec *columns;
+        size_t n_columns;
+        int r;
+
+        if (flags & OUTPUT_JSON)
+                return report_table_json(t, pid, flags);
+
+        switch (t->kind) {
+        case REPORT_FUNCTIONS:
+                columns = function_columns;
+                n_columns = ELEMENTSOF(function_columns);
+                break;
+        case REPORT_MODULES:
+                columns = module_columns;
+                n_columns = ELEMENTSOF(module_columns);
+                break;
+        case REPORT_THREADS:
+                columns = thread_columns;
+                n_columns = ELEMENTSOF(thread_columns);
+                break;
+        case REPORT_PROCESSES:
+                columns = process_columns;
+                n_columns = ELEMENTSOF(process_columns);
+                break;
+        default:
+                return -EINVAL;
+        }
+
+        r = table_new(columns, n_columns, flags, &tb);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < t->n_rows; i++) {
+                const ReportRow *row = &t->rows[i];
+                char id[16], incl[32], excl[32], incl_pct[32], excl_pct[32];
+
+                snprintf(id, sizeof(id), "%" PRIu32, row->id);
+                snprintf(incl, sizeof(incl), "%" PRIu64, row->inclusive);
+                snprintf(excl, sizeof(excl), "%" PRIu64, row->exclusive);
+                snprintf(incl_pct, sizeof(incl_pct), "%.2f", row->inclusive_percent);
+                snprintf(excl_pct, sizeof(excl_pct), "%.2f", row->exclusive_percent);
+
+                switch (t->kind) {
+                case REPORT_FUNCTIONS:
+                        r = table_add_line(tb, 6,
+                                           (const char *const[]){row->name, row->module, incl, excl,
+                                                                 incl_pct, excl_pct});
+                        break;
+                case REPORT_MODULES:
+                        r = table_add_line(tb, 5,
+                                           (const char *const[]){row->name, incl, excl, incl_pct, excl_pct});
+                        break;
+                default:
+                        r = table_add_line(tb, 4, (const char *const[]){id, row->name, incl, incl_pct});
+                        break;
+                }
+                if (r < 0)
+                        return r;
+        }
+
+        if (!(flags & OUTPUT_NO_HEADINGS)) {
+                if (note)
+                        printf("Total samples: %" PRIu64 " (%s)\n", t->total_samples, note);
+                else
+                        printf("Total samples: %" PRIu64 "\n", t->total_samples);
+        }
+        return scols_print_table(tb);
+}
+
+static int targets_json(const TargetList *l, OutputFlags flags)
+{
+        _cleanup_json_ json_object *o = NULL;
+        json_object *array;
+        int r;
+
+        o = json_object_new_object();
+        if (!o)
+                return -ENOMEM;
+        array = json_object_new_array();
+        r = json_add(o, "targets", array);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < l->n_targets; i++) {
+                const TargetInfo *t = &l->targets[i];
+                _cleanup_json_ json_object *e = NULL;
+
+                e = json_object_new_object();
+                if (!e)
+                        return -ENOMEM;
+                r = json_add_u64(e, "pid", t->pid);
+                if (r >= 0)
+                        r = json_add_string(e, "command", t->command);
+                if (r >= 0)
+                        r = json_add_string(e, "state", t->state);
+                if (r >= 0)
+                        r = json_add_u64(e, "samples", t->samples);
+                if (r >= 0)
+                        r = json_add_u64(e, "attached_usec", t->attached_usec);
+                if (r < 0)
+                        return r;
+                if (json_object_array_add(array, e) < 0)
+                        return -ENOMEM;
+                TAKE_PTR(e);
+        }
+
+        return print_json(o, flags);
+}
+
+static void format_timestamp(char *buf, size_t size, uint64_t usec)
+{
+        time_t sec = (time_t)(usec / 1000000);
+        struct tm tm;
+
+        if (usec == 0 || !localtime_r(&sec, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+                snprintf(buf, size, "n/a");
+}
+
+int output_targets(const TargetList *l, OutputFlags flags)
+{
+        _cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
+        int r;
+
+        if (flags & OUTPUT_JSON)
+                return targets_json(l, flags);
+
+        r = table_new(target_columns, ELEMENTSOF(target_columns), flags, &tb);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < l->n_targets; i++) {
+                const TargetInfo *t = &l->targets[i];
+                char pid[16], samples[32], attached[64];
+
+                snprintf(pid, sizeof(pid), "%" PRIu32, t->pid);
+                snprintf(samples, sizeof(samples), "%" PRIu64, t->samples);
+                format_timestamp(attached, sizeof(attached), t->attached_usec);
+                r = table_add_line(tb, 5,
+                                   (const char *const[]){pid, t->command, t->state, samples, attached});
+                if (r < 0)
+                        return r;
+        }
+
+        return scols_print_table(tb);
+}
+
+static int status_json(const DaemonStatus *s, OutputFlags flags)
+{
+        _cleanup_json_ json_object *o = NULL;
+        int r;
+
+        o = json_object_new_object();
+        if (!o)
+                return -ENOMEM;
+
+        r = json_add_string(o, "version", s->version);
+        if (r >= 0)
+                r = json_add_string(o, "event", s->event);
+        if (r >= 0)
+                r = json_add_string(o, "event_reason", s->event_reason);
+        if (r >= 0)
+                r = json_add_u64(o, "frequency", s->frequency);
+        if (r >= 0)
+                r = json_add_u64(o, "cpus", s->cpus);
+        if (r >= 0)
+                r = json_add_u64(o, "targets", s->targets);
+        if (r >= 0)
+                r = json_add_u64(o, "samples_seen", s->samples_seen);
+        if (r >= 0)
+                r = json_add_u64(o, "samples_kept", s->samples_kept);
+        if (r >= 0)
+                r = json_add_u64(o, "samples_discarded", s->samples_discarded);
+        if (r >= 0)
+                r = json_add_u64(o, "samples_lost", s->samples_lost);
+        if (r >= 0)
+                r = json_add_u64(o, "stack_errors", s->stack_errors);
+        if (r >= 0)
+                r = json_add_u64(o, "stacks_truncated", s->stacks_truncated);
+        if (r >= 0)
+                r = json_add_u64(o, "samples_unclaimed", s->samples_unclaimed);
+        if (r < 0)
+                return r;
+
+        return print_json(o, flags);
+}
+
+int output_status(const DaemonStatus *s, OutputFlags flags)
+{
+        char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
+                stack_errors[32], truncated[32], unclaimed[32];
+        const struct {
+                const char *key;
+                const char *value;
+        } lines[] = {
+                {"Version", s->version},
+                {"Event", s->event},
+                {"Event reason", s->event_reason},
+                {"Frequency", frequency},
+                {"CPUs", cpus},
+                {"Targets", targets},
+                {"Samples seen", seen},
+                {"Samples kept", kept},
+                {"Samples discarded", discarded},
+                {"Samples lost", lost},
+                {"Stack errors", stack_errors},
+                {"Stacks truncated", truncated},
+                {"Samples unclaimed", unclaimed},
+        };
+        int width = 0;
+
+        if (flags & OUTPUT_JSON)
+                return status_json(s, flags);
+
+        snprintf(frequency, sizeof(frequency), "%" PRIu32 " Hz", s->frequency);
+        snprintf(cpus, sizeof(cpus), "%" PRIu32, s->cpus);
+        snprintf(targets, sizeof(targets), "%" PRIu32, s->targets);
+        snprintf(seen, sizeof(seen), "%" PRIu64, s->samples_seen);
+        snprintf(kept, sizeof(kept), "%" PRIu64, s->samples_kept);
+        snprintf(discarded, sizeof(discarded), "%" PRIu64, s->samples_discarded);
+        snprintf(lost, sizeof(lost), "%" PRIu64, s->samples_lost);
+        snprintf(stack_errors, sizeof(stack_errors), "%" PRIu64, s->stack_errors);
+        snprintf(truncated, sizeof(truncated), "%" PRIu64, s->stacks_truncated);
+        snprintf(unclaimed, sizeof(unclaimed), "%" PRIu64, s->samples_unclaimed);
+
+        for (size_t i = 0; i < ELEMENTSOF(lines); i++)
+                width = MAX(width, (int)strlen(lines[i].key));
+        /* Keys right-aligned on the colon, as timedatectl and hostnamectl do. */
+        for (size_t i = 0; i < ELEMENTSOF(lines); i++)
+                printf("%*s: %s\n", width, lines[i].key, lines[i].value ?: "n/a");
+        return 0;
+}

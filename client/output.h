@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "bus-client.h"
+#include "report-table.h"
+
+/* Rendering of the decoded replies on stdout: libsmartcols tables for people, json-c objects for programs.
+ * Returns a negative errno when memory or stdout fails; the caller logs. */
+
+typedef enum OutputFlags {
+        OUTPUT_JSON = 1 << 0,          /* JSON instead of a table */
+        OUTPUT_JSON_ONE_LINE = 1 << 1, /* JSON on one line, for streams of objects (top) */
+        OUTPUT_NO_HEADINGS = 1 << 2,   /* no column headings and no "Total samples" line */
+} OutputFlags;
+
+/* pid 0: the table is not about one target (the "pid" key is left out). note, if not NULL, is appended to
+ * the total line in parentheses. */
+int output_report_table(const ReportTable *t, uint32_t pid, const char *note, OutputFlags flags);
+int output_targets(const TargetList *l, OutputFlags flags);
+int output_status(const DaemonStatus *s, OutputFlags flags);

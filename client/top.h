@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <systemd/sd-bus.h>
+
+#include "output.h"
+#include "report-table.h"
+
+typedef struct TopOptions {
+        uint32_t pid; /* 0: every target, merged here */
+        ProfileSort sort;
+        uint32_t limit; /* 0: all rows */
+        uint64_t delay_usec;
+        uint32_t iterations; /* 0: until SIGINT or SIGTERM */
+        bool clear;          /* redraw in place instead of appending */
+        OutputFlags flags;
+} TopOptions;
+
+/* The live function view. Logs its own errors; returns a negative errno after logging. */
+int run_top(sd_bus *bus, const TopOptions *o);

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+#include "bus-client.h"
+#include "log.h"
+#include "output.h"
+#include "parse-util.h"
+#include "report-table.h"
+#include "top.h"
+
+#define USEC_PER_SEC UINT64_C(1000000)
+#define DELAY_MIN_USEC (USEC_PER_SEC / 10)
+#define DELAY_MAX_USEC (UINT64_C(86400) * USEC_PER_SEC)
+
+/* Options that belong to one or two verbs; any other verb refuses them rather than ignoring them. */
+typedef enum VerbOption {
+        VERB_OPTION_BY = 1 << 0,
+        VERB_OPTION_SORT = 1 << 1,
+        VERB_OPTION_LIMIT = 1 << 2,
+        VERB_OPTION_DELAY = 1 << 3,
+        VERB_OPTION_ITERATIONS = 1 << 4,
+} VerbOption;
+
+static bool arg_json = false;
+static bool arg_no_headings = false;
+static ReportKind arg_by = REPORT_FUNCTIONS;
+static ProfileSort arg_sort = PROFILE_SORT_EXCLUSIVE;
+static uint32_t arg_limit = 0;
+static uint64_t arg_delay_usec = USEC_PER_SEC;
+static uint32_t arg_iterations = 0;
+static VerbOption arg_verb_options = 0;
+
+static OutputFlags output_flags(void)
+{
+        return (arg_json ? OUTPUT_JSON : 0) | (arg_no_headings ? OUTPUT_NO_HEADINGS : 0);
+}
+
+static int parse_pid_argument(const char *s, uint32_t *ret)
+{
+        int r;
+
+        r = parse_pid(s, ret);
+        if (r < 0)
+                return log_error_errno(r, "Invalid PID '%s': expected a number from 1 to 4194304", s);
+        return 0;
+}
+
+/* Seconds with up to six decimals, "1" or "0.5"; no signs, exponents or locale-dependent commas. */
+static int parse_delay(const char *s, uint64_t *ret)
+{
+        uint64_t sec = 0, frac = 0, scale = USEC_PER_SEC, usec;
+        const char *p = s;
+
+        if (*p < '0' || *p > '9')
+                return -EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                sec = sec * 10 + (uint64_t)(*p - '0');
+                if (sec > DELAY_MAX_USEC / USEC_PER_SEC)
+                        return -ERANGE;
+        }
+        if (*p == '.') {
+                p++;
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                for (; *p >= '0' && *p <= '9'; p++)
+                        if (scale > 1) {
+                                scale /= 10;
+                                frac += (uint64_t)(*p - '0') * scale;
+                        }
+        }
+        if (*p != '\0')
+                return -EINVAL;
+
+        usec = sec * USEC_PER_SEC + frac;
+        if (usec < DELAY_MIN_USEC || usec > DELAY_MAX_USEC)
+                return -ERANGE;
+        *ret = usec;
+        return 0;
+}
+
+static int verb_pid_method(const char *method, const char *pid_arg)
+{
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        uint32_t pid;
+        int r;
+
+        r = parse_pid_argument(pid_arg, &pid);
+        if (r < 0)
+                return r;
+        r = bus_connect_system(&bus);
+        if (r < 0)
+                return r;
+
+        r = bus_call_pid_method(bus, method, pid, &error);
+        if (r < 0)
+                return log_bus_error(r, &error, method);
+        return 0;
+}
+
+static int verb_attach(_unused_ int argc, char *argv[])
+{
+        return verb_pid_method("Attach", argv[1]);
+}
+
+static int verb_detach(_unused_ int argc, char *argv[])
+{
+        return verb_pid_method("Detach", argv[1]);
+}
+
+static int verb_reset(_unused_ int argc, char *argv[])
+{
+        return verb_pid_method("Reset", argv[1]);
+}
+
+static int verb_list(_unused_ int argc, _unused_ char *argv[])
+{
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(target_list_freep) TargetList *l = NULL;
+        int r;
+
+        r = bus_connect_system(&bus);
+        if (r < 0)
+                return r;
+
+        r = bus_list_targets(bus, &error, &l);
+        if (r < 0)
+                return log_bus_error(r, &error, "ListTargets");
+
+        r = output_targets(l, output_flags());
+        if (r < 0)
+                return log_error_errno(r, "Failed to print the targets: %m");
+        return 0;
+}
+
+static int verb_status(_unused_ int argc, _unused_ char *argv[])
+{
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(daemon_status_freep) DaemonStatus *s = NULL;
+        int r;
+
+        r = bus_connect_system(&bus);
+        if (r < 0)
+                return r;
+
+        r = bus_get_status(bus, &error, &s);
+        if (r < 0)
+                return log_bus_error(r, &error, "GetAll");
+
+        r = output_status(s, output_flags());
+        if (r < 0)
+                return log_error_errno(r, "Failed to print the status: %m");
+        return 0;
+}
+
+static int verb_report(int argc, char *argv[])
+{
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(report_table_freep) ReportTable *t = NULL;
+        const char *method;
+        uint32_t pid = 0;
+        int r;
+
+        if (argc > 1) {
+                r = parse_pid_argument(argv[1], &pid);
+                if (r < 0)
+                        return r;
+        } else if (arg_by != REPORT_PROCESSES)
+                return log_error_errno(-EINVAL, "report needs a PID, except with --by process");
+
+        r = bus_connect_system(&bus);
+        if (r < 0)
+                return r;
+
+        switch (arg_by) {
+        case REPORT_FUNCTIONS:
+                method = "GetFunctions";
+                r = bus_get_functions(bus, pid, arg_sort, arg_limit, &error, &t);
+                break;
+        case REPORT_MODULES:
+                method = "GetModules";
+                r = bus_get_modules(bus, pid, &error, &t);
+                break;
+        case REPORT_THREADS:
+                method = "GetThreads";
+                r = bus_get_threads(bus, pid, &error, &t);
+                break;
+        case REPORT_PROCESSES:
+                method = "GetProcesses";
+                r = bus_get_processes(bus, &error, &t);
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (r < 0)
+                return log_bus_error(r, &error, method);
+
+        if (arg_by == REPORT_PROCESSES && pid > 0) {
+                report_table_filter_id(t, pid);
+                if (t->n_rows == 0)
+                        return log_error_errno(-ENOENT, "PID %" PRIu32 " is not attached", pid);
+        }
+        /* Only GetFunctions sorts as asked; the others come in the daemon's order (modules by inclusive
+         * count, threads and processes by samples) unless --sort says otherwise. */
+        if (arg_by != REPORT_FUNCTIONS && (arg_verb_options & VERB_OPTION_SORT))
+                report_table_sort(t, arg_sort);
+        report_table_truncate(t, arg_limit);
+
+        r = output_report_table(t, pid, arg_by == REPORT_PROCESSES ? "all targets" : NULL, output_flags());
+        if (r < 0)
+                return log_error_errno(r, "Failed to print the report: %m");
+        return 0;
+}
+
+static int verb_top(int argc, char *argv[])
+{
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        TopOptions o = {
+                .sort = arg_sort,
+                .limit = arg_verb_options & VERB_OPTION_LIMIT ? arg_limit : 20,
+                .delay_usec = arg_delay_usec,
+                .iterations = arg_iterations,
+                .flags = output_flags(),
+        };
+        int r;
+
+        if (argc > 1) {
+                r = parse_pid_argument(argv[1], &o.pid);
+                if (r < 0)
+                        return r;
+        }
+        /* Redraw in place only for a person watching a terminal; anything else gets one refresh after the
+         * other, and JSON one object per line. */
+        if (arg_json)
+                o.flags |= OUTPUT_JSON_ONE_LINE;
+        else
+                o.clear = arg_iterations == 0 && isatty(STDOUT_FILENO);
+
+        r = bus_connect_system(&bus);
+        if (r < 0)
+                return r;
+
+        return run_top(bus, &o);
+}
+
+typedef struct Verb {
+        const char *name;
+        unsigned min_args; /* arguments after the verb name */
+        unsigned max_args;
+        int (*fn)(int argc, char *argv[]); /* argv[0] is the verb name */
+        VerbOption options;
+} Verb;
+
+static const Verb verbs[] = {
+        {"attach", 1, 1, verb_attach, 0},
+        {"detach", 1, 1, verb_detach, 0},
+        {"reset", 1, 1, verb_reset, 0},
+        {"list", 0, 0, verb_list, 0},
+        {"status", 0, 0, verb_status, 0},
+        {"report", 0, 1, verb_report, VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT},
+        {"top", 0, 1, verb_top,
+         VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS},
+};
+
+static const struct {
+        VerbOption option;
+        const char *name;
+} verb_option_names[] = {
+        {VERB_OPTION_BY, "--by"},
+        {VERB_OPTION_SORT, "--sort"},
+        {VERB_OPTION_LIMIT, "-n/--limit"},
+        {VERB_OPTION_DELAY, "-d/--delay"},
+        {VERB_OPTION_ITERATIONS, "--iterations"},
+};
+
+static int dispatch_verb(int argc, char *argv[])
+{
+        const Verb *verb = NULL;
+        unsigned n_args;
+
+        if (argc < 1)
+                return log_error_errno(-EINVAL, "Missing command; see 'vprofctl --help'");
+
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (strcmp(argv[0], verbs[i].name) == 0) {
+                        verb = &verbs[i];
+                        break;
+                }
+        if (!verb)
+                return log_error_errno(-EINVAL, "Unknown command '%s'; see 'vprofctl --help'", argv[0]);
+
+        n_args = (unsigned)argc - 1;
+        if (n_args < verb->min_args)
+                return log_error_errno(-EINVAL, "Too few arguments for '%s'; see 'vprofctl --help'",
+                                       verb->name);
+        if (n_args > verb->max_args)
+                return log_error_errno(-EINVAL, "Too many arguments for '%s'; see 'vprofctl --help'",
+                                       verb->name);
+
+        for (size_t i = 0; i < ELEMENTSOF(verb_option_names); i++)
+                if ((arg_verb_options & verb_option_names[i].option) &&
+                    !(verb->options & verb_option_names[i].option))
+                        return log_error_errno(-EINVAL, "Option %s does not apply to '%s'",
+                                               verb_option_names[i].name, verb->name);
+
+        return verb->fn(argc, argv);
+}
+
+static void help(void)
+{
+        printf("vprofctl [OPTIONS...] COMMAND [ARGS...]\n"
+               "\n"
+               "Control and query the vprofd sampling profiler.\n"
+               "\n"
+               "Commands:\n"
+               "  attach PID          Start profiling a process\n"
+               "  detach PID          Stop profiling a process and drop its tables\n"
+               "  reset PID           Clear the tables of a process, keep profiling it\n"
+               "  list                List the profiled processes\n"
+               "  status              Show the profiler's settings and counters\n"
+               "  report [PID]        Show the functions, modules, threads or processes\n"
+               "                      of a target (PID optional with --by process)\n"
+               "  top [PID]           Show the hottest functions, refreshed live\n"
+               "                      (every target merged without PID)\n"
+               "\n"
+               "Options:\n"
+               "  -h --help           Show this help and exit\n"
+               "     --version        Show the version and exit\n"
+               "  -J --json           Print JSON\n"
+               "     --no-headings    Print no column headings and no total line\n"
+               "     --by=TABLE       report: function (default), module, thread or\n"
+               "                      process\n"
+               "     --sort=KEY       report, top: exclusive (default) or inclusive\n"
+               "  -n --limit=N        report, top: at most N rows, 0 for all (default:\n"
+               "                      all for report, 20 for top)\n"
+               "  -d --delay=SECS     top: seconds between refreshes (default 1)\n"
+               "     --iterations=N   top: stop after N refreshes\n"
+               "\n"
+               "See the vprofctl(1) man page for details.\n");
+}
+
+/* getopt's own messages would carry argv[0], maybe a path; these name the option as it was typed. */
+static int log_option_error(char *argv[], int c)
+{
+        const char *typed = argv[optind - 1];
+
+        if (c == ':') {
+                /* Only the last argument can lack its value, so argv[optind - 1] is the option itself. */
+                if (strncmp(typed, "--", 2) == 0)
+                        return log_error_errno(-EINVAL, "Option '%s' needs an argument", typed);
+                return log_error_errno(-EINVAL, "Option '-%c' needs an argument", optopt);
+        }
+        if (optopt == 0)
+                return log_error_errno(-EINVAL, "Unknown or ambiguous option '%s'", typed);
+        /* A known option reported as '?' is a long one given a value it does not take, like --json=1. */
+        if (optopt >= 0x100 || strchr("hJnd", optopt))
+                return log_error_errno(-EINVAL, "Option '%.*s' takes no argument", (int)strcspn(typed, "="),
+                                       typed);
+        return log_error_errno(-EINVAL, "Unknown option '-%c'", optopt);
+}
+
+static int parse_argv(int argc, char *argv[])
+{
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_NO_HEADINGS,
+                ARG_BY,
+                ARG_SORT,
+                ARG_ITERATIONS,
+        };
+        static const struct option options[] = {
+                {"help", no_argument, NULL, 'h'},
+                {"version", no_argument, NULL, ARG_VERSION},
+                {"json", no_argument, NULL, 'J'},
+                {"no-headings", no_argument, NULL, ARG_NO_HEADINGS},
+                {"by", required_argument, NULL, ARG_BY},
+                {"sort", required_argument, NULL, ARG_SORT},
+                {"limit", required_argument, NULL, 'n'},
+                {"delay", required_argument, NULL, 'd'},
+                {"iterations", required_argument, NULL, ARG_ITERATIONS},
+                {NULL, 0, NULL, 0},
+        };
+        int c, r;
+
+        opterr = 0;
+        /* The leading ':' tells a missing argument (':') from an unknown option ('?'). */
+        while ((c = getopt_long(argc, argv, ":hJn:d:", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("vprofctl %s\n", VPROF_VERSION);
+                        return 0;
+                case 'J':
+                        arg_json = true;
+                        break;
+                case ARG_NO_HEADINGS:
+                        arg_no_headings = true;
+                        break;
+                case ARG_BY:
+                        if (report_kind_from_string(optarg, &arg_by) < 0)
+                                return log_error_errno(-EINVAL,
+                                                       "Invalid --by value '%s': expected function, module, "
+                                                       "thread or process",
+                                                       optarg);
+                        arg_verb_options |= VERB_OPTION_BY;
+                        break;
+                case ARG_SORT:
+                        arg_sort = profile_sort_from_string(optarg);
+                        if (arg_sort < 0)
+                                return log_error_errno(-EINVAL,
+                                                       "Invalid --sort value '%s': expected inclusive or "
+                                                       "exclusive",
+                                                       optarg);
+                        arg_verb_options |= VERB_OPTION_SORT;
+                        break;
+                case 'n':
+                        r = parse_u32(optarg, 0, UINT32_MAX, &arg_limit);
+                        if (r < 0)
+                                return log_error_errno(
+                                        r, "Invalid --limit value '%s': expected a number of rows", optarg);
+                        arg_verb_options |= VERB_OPTION_LIMIT;
+                        break;
+                case 'd':
+                        r = parse_delay(optarg, &arg_delay_usec);
+                        if (r < 0)
+                                return log_error_errno(
+                                        r,
+                                        "Invalid --delay value '%s': expected seconds from 0.1 "
+                                        "to 86400",
+                                        optarg);
+                        arg_verb_options |= VERB_OPTION_DELAY;
+                        break;
+                case ARG_ITERATIONS:
+                        r = parse_u32(optarg, 1, UINT32_MAX, &arg_iterations);
+                        if (r < 0)
+                                return log_error_errno(r,
+                                                       "Invalid --iterations value '%s': expected a "
+                                                       "positive number",
+                                                       optarg);
+                        arg_verb_options |= VERB_OPTION_ITERATIONS;
+                        break;
+                case ':':
+                case '?':
+                        return log_option_error(argv, c);
+                default:
+                        return log_error_errno(-EINVAL, "Unexpected option %d", c);
+                }
+        }
+
+        return 1;
+}
+
+int main(int argc, char *argv[])
+{
+        int r;
+
+        log_setup("vprofctl");
+        /* Character widths for the tables, but numbers stay in the C locale so that tables and JSON read the
+         * same everywhere. */
+        setlocale(LC_CTYPE, "");
+
+        r = parse_argv(argc, argv);
+        if (r > 0)
+                r = dispatch_verb(argc - optind, argv + optind);
+
+        if (fflush(stdout) != 0 && r >= 0)
+                r = log_error_errno(negative_errno(), "Failed to write to standard output: %m");
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

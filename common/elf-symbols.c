@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "elf-symbols.h"
+#include "log.h"
+
+/* 16 bytes a symbol: a C++ library has 100000 of them. */
+typedef struct ElfSym {
+        uint64_t start;
+        uint32_t size; /* never 0 once loaded: size-0 symbols get the distance to the next one */
+        uint32_t name; /* offset into names */
+} ElfSym;
+
+typedef struct ElfSegment {
+        uint64_t offset, vaddr, filesz, memsz;
+        uint32_t flags;
+} ElfSegment;
+
+struct ElfSymbols {
+        ElfSym *syms;
+        size_t n_syms;
+        ElfSegment *segments;
+        size_t n_segments;
+        char *names;
+        char *build_id;
+        bool dyn; /* ET_DYN */
+};
+
+/* A symbol as read from the table, before sorting; name points into the ELF's string table. */
+typedef struct Candidate {
+        uint64_t start, size;
+        const char *name;
+        size_t name_len;
+        unsigned char bind;
+} Candidate;
+
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+static bool elf_ok;
+
+static void elf_init(void)
+{
+        elf_ok = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+static void elf_endp(Elf **e)
+{
+        if (*e)
+                elf_end(*e);
+}
+
+static int bind_rank(unsigned char bind)
+{
+        return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+}
+
+static size_t leading_underscores(const char *s)
+{
+        size_t n = 0;
+
+        while (s[n] == '_')
+                n++;
+        return n;
+}
+
+/* By address; at one address the name to keep comes first: a global over a weak or local one, then "malloc"
+ * over "__libc_malloc", then a sized one, then by name so that the choice never depends on table order. */
+static int candidate_compare(const void *a, const void *b)
+{
+        const Candidate *x = a, *y = b;
+        size_t ux, uy;
+        int r;
+
+        if (x->start != y->start)
+                return x->start < y->start ? -1 : 1;
+        if (bind_rank(x->bind) != bind_rank(y->bind))
+                return bind_rank(x->bind) - bind_rank(y->bind);
+        ux = leading_underscores(x->name);
+        uy = leading_underscores(y->name);
+        if (ux != uy)
+                return ux < uy ? -1 : 1;
+        if ((x->size == 0) != (y->size == 0))
+                return x->size == 0 ? 1 : -1;
+        r = strncmp(x->name, y->name, MIN(x->name_len, y->name_len));
+        if (r != 0)
+                return r;
+        return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
+}
+
+/* The function symbols of one table (SHT_SYMTAB or SHT_DYNSYM), appended to *cands. */
+static int collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, Candidate **cands, size_t *n,
+                           size_t *allocated)
+{
+        Elf_Data *data;
+        size_t count;
+
+        if (shdr->sh_entsize == 0 || shdr->sh_type == SHT_NOBITS)
+                return 0;
+        data = elf_getdata(scn, NULL);
+        if (!data)
+                return 0;
+        count = shdr->sh_size / shdr->sh_entsize;
+
+        for (size_t i = 0; i < count; i++) {
+                GElf_Sym sym;
+                const char *name;
+                int type;
+
+                if (!gelf_getsym(data, (int)i, &sym))
+                        break;
+                type = GELF_ST_TYPE(sym.st_info);
+                if (type != STT_FUNC && type != STT_GNU_IFUNC)
+                        continue;
+                if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+                        continue;
+                name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+                if (!name || !*name)
+                        continue;
+
+                if (*n == *allocated) {
+                        size_t a = MAX(*allocated * 2, (size_t)256);
+                        Candidate *c = realloc(*cands, a * sizeof(Candidate));
+                        if (!c)
+                                return -ENOMEM;
+                        *cands = c;
+                        *allocated = a;
+                }
+                (*cands)[(*n)++] = (Candidate) {
+                        .start = sym.st_value,
+                        .size = sym.st_size,
+                        .name = name,
+                        /* "memcpy@@GLIBC_2.14" in a .symtab: the version says nothing about where we are. */
+                        .name_len = strcspn(name, "@"),
+                        .bind = GELF_ST_BIND(sym.st_info),
+                };
+        }
+        return 0;
+}
+
+static int load_segments(Elf *elf, ElfSymbols *e)
+{
+        size_t n;
+
+        if (elf_getphdrnum(elf, &n) < 0)
+                return -ENOEXEC;
+        if (n == 0)
+                return 0;
+        e->segments = calloc(n, sizeof(ElfSegment));
+        if (!e->segments)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                GElf_Phdr phdr;
+
+                if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_LOAD)
+                        continue;
+                e->segments[e->n_segments++] = (ElfSegment) {
+                        .offset = phdr.p_offset,
+                        .vaddr = phdr.p_vaddr,
+                        .filesz = phdr.p_filesz,
+                        .memsz = phdr.p_memsz,
+                        .flags = phdr.p_flags,
+                };
+        }
+        return 0;
+}
+
+/* Look for NT_GNU_BUILD_ID in one block of notes. */
+static int find_build_id(Elf_Data *data, char **ret)
+{
+        GElf_Nhdr nhdr;
+        size_t offset = 0, next, name_offset, desc_offset;
+
+        while ((next = gelf_getnote(data, offset, &nhdr, &name_offset, &desc_offset)) > 0) {
+                const uint8_t *desc = (const uint8_t *)data->d_buf + desc_offset;
+                char *hex;
+                const char *name = (const char *)data->d_buf + name_offset;
+
+                offset = next;
+                if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != sizeof(ELF_NOTE_GNU) ||
+                    memcmp(name, ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) != 0 || nhdr.n_descsz == 0)
+                        continue;
+
+                hex = malloc(nhdr.n_descsz * 2 + 1);
+                if (!hex)
+                        return -ENOMEM;
+                for (size_t i = 0; i < nhdr.n_descsz; i++) {
+                        hex[2 * i] = "0123456789abcdef"[desc[i] >> 4];
+                        hex[2 * i + 1] = "0123456789abcdef"[desc[i] & 15];
+                }
+                hex[nhdr.n_descsz * 2] = '\0';
+                *ret = hex;
+                return 1;
+        }
+        return 0;
+}
+
+static int load_build_id(Elf *elf, ElfSymbols *e)
+{
+        Elf_Scn *scn = NULL;
+        size_t n;
+        int r;
+
+        /* Section headers first; a file stripped of them still has the loader's PT_NOTE view. */
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr shdr;
+                Elf_Data *data;
+
+                if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+                        continue;
+                data = elf_getdata(scn, NULL);
+                if (!data)
+                        continue;
+                r = find_build_id(data, &e->build_id);
+                if (r != 0)
+                        return r;
+        }
+
+        if (elf_getphdrnum(elf, &n) < 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                GElf_Phdr phdr;
+                Elf_Data *data;
+
+                if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_NOTE)
+                        continue;
+                data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz,
+                                            phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+                if (!data)
+                        continue;
+                r = find_build_id(data, &e->build_id);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The end of the PT_LOAD segment holding vaddr, so that a last size-0 symbol does not cover everything. */
+static uint64_t segment_end(const ElfSymbols *e, uint64_t vaddr)
+{
+        for (size_t i = 0; i < e->n_segments; i++)
+                if (vaddr >= e->segments[i].vaddr && vaddr - e->segments[i].vaddr < e->segments[i].memsz)
+                        return e->segments[i].vaddr + e->segments[i].memsz;
+        return vaddr + 1;
+}
+
+static int load_symbols(Elf *elf, ElfSymbols *e)
+{
+        _cleanup_free_ Candidate *cands = NULL;
+        size_t n = 0, allocated = 0, names_size = 0, kept = 0, used = 0;
+        Elf_Scn *scn = NULL, *dynsym = NULL, *symtab = NULL;
+        GElf_Shdr shdr;
+        int r;
+
+        while ((scn = elf_nextscn(elf, scn))) {
+                if (!gelf_getshdr(scn, &shdr))
+                        continue;
+                if (shdr.sh_type == SHT_SYMTAB && !symtab)
+                        symtab = scn;
+                else if (shdr.sh_type == SHT_DYNSYM && !dynsym)
+                        dynsym = scn;
+        }
+
+        if (symtab && gelf_getshdr(symtab, &shdr)) {
+                r = collect_symbols(elf, symtab, &shdr, &cands, &n, &allocated);
+                if (r < 0)
+                        return r;
+        }
+        /* A .symtab without functions (debug info split off, or only a few markers left) is no better than
+         * none: the exported ones in .dynsym are all a stripped binary has. */
+        if (n == 0 && dynsym && gelf_getshdr(dynsym, &shdr)) {
+                r = collect_symbols(elf, dynsym, &shdr, &cands, &n, &allocated);
+                if (r < 0)
+                        return r;
+        }
+        if (n == 0)
+                return 0;
+
+        qsort(cands, n, sizeof(Candidate), candidate_compare);
+        for (size_t i = 0; i < n; i++) {
+                if (i > 0 && cands[i].start == cands[i - 1].start)
+                        continue;
+                names_size += cands[i].name_len + 1;
+                kept++;
+        }
+        if (names_size > UINT32_MAX)
+                return -E2BIG;
+
+        e->syms = malloc(kept * sizeof(ElfSym));
+        e->names = malloc(names_size);
+        if (!e->syms || !e->names)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n; i++) {
+                const Candidate *c = &cands[i];
+                uint64_t size = c->size;
+
+                if (i > 0 && c->start == cands[i - 1].start)
+                        continue;
+                if (size == 0) {
+                        /* The next distinct address: the sort put this one's duplicates right behind it. */
+                        size_t j = i + 1;
+                        while (j < n && cands[j].start == c->start)
+                                j++;
+                        size = (j < n ? cands[j].start : segment_end(e, c->start)) - c->start;
+                }
+                e->syms[e->n_syms++] = (ElfSym) {
+                        .start = c->start,
+                        .size = (uint32_t)MIN(MAX(size, (uint64_t)1), (uint64_t)UINT32_MAX),
+                        .name = (uint32_t)used,
+                };
+                memcpy(e->names + used, c->name, c->name_len);
+                e->names[used + c->name_len] = '\0';
+                used += c->name_len + 1;
+        }
+        return 0;
+}
+
+int elf_symbols_load_fd(int fd, ElfSymbols **ret)
+{
+        _cleanup_(elf_endp) Elf *elf = NULL;
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        struct stat st;
+        GElf_Ehdr ehdr;
+        int r;
+
+        if (fd < 0 || !ret)
+                return -EINVAL;
+        pthread_once(&elf_once, elf_init);
+        if (!elf_ok)
+                return -EOPNOTSUPP;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        /* A device or a FIFO is not a binary, and libelf would block on a FIFO. */
+        if (!S_ISREG(st.st_mode))
+                return -ENOEXEC;
+
+        elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
+                log_debug("Not an ELF file: %s", elf_errmsg(-1));
+                return -ENOEXEC;
+        }
+
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        r = load_segments(elf, e);
+        if (r < 0)
+                return r;
+        r = load_build_id(elf, e);
+        if (r < 0)
+                return r;
+        r = load_symbols(elf, e);
+        if (r < 0)
+                return r;
+        e->dyn = ehdr.e_type == ET_DYN;
+
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+int elf_symbols_load_path(const char *path, ElfSymbols **ret)
+{
+        _cleanup_close_ int fd = -1;
+
+        if (!path || !ret)
+                return -EINVAL;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        return elf_symbols_load_fd(fd, ret);
+}
+
+int elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t file_offset, uint64_t *ret_vaddr)
+{
+        if (!e || !ret_vaddr)
+                return -EINVAL;
+        for (size_t i = 0; i < e->n_segments; i++) {
+                const ElfSegment *s = &e->segments[i];
+
+                if (file_offset >= s->offset && file_offset - s->offset < s->filesz) {
+                        *ret_vaddr = file_offset - s->offset + s->vaddr;
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+const char *elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_offset)
+{
+        size_t lo = 0, hi;
+        const ElfSym *s;
+
+        if (!e)
+                return NULL;
+        /* The last symbol starting at or below vaddr. */
+        hi = e->n_syms;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (e->syms[mid].start <= vaddr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0)
+                return NULL;
+        s = &e->syms[lo - 1];
+        if (vaddr - s->start >= s->size)
+                return NULL;
+        if (ret_offset)
+                *ret_offset = vaddr - s->start;
+        return e->names + s->name;
+}
+
+size_t elf_symbols_count(const ElfSymbols *e)
+{
+        return e ? e->n_syms : 0;
+}
+
+bool elf_symbols_is_pie_or_dso(const ElfSymbols *e)
+{
+        return e && e->dyn;
+}
+
+const char *elf_symbols_build_id(const ElfSymbols *e)
+{
+        return e ? e->build_id : NULL;
+}
+
+ElfSymbols *elf_symbols_free(ElfSymbols *e)
+{
+        if (!e)
+                return NULL;
+        free(e->syms);
+        free(e->segments);
+        free(e->names);
+        free(e->build_id);
+        free(e);
+        return NULL;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "parse-util.h"
+
+#define PID_MAX_LIMIT (UINT32_C(4) * 1024 * 1024)
+
+int parse_u64(const char *s, uint64_t *ret)
+{
+        unsigned long long v;
+        char *end;
+
+        /* strtoull accepts leading spaces and signs ("-1" wraps around); a PID or a count never has them. */
+        if (!s || *s < '0' || *s > '9')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (*end != '\0')
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
+{
+        uint64_t v;
+        int r;
+
+        r = parse_u64(s, &v);
+        if (r < 0)
+                return r;
+        if (v < min || v > max)
+                return -ERANGE;
+        *ret = (uint32_t)v;
+        return 0;
+}
+
+int parse_pid(const char *s, uint32_t *ret)
+{
+        return parse_u32(s, 1, PID_MAX_LIMIT, ret);
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macros.h"
+#include "proc-info.h"
+
+#define PF_KTHREAD 0x00200000u
+
+int proc_stat_parse(const char *text, unsigned *ret_flags, uint64_t *ret_start_time)
+{
+        unsigned long long start_time;
+        unsigned flags;
+        const char *p;
+
+        /* The command may hold spaces and parentheses: the fields start after the last ')'. */
+        p = strrchr(text, ')');
+        if (!p)
+                return -EINVAL;
+        /* Fields 3..22 of proc(5): state ppid pgrp session tty_nr tpgid flags ... starttime. */
+        if (sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                   &flags, &start_time) != 2)
+                return -EINVAL;
+        *ret_flags = flags;
+        *ret_start_time = start_time;
+        return 0;
+}
+
+int proc_status_parse(const char *text, pid_t *ret_tgid, uid_t ret_uid[3])
+{
+        const char *tgid = strstr(text, "\nTgid:"), *uid = strstr(text, "\nUid:");
+        unsigned long u[3];
+        long t;
+
+        if (!tgid || !uid)
+                return -EINVAL;
+        if (sscanf(tgid + 6, "%ld", &t) != 1)
+                return -EINVAL;
+        if (sscanf(uid + 5, "%lu %lu %lu", &u[0], &u[1], &u[2]) != 3)
+                return -EINVAL;
+        *ret_tgid = (pid_t)t;
+        for (int i = 0; i < 3; i++)
+                ret_uid[i] = (uid_t)u[i];
+        return 0;
+}
+
+static int read_proc_file(pid_t pid, const char *name, char *buf, size_t size)
+{
+        char path[64];
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                return errno == ESRCH ? -ESRCH : negative_errno();
+        buf[n] = '\0';
+        return 0;
+}
+
+int proc_info_read(pid_t pid, ProcInfo *ret)
+{
+        char buf[4096];
+        ProcInfo info = {};
+        unsigned flags;
+        size_t n;
+        int r;
+
+        r = read_proc_file(pid, "stat", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        r = proc_stat_parse(buf, &flags, &info.start_time);
+        if (r < 0)
+                return r;
+        info.kernel_thread = flags & PF_KTHREAD;
+
+        r = read_proc_file(pid, "status", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        r = proc_status_parse(buf, &info.tgid, info.uid);
+        if (r < 0)
+                return r;
+
+        r = read_proc_file(pid, "comm", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        /* comm is at most 15 characters and a newline. */
+        n = MIN(strcspn(buf, "\n"), sizeof(info.comm) - 1);
+        memcpy(info.comm, buf, n);
+        info.comm[n] = '\0';
+
+        *ret = info;
+        return 0;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What the daemon needs to know of a process before attaching to it, from /proc/PID/{stat,status,comm}. */
+typedef struct ProcInfo {
+        pid_t tgid;
+        uid_t uid[3];           /* real, effective, saved */
+        bool kernel_thread;
+        uint64_t start_time;    /* clock ticks since boot: with the PID, identifies the process */
+        char comm[16];
+} ProcInfo;
+
+/* Parsers of the file texts (pure, for tests). */
+int proc_stat_parse(const char *text, unsigned *ret_flags, uint64_t *ret_start_time);
+int proc_status_parse(const char *text, pid_t *ret_tgid, uid_t ret_uid[3]);
+
+/* -ESRCH when the process does not exist. */
+int proc_info_read(pid_t pid, ProcInfo *ret);

@@ -1,0 +1,464 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "elf-symbols.h"
+#include "hashmap.h"
+#include "kallsyms.h"
+#include "log.h"
+#include "proc-info.h"
+#include "proc-maps.h"
+#include "symbolizer.h"
+
+/* An address outside every known mapping makes us re-read /proc/PID/maps, but not more than once in this
+ * interval per address space: a broken frame-pointer chain yields a stream of garbage addresses, and each
+ * would otherwise cost a read of the maps file. 100 ms is short next to the time between a dlopen() and the
+ * daemon's next drain of samples, so code mapped since the last read is found on the next miss after it. */
+#define REREAD_INTERVAL_USEC (UINT64_C(100) * 1000)
+
+#define KALLSYMS_PATH "/proc/kallsyms"
+
+typedef struct FileKey {
+        uint64_t dev;
+        uint64_t ino;
+} FileKey;
+
+/* One mapped file, by (st_dev, st_ino). Size and mtime tell a file from a later one that got the inode
+ * number of a deleted one. */
+typedef struct FileEntry {
+        FileKey key;
+        int64_t size;
+        struct timespec mtime;
+        ElfSymbols *elf; /* NULL: not ELF, or unreadable; kept so it is not tried again */
+} FileEntry;
+
+struct Symbolizer {
+        Hashmap *files;          /* FileKey* -> FileEntry*: the current entry of each file */
+        FileEntry **entries;     /* every entry made, with the replaced ones that address spaces may hold */
+        size_t n_entries;
+        Kallsyms *kallsyms;
+        bool kallsyms_loaded;    /* tried; a failure is not retried on every kernel frame */
+};
+
+/* Marks a mapping whose file could not be opened, in AddressSpace.files. */
+static const FileEntry file_unopenable = {};
+
+struct AddressSpace {
+        Symbolizer *symbolizer;
+        pid_t pid;
+        uint64_t start_time;     /* of the process, to tell it from a later one with its PID; 0: unknown */
+        ProcMaps *maps;
+        const FileEntry **files; /* per mapping: NULL until an address in it is resolved */
+        uint64_t last_read_usec;
+        bool gone;               /* exited: the snapshot is all there will be */
+};
+
+static uint64_t file_key_hash(const void *key)
+{
+        return hash_bytes(key, sizeof(FileKey), 0);
+}
+
+static bool file_key_equal(const void *a, const void *b)
+{
+        const FileKey *x = a, *y = b;
+
+        return x->dev == y->dev && x->ino == y->ino;
+}
+
+static const HashOps file_key_hash_ops = { .hash = file_key_hash, .equal = file_key_equal };
+
+static uint64_t now_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * UINT64_C(1000000) + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int symbolizer_new(Symbolizer **ret)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+
+        if (!ret)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->files = hashmap_new(&file_key_hash_ops);
+        if (!s->files)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+Symbolizer *symbolizer_free(Symbolizer *s)
+{
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_entries; i++) {
+                elf_symbols_free(s->entries[i]->elf);
+                free(s->entries[i]);
+        }
+        free(s->entries);
+        hashmap_free(s->files);
+        kallsyms_free(s->kallsyms);
+        free(s);
+        return NULL;
+}
+
+size_t symbolizer_cached_files(const Symbolizer *s)
+{
+        return s ? hashmap_size(s->files) : 0;
+}
+
+int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret)
+{
+        const char *name = NULL, *module = NULL;
+        uint64_t offset = 0;
+        int r;
+
+        if (!s || !ret)
+                return -EINVAL;
+
+        if (!s->kallsyms_loaded) {
+                r = kallsyms_load(KALLSYMS_PATH, &s->kallsyms);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_debug_errno(r, "Cannot read " KALLSYMS_PATH ", kernel frames stay unnamed: %m");
+                else if (kallsyms_restricted(s->kallsyms))
+                        log_debug(KALLSYMS_PATH " hides addresses (kptr_restrict): no kernel names");
+                s->kallsyms_loaded = true;
+        }
+
+        name = kallsyms_lookup(s->kallsyms, addr, &module, &offset);
+        if (name)
+                *ret = (Symbol) { .module = module, .function = name, .offset = offset };
+        else
+                *ret = (Symbol) { .module = "kernel", .function = NULL, .offset = addr };
+        return 0;
+}
+
+/* Whether the file at fd is the one that the mapping shows; a path may name another file by now. */
+static bool same_inode(int fd, const ProcMap *m)
+{
+        struct stat st;
+
+        return fstat(fd, &st) >= 0 && (m->inode == 0 || (uint64_t)st.st_ino == m->inode);
+}
+
+/* Open the file of a mapping: through map_files, which reaches a deleted file and one in another mount
+ * namespace but needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) and a live process; else by the path as the
+ * process sees it under its root; else by the path as we see it. The paths are checked against the mapping's
+ * inode number, as they may name a different file (a package upgrade, another namespace). */
+static int open_mapping(const AddressSpace *as, const ProcMap *m)
+{
+        char path[PATH_MAX + 64];
+        int fd, k;
+
+        if (!as->gone) {
+                snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid,
+                         m->start, m->end);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd >= 0)
+                        return fd;
+        }
+
+        /* A deleted file's path names nothing, or a new file that replaced it. */
+        if (!m->path || m->path[0] != '/' || m->deleted)
+                return -ENOENT;
+
+        if (!as->gone) {
+                k = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)as->pid, m->path);
+                if (k > 0 && (size_t)k < sizeof(path)) {
+                        fd = open(path, O_RDONLY | O_CLOEXEC);
+                        if (fd >= 0) {
+                                if (same_inode(fd, m))
+                                        return fd;
+                                safe_close(fd);
+                        }
+                }
+        }
+
+        fd = open(m->path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (!same_inode(fd, m)) {
+                safe_close(fd);
+                return -ESTALE;
+        }
+        return fd;
+}
+
+/* The cache entry of the file open at fd, parsing the file when it is new. */
+static int symbolizer_get_file(Symbolizer *s, int fd, const FileEntry **ret)
+{
+        _cleanup_free_ FileEntry *entry = NULL;
+        FileEntry *old, **entries;
+        struct stat st;
+        int r;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+
+        old = hashmap_get(s->files, &(FileKey) { .dev = st.st_dev, .ino = st.st_ino });
+        if (old && old->size == (int64_t)st.st_size && old->mtime.tv_sec == st.st_mtim.tv_sec &&
+            old->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+                *ret = old;
+                return 0;
+        }
+
+        entry = calloc(1, sizeof(*entry));
+        if (!entry)
+                return -ENOMEM;
+        entry->key = (FileKey) { .dev = st.st_dev, .ino = st.st_ino };
+        entry->size = st.st_size;
+        entry->mtime = st.st_mtim;
+
+        r = elf_symbols_load_fd(fd, &entry->elf);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                log_debug_errno(r, "Cannot read symbols of file %" PRIu64 ":%" PRIu64 ": %m", entry->key.dev,
+                                entry->key.ino);
+
+        entries = realloc(s->entries, (s->n_entries + 1) * sizeof(FileEntry *));
+        if (!entries) {
+                elf_symbols_free(entry->elf);
+                return -ENOMEM;
+        }
+        s->entries = entries;
+
+        /* An older entry of this key was for a file since replaced; address spaces may still point at it, so
+         * it stays in entries, out of the map. */
+        if (old)
+                hashmap_remove(s->files, &old->key);
+        r = hashmap_put(s->files, &entry->key, entry);
+        if (r < 0) {
+                /* Had old been taken out, it stays in entries; the next lookup of the key starts afresh. */
+                elf_symbols_free(entry->elf);
+                return r;
+        }
+        s->entries[s->n_entries++] = entry;
+        *ret = TAKE_PTR(entry);
+        return 0;
+}
+
+static int read_start_time(pid_t pid, uint64_t *ret)
+{
+        _cleanup_close_ int fd = -1;
+        char path[64], buf[2048];
+        unsigned flags;
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        n = read(fd, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return errno == ESRCH ? -ESRCH : negative_errno();
+        buf[n] = '\0';
+        return proc_stat_parse(buf, &flags, ret);
+}
+
+int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret)
+{
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        int r;
+
+        if (!s || pid <= 0 || !ret)
+                return -EINVAL;
+
+        as = calloc(1, sizeof(*as));
+        if (!as)
+                return -ENOMEM;
+        as->symbolizer = s;
+        as->pid = pid;
+
+        /* The start time first: the maps read after it, while the process still has that start time, are its
+         * maps. A start time we cannot read only costs the check at later re-reads. */
+        r = read_start_time(pid, &as->start_time);
+        if (r == -ESRCH || r == -ENOMEM)
+                return r;
+        if (r < 0)
+                as->start_time = 0;
+
+        r = proc_maps_read(pid, &as->maps);
+        if (r < 0)
+                return r;
+        as->files = calloc(MAX(as->maps->n, (size_t)1), sizeof(FileEntry *));
+        if (!as->files)
+                return -ENOMEM;
+        as->last_read_usec = now_usec();
+
+        *ret = TAKE_PTR(as);
+        return 0;
+}
+
+AddressSpace *address_space_free(AddressSpace *as)
+{
+        if (!as)
+                return NULL;
+        proc_maps_free(as->maps);
+        free(as->files);
+        free(as);
+        return NULL;
+}
+
+static bool same_mapping(const ProcMap *a, const ProcMap *b)
+{
+        return a->start == b->start && a->end == b->end && a->offset == b->offset && a->inode == b->inode &&
+               a->dev_major == b->dev_major && a->dev_minor == b->dev_minor && a->deleted == b->deleted;
+}
+
+/* Re-read the maps of a process that is still there: 1 when the snapshot was replaced, 0 when it stays. */
+static int address_space_reread(AddressSpace *as)
+{
+        _cleanup_(proc_maps_freep) ProcMaps *maps = NULL;
+        _cleanup_free_ const FileEntry **files = NULL;
+        uint64_t now = now_usec(), start_time;
+        int r;
+
+        if (as->gone || now - as->last_read_usec < REREAD_INTERVAL_USEC)
+                return 0;
+        as->last_read_usec = now;
+
+        r = proc_maps_read(as->pid, &maps);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -ESRCH)
+                as->gone = true;
+        if (r < 0)
+                return 0;
+
+        /* A process on its way out has no memory map left: keep the snapshot from its life. And a PID
+         * may now belong to another process: its maps say nothing about ours. */
+        if (maps->n == 0)
+                as->gone = true;
+        else if (as->start_time != 0) {
+                r = read_start_time(as->pid, &start_time);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || start_time != as->start_time)
+                        as->gone = true;
+        }
+        if (as->gone) {
+                log_debug("Process %d is gone, keeping its last memory map", (int)as->pid);
+                return 0;
+        }
+
+        files = calloc(maps->n, sizeof(FileEntry *));
+        if (!files)
+                return -ENOMEM;
+        /* Mappings that did not change keep their file, so a dlopen() does not reopen every library. Both
+         * lists are sorted by start. */
+        for (size_t i = 0, j = 0; i < maps->n && j < as->maps->n;) {
+                if (as->maps->maps[j].start < maps->maps[i].start)
+                        j++;
+                else if (as->maps->maps[j].start > maps->maps[i].start)
+                        i++;
+                else {
+                        if (same_mapping(&as->maps->maps[j], &maps->maps[i]))
+                                files[i] = as->files[j];
+                        i++;
+                        j++;
+                }
+        }
+
+        proc_maps_free(as->maps);
+        free(as->files);
+        as->maps = TAKE_PTR(maps);
+        as->files = TAKE_PTR(files);
+        return 1;
+}
+
+static const char *mapping_module(const ProcMap *m)
+{
+        const char *slash;
+
+        if (!m->path)
+                return "[anon]";
+        /* "[vdso]", "[heap]", "[anon:name]", and other names without a directory, as they are. */
+        if (m->path[0] != '/')
+                return m->path;
+        slash = strrchr(m->path, '/');
+        return slash[1] ? slash + 1 : m->path;
+}
+
+int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, Symbol *ret)
+{
+        /* A return address points after the call: the call itself, the instruction we are in, is before it.
+         * The offset reported is still that of addr itself. */
+        uint64_t adjust = return_address && addr > 0 ? 1 : 0, a = addr - adjust, file_offset, vaddr, offset;
+        const ProcMap *m;
+        const FileEntry *entry;
+        const char *module, *name;
+        size_t idx;
+        int r;
+
+        if (!as || !ret)
+                return -EINVAL;
+
+        m = proc_maps_find(as->maps, a);
+        if (!m) {
+                r = address_space_reread(as);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        m = proc_maps_find(as->maps, a);
+        }
+        if (!m) {
+                *ret = (Symbol) { .module = "[unknown]", .function = NULL, .offset = addr };
+                return 0;
+        }
+
+        module = mapping_module(m);
+        if (!m->path) {
+                /* JIT code and the like: the absolute address is what a perf-PID.map file would name. */
+                *ret = (Symbol) { .module = module, .function = NULL, .offset = addr };
+                return 0;
+        }
+        if (m->path[0] != '/') {
+                /* [vdso] and friends: relative to the mapping (the vDSO is linked at 0). */
+                *ret = (Symbol) { .module = module, .function = NULL, .offset = addr - m->start };
+                return 0;
+        }
+
+        file_offset = a - m->start + m->offset;
+        idx = (size_t)(m - as->maps->maps);
+        entry = as->files[idx];
+        if (!entry) {
+                _cleanup_close_ int fd = -1;
+
+                fd = open_mapping(as, m);
+                if (fd < 0) {
+                        log_debug_errno(fd, "Cannot open %s of process %d: %m", m->path, (int)as->pid);
+                        entry = &file_unopenable;
+                } else {
+                        r = symbolizer_get_file(as->symbolizer, fd, &entry);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                entry = &file_unopenable;
+                }
+                as->files[idx] = entry;
+        }
+
+        /* Without symbols, the file offset is the module-relative position there is. */
+        if (!entry->elf || elf_symbols_offset_to_vaddr(entry->elf, file_offset, &vaddr) < 0) {
+                *ret = (Symbol) { .module = module, .function = NULL, .offset = file_offset + adjust };
+                return 0;
+        }
+
+        name = elf_symbols_lookup(entry->elf, vaddr, &offset);
+        *ret = (Symbol) { .module = module, .function = name, .offset = (name ? offset : vaddr) + adjust };
+        return 0;
+}

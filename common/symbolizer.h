@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "macros.h"
+
+/* Turns addresses into (module, function). A Symbolizer is shared by every target: it caches parsed ELF files
+ * by (device, inode), so each binary is parsed once, and kernel symbols. An AddressSpace is one process's view:
+ * a snapshot of its /proc/PID/maps that outlives the process (a target that exited stays resolvable) and is
+ * re-read when an address falls outside every known mapping (dlopen, exec). */
+typedef struct Symbolizer Symbolizer;
+typedef struct AddressSpace AddressSpace;
+
+typedef struct Symbol {
+        const char *module;   /* basename of the mapped file, "[vdso]", "kernel", "[unknown]"...; never NULL */
+        const char *function; /* NULL when no symbol covers the address */
+        uint64_t offset;      /* function ? address - symbol start : module-relative address (ELF vaddr) */
+} Symbol;
+
+int symbolizer_new(Symbolizer **ret);
+Symbolizer *symbolizer_free(Symbolizer *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Symbolizer *, symbolizer_free);
+
+/* How many distinct files (by device and inode) the cache holds, unusable ones included: for tests and
+ * statistics. */
+size_t symbolizer_cached_files(const Symbolizer *s);
+
+/* Kernel addresses through /proc/kallsyms (loaded on first use). */
+int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret);
+
+/* Reads /proc/PID/maps now; -ESRCH when the process is gone. The address space uses s: free it before s. */
+int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret);
+AddressSpace *address_space_free(AddressSpace *as);
+DEFINE_TRIVIAL_CLEANUP_FUNC(AddressSpace *, address_space_free);
+
+/* Resolve a user address of the process. return_address: the frame is a caller's return address, so the
+ * call instruction is at addr - 1 (this keeps calls at a function's end from landing in the next function).
+ * Always fills *ret (an address in no mapping gives module "[unknown]", function NULL); returns 0, or
+ * -ENOMEM. */
+/* The strings in *ret stay valid until the next call on this address space or on the symbolizer. */
+int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, Symbol *ret);

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The one ABI shared by bpf/vprof.bpf.c and the daemon: fixed-width types only. */
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define VPROF_MAX_USER_FRAMES 127
+#define VPROF_MAX_KERNEL_FRAMES 127
+#define VPROF_COMM_LEN 16
+#define VPROF_MAX_TARGETS_DEFAULT 1024
+
+/* One record in the ring buffer per kept sample. Stacks are innermost first: user_stack[0] is the
+ * interrupted user instruction, kernel_stack[0] the interrupted kernel instruction. */
+struct vprof_sample {
+        __u32 tgid;
+        __u32 tid;
+        __u32 cpu;
+        __u32 flags;          /* VPROF_SAMPLE_* */
+        __u64 period;         /* event count since the previous sample (ns for cpu-clock) */
+        __u64 time_ns;        /* bpf_ktime_get_ns() */
+        __u16 user_depth;     /* frames in user_stack */
+        __u16 kernel_depth;   /* frames in kernel_stack */
+        __u32 reserved;
+        char comm[VPROF_COMM_LEN];
+        __u64 user_stack[VPROF_MAX_USER_FRAMES];
+        __u64 kernel_stack[VPROF_MAX_KERNEL_FRAMES];
+};
+
+enum {
+        VPROF_SAMPLE_KERNEL_MODE = 1u << 0,     /* the CPU was executing kernel code for the target */
+        VPROF_SAMPLE_USER_TRUNCATED = 1u << 1,  /* the user stack filled the buffer */
+        VPROF_SAMPLE_KERNEL_TRUNCATED = 1u << 2,
+        VPROF_SAMPLE_USER_STACK_ERROR = 1u << 3,
+        VPROF_SAMPLE_KERNEL_STACK_ERROR = 1u << 4,
+};
+
+/* Per-CPU outcome counters. SEEN = KEPT + DISCARDED + RING_FULL; the stack counters qualify kept samples. */
+enum vprof_stat {
+        VPROF_STAT_SEEN,
+        VPROF_STAT_KEPT,
+        VPROF_STAT_DISCARDED,        /* the CPU ran no target: dropped in the kernel by design */
+        VPROF_STAT_RING_FULL,        /* a target sample lost because the ring buffer was full */
+        VPROF_STAT_USER_STACK_EFAULT,
+        VPROF_STAT_USER_STACK_ERROR, /* any other bpf_get_stack() failure on the user stack */
+        VPROF_STAT_KERNEL_STACK_ERROR,
+        VPROF_STAT_USER_TRUNCATED,
+        VPROF_STAT_KERNEL_TRUNCATED,
+        _VPROF_STAT_MAX,
+};
+
+/* Value of the targets map, keyed by tgid. */
+struct vprof_target {
+        __u64 flags; /* reserved for per-target options */
+};

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <systemd/sd-bus.h>
+
+/* The one place that decides who may do what. Root may do everything; any other caller may attach to, query,
+ * reset and detach a process only if the process's real, effective and saved UIDs are all the caller's (the
+ * core of ptrace's rule). */
+
+/* The caller's effective UID from the bus credentials; refuses credentials that sd-bus only guessed from
+ * /proc (augmented), which a caller could race. */
+int bus_caller_uid(sd_bus_message *m, uid_t *ret, sd_bus_error *error);
+
+bool authz_may_profile(uid_t caller, const uid_t target_uid[3]);

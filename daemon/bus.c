@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "authz.h"
+#include "bus-names.h"
+#include "bus.h"
+#include "log.h"
+
+/* A thin layer: check every argument, authorize, call the manager, marshal the answer. */
+
+#define PID_MAX_LIMIT (UINT32_C(4) * 1024 * 1024)
+
+static int check_pid_argument(uint32_t pid, sd_bus_error *error)
+{
+        if (pid == 0 || pid > PID_MAX_LIMIT)
+                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                                         "Invalid PID %u: expected 1..%u", pid, PID_MAX_LIMIT);
+        return 0;
+}
+
+static int access_denied(sd_bus_error *error, uint32_t pid)
+{
+        return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED, "Access denied: PID %u belongs to another user",
+                                 pid);
+}
+
+/* The attached target pid, if the caller may see it. */
+static int get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Target **ret,
+                                 sd_bus_error *error)
+{
+        Target *t;
+        uid_t caller;
+        int r;
+
+        r = check_pid_argument(pid, error);
+        if (r < 0)
+                return r;
+        r = bus_caller_uid(msg, &caller, error);
+        if (r < 0)
+                return r;
+        t = manager_get_target(m, (pid_t)pid);
+        if (!t)
+                return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "PID %u is not attached", pid);
+        if (!authz_may_profile(caller, t->info.uid))
+                return access_denied(error, pid);
+        *ret = t;
+        return 0;
+}
+
+static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        Manager *m = userdata;
+        Target *t;
+        uint32_t pid;
+        pid_t tgid = 0;
+        uid_t caller;
+        int r;
+
+        r = sd_bus_message_read(msg, "u", &pid);
+        if (r < 0)
+                return r;
+        r = check_pid_argument(pid, error);
+        if (r < 0)
+                return r;
+        if ((pid_t)pid == getpid())
+                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                                         "PID %u is vprofd itself, which does not profile itself", pid);
+        r = bus_caller_uid(msg, &caller, error);
+        if (r < 0)
+                return r;
+
+        t = manager_get_target(m, (pid_t)pid);
+        if (t && !authz_may_profile(caller, t->info.uid))
+                /* Do not tell other users what is attached. */
+                return access_denied(error, pid);
+        if (t)
+                return sd_bus_error_setf(error, VPROF_ERROR_ALREADY_ATTACHED, "PID %u (%s) is already attached%s",
+                                         pid, t->info.comm, t->exited ? " and has exited; detach it first" : "");
+
+        r = manager_attach(m, (pid_t)pid, caller, &t, &tgid);
+        switch (r) {
+        case 0:
+                break;
+        case -ESRCH:
+                return sd_bus_error_setf(error, VPROF_ERROR_NO_SUCH_PROCESS, "No process with PID %u", pid);
+        case -ECHILD:
+                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                                         "PID %u is a thread of process %d: attach the process", pid, (int)tgid);
+        case -EINVAL:
+                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                                         "PID %u is a kernel thread, which has no user stack to profile", pid);
+        case -EPERM:
+                return access_denied(error, pid);
+        case -E2BIG:
+                return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
+                                         "Cannot attach PID %u: the limit of %u targets is reached", pid,
+                                         m->config.max_targets);
+        default:
+                return sd_bus_error_set_errnof(error, r, "Cannot attach PID %u: %s", pid, strerror(-r));
+        }
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        Manager *m = userdata;
+        Target *t;
+        uint32_t pid;
+        int r;
+
+        r = sd_bus_message_read(msg, "u", &pid);
+        if (r < 0)
+                return r;
+        r = get_target_for_caller(m, msg, pid, &t, error);
+        if (r < 0)
+                return r;
+        r = manager_detach(m, t->pid);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot detach PID %u: %s", pid, strerror(-r));
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        Manager *m = userdata;
+        Target *t;
+        uint32_t pid;
+        int r;
+
+        r = sd_bus_message_read(msg, "u", &pid);
+        if (r < 0)
+                return r;
+        r = get_target_for_caller(m, msg, pid, &t, error);
+        if (r < 0)
+                return r;
+        /* Samples taken before the reset belong to the old tables. */
+        manager_sync(m);
+        r = target_reset(t);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot reset PID %u: %s", pid, strerror(-r));
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_list_targets(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        Target *t;
+        uid_t caller;
+        int r;
+
+        r = bus_caller_uid(msg, &caller, error);
+        if (r < 0)
+                return r;
+        manager_sync(m);
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(usstt)");
+        if (r < 0)
+                return r;
+        HASHMAP_FOREACH(t, m->targets) {
+                if (!authz_may_profile(caller, t->info.uid))
+                        continue;
+                r = sd_bus_message_append(reply, "(usstt)", (uint32_t)t->pid, t->info.comm, target_state(t),
+                                          profile_total(t->profile), t->attach_usec);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+/* Rows as (name, module?, tid?, inclusive, exclusive, percents); signature picks the columns. */
+static int append_rows(sd_bus_message *reply, const char *signature, const ProfileRow *rows, size_t n,
+                       uint64_t total)
+{
+        int r;
+
+        r = sd_bus_message_append(reply, "t", total);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', signature);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                const ProfileRow *row = rows + i;
+                double ip = profile_percent(row->inclusive, total), ep = profile_percent(row->exclusive, total);
+
+                if (strcmp(signature, "(ssttdd)") == 0)
+                        r = sd_bus_message_append(reply, signature, row->name, row->module, row->inclusive,
+                                                  row->exclusive, ip, ep);
+                else if (strcmp(signature, "(sttdd)") == 0)
+                        r = sd_bus_message_append(reply, signature, row->name, row->inclusive, row->exclusive, ip,
+                                                  ep);
+                else
+                        r = sd_bus_message_append(reply, signature, row->tid, row->name, row->inclusive,
+                                                  row->exclusive, ip, ep);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
+static int reply_rows(sd_bus_message *msg, const char *signature, const ProfileRow *rows, size_t n,
+                      uint64_t total)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = append_rows(reply, signature, rows, n, total);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_get_functions(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        _cleanup_free_ ProfileRow *rows = NULL;
+        Manager *m = userdata;
+        const char *sort_name;
+        ProfileSort sort;
+        uint32_t pid, limit;
+        Target *t;
+        size_t n;
+        int r;
+
+        r = sd_bus_message_read(msg, "usu", &pid, &sort_name, &limit);
+        if (r < 0)
+                return r;
+        sort = profile_sort_from_string(sort_name);
+        if (sort < 0)
+                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                                         "Unknown sort key '%s': expected inclusive or exclusive", sort_name);
+        r = get_target_for_caller(m, msg, pid, &t, error);
+        if (r < 0)
+                return r;
+        manager_sync(m);
+        r = profile_functions(t->profile, sort, limit, &rows, &n);
+        if (r < 0)
+                return r;
+        return reply_rows(msg, "(ssttdd)", rows, n, profile_total(t->profile));
+}
+
+static int method_get_modules(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        _cleanup_free_ ProfileRow *rows = NULL;
+        Manager *m = userdata;
+        uint32_t pid;
+        Target *t;
+        size_t n;
+        int r;
+
+        r = sd_bus_message_read(msg, "u", &pid);
+        if (r < 0)
+                return r;
+        r = get_target_for_caller(m, msg, pid, &t, error);
+        if (r < 0)
+                return r;
+        manager_sync(m);
+        r = profile_modules(t->profile, &rows, &n);
+        if (r < 0)
+                return r;
+        return reply_rows(msg, "(sttdd)", rows, n, profile_total(t->profile));
+}
+
+static int method_get_threads(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        _cleanup_free_ ProfileRow *rows = NULL;
+        Manager *m = userdata;
+        uint32_t pid;
+        Target *t;
+        size_t n;
+        int r;
+
+        r = sd_bus_message_read(msg, "u", &pid);
+        if (r < 0)
+                return r;
+        r = get_target_for_caller(m, msg, pid, &t, error);
+        if (r < 0)
+                return r;
+        manager_sync(m);
+        r = profile_threads(t->profile, &rows, &n);
+        if (r < 0)
+                return r;
+        return reply_rows(msg, "(usttdd)", rows, n, profile_total(t->profile));
+}
+
+static int method_get_processes(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        _cleanup_free_ ProfileRow *rows = NULL;
+        Manager *m = userdata;
+        uint64_t total = 0;
+        size_t n = 0;
+        uid_t caller;
+        Target *t;
+        int r;
+
+        r = bus_caller_uid(msg, &caller, error);
+        if (r < 0)
+                return r;
+        manager_sync(m);
+        rows = calloc(MAX(hashmap_size(m->targets), (size_t)1), sizeof(ProfileRow));
+        if (!rows)
+                return -ENOMEM;
+        HASHMAP_FOREACH(t, m->targets) {
+                uint64_t samples = profile_total(t->profile);
+                if (!authz_may_profile(caller, t->info.uid))
+                        continue;
+                rows[n++] = (ProfileRow){
+                        .name = t->info.comm,
+                        .tid = (uint32_t)t->pid,
+                        .inclusive = samples,
+                        .exclusive = samples,
+                };
+                total += samples;
+        }
+        /* Busiest first; the order of equal rows follows the PID. */
+        for (size_t i = 1; i < n; i++)
+                for (size_t j = i; j > 0 && (rows[j].inclusive > rows[j - 1].inclusive ||
+                                             (rows[j].inclusive == rows[j - 1].inclusive &&
+                                              rows[j].tid < rows[j - 1].tid)); j--) {
+                        ProfileRow tmp = rows[j];
+                        rows[j] = rows[j - 1];
+                        rows[j - 1] = tmp;
+                }
+        return reply_rows(msg, "(usttdd)", rows, n, total);
+}
+
+static int property_get(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
+                        const char *property, sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+        Manager *m = userdata;
+        ManagerStats stats;
+        int r;
+
+        if (strcmp(property, "Version") == 0)
+                return sd_bus_message_append(reply, "s", VPROF_VERSION);
+        if (strcmp(property, "Event") == 0)
+                return sd_bus_message_append(reply, "s", sampler_event_to_string(sampler_event(m->sampler)));
+        if (strcmp(property, "EventReason") == 0)
+                return sd_bus_message_append(reply, "s", sampler_event_reason(m->sampler));
+        if (strcmp(property, "Frequency") == 0)
+                return sd_bus_message_append(reply, "u", m->config.frequency);
+        if (strcmp(property, "CPUs") == 0)
+                return sd_bus_message_append(reply, "u", sampler_n_cpus(m->sampler));
+        if (strcmp(property, "Targets") == 0)
+                return sd_bus_message_append(reply, "u", (uint32_t)hashmap_size(m->targets));
+
+        r = manager_get_stats(m, &stats);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot read the sampler's counters: %s", strerror(-r));
+        if (strcmp(property, "SamplesSeen") == 0)
+                return sd_bus_message_append(reply, "t", stats.seen);
+        if (strcmp(property, "SamplesKept") == 0)
+                return sd_bus_message_append(reply, "t", stats.kept);
+        if (strcmp(property, "SamplesDiscarded") == 0)
+                return sd_bus_message_append(reply, "t", stats.discarded);
+        if (strcmp(property, "SamplesLost") == 0)
+                return sd_bus_message_append(reply, "t", stats.lost);
+        if (strcmp(property, "StackErrors") == 0)
+                return sd_bus_message_append(reply, "t", stats.stack_errors);
+        if (strcmp(property, "StacksTruncated") == 0)
+                return sd_bus_message_append(reply, "t", stats.truncated);
+        if (strcmp(property, "SamplesUnclaimed") == 0)
+                return sd_bus_message_append(reply, "t", stats.unclaimed);
+        return -ENOENT;
+}
+
+static const sd_bus_vtable profiler_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Version", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Event", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("EventReason", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Frequency", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("CPUs", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Targets", "u", property_get, 0, 0),
+        SD_BUS_PROPERTY("SamplesSeen", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("SamplesKept", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("SamplesDiscarded", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("SamplesLost", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("StackErrors", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("StacksTruncated", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("SamplesUnclaimed", "t", property_get, 0, 0),
+        SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_attach,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Detach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_detach,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Reset", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_reset,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListTargets", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(usstt)", targets),
+                                method_list_targets, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetFunctions", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),
+                                SD_BUS_RESULT("t", total_samples, "a(ssttdd)", functions), method_get_functions,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetModules", SD_BUS_ARGS("u", pid),
+                                SD_BUS_RESULT("t", total_samples, "a(sttdd)", modules), method_get_modules,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetThreads", SD_BUS_ARGS("u", pid),
+                                SD_BUS_RESULT("t", total_samples, "a(usttdd)", threads), method_get_threads,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetProcesses", SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("t", total_samples, "a(usttdd)", processes),
+                                method_get_processes, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_VTABLE_END,
+};
+
+int bus_setup(Manager *m)
+{
+        int r;
+
+        r = sd_bus_open_system(&m->bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to the system bus: %m");
+        r = sd_bus_add_object_vtable(m->bus, NULL, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, profiler_vtable, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to publish %s: %m", VPROF_BUS_PATH);
+        r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+        r = sd_bus_set_exit_on_disconnect(m->bus, true);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set exit on disconnect: %m");
+        /* Last: owning the name tells systemd (Type=dbus) and clients that we are ready. */
+        r = sd_bus_request_name(m->bus, VPROF_BUS_NAME, 0);
+        if (r == -EEXIST)
+                return log_error_errno(r, "Another vprofd owns %s already.", VPROF_BUS_NAME);
+        if (r < 0)
+                return log_error_errno(r, "Failed to acquire %s (is the D-Bus policy installed?): %m",
+                                       VPROF_BUS_NAME);
+        return 0;
+}

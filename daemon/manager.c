@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <sys/epoll.h>
+
+#include "log.h"
+#include "manager.h"
+
+/* The ring buffer wakes us when a quarter full; this timer drains what trickles in below that, so that tables
+ * are never more than this far behind even when nobody queries. */
+#define DRAIN_INTERVAL_USEC (200 * 1000)
+
+int manager_new(const SamplerConfig *config, Manager **ret)
+{
+        _cleanup_(manager_freep) Manager *m = calloc(1, sizeof(*m));
+        int r;
+
+        if (!m)
+                return -ENOMEM;
+        m->config = *config;
+        m->targets = hashmap_new(&uint64_hash_ops);
+        if (!m->targets)
+                return -ENOMEM;
+        r = symbolizer_new(&m->symbolizer);
+        if (r < 0)
+                return r;
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+Manager *manager_free(Manager *m)
+{
+        Target *t;
+
+        if (!m)
+                return NULL;
+        HASHMAP_FOREACH(t, m->targets)
+                target_free(t);
+        hashmap_free(m->targets);
+        sd_event_source_disable_unref(m->wakeup_source);
+        sd_event_source_disable_unref(m->drain_timer);
+        sampler_free(m->sampler);
+        symbolizer_free(m->symbolizer);
+        sd_bus_flush_close_unref(m->bus);
+        sd_event_unref(m->event);
+        free(m);
+        return NULL;
+}
+
+static int on_sample(void *userdata, const struct vprof_sample *s)
+{
+        Manager *m = userdata;
+        Target *t = hashmap_get(m->targets, UINT64_TO_PTR(s->tgid));
+
+        if (!t) {
+                m->samples_unclaimed++;
+                return 0;
+        }
+        /* Only ENOMEM fails here: count the loss and go on with the other records. */
+        if (target_add_sample(t, s) < 0)
+                m->samples_failed++;
+        return 0;
+}
+
+void manager_sync(Manager *m)
+{
+        int r;
+
+        if (!m->sampler)
+                return;
+        r = sampler_drain(m->sampler);
+        if (r < 0)
+                log_warning_errno(r, "Failed to drain the ring buffer: %m");
+}
+
+static int on_wakeup(sd_event_source *s _unused_, int fd _unused_, uint32_t revents _unused_, void *userdata)
+{
+        manager_sync(userdata);
+        return 0;
+}
+
+static bool any_running_target(Manager *m)
+{
+        Target *t;
+
+        HASHMAP_FOREACH(t, m->targets)
+                if (!t->exited)
+                        return true;
+        return false;
+}
+
+/* The timer only runs while some target runs: an idle daemon does not wake up. */
+static void update_drain_timer(Manager *m)
+{
+        if (m->drain_timer)
+                (void)sd_event_source_set_enabled(m->drain_timer, any_running_target(m) ? SD_EVENT_ON : SD_EVENT_OFF);
+}
+
+static int on_drain_timer(sd_event_source *s, uint64_t usec _unused_, void *userdata)
+{
+        manager_sync(userdata);
+        return sd_event_source_set_time_relative(s, DRAIN_INTERVAL_USEC);
+}
+
+int manager_start_sampling(Manager *m)
+{
+        int r;
+
+        r = sampler_new(&m->config, on_sample, m, &m->sampler);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(m->event, &m->wakeup_source, sampler_wakeup_fd(m->sampler), EPOLLIN, on_wakeup, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the ring buffer: %m");
+        r = sd_event_add_time_relative(m->event, &m->drain_timer, CLOCK_MONOTONIC, DRAIN_INTERVAL_USEC,
+                                       10 * 1000, on_drain_timer, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the drain timer: %m");
+        update_drain_timer(m);
+        return 0;
+}
+
+static int on_target_exit(sd_event_source *s _unused_, int fd _unused_, uint32_t revents _unused_, void *userdata)
+{
+        Target *t = userdata;
+        Manager *m = t->manager;
+        int r;
+
+        /* Its last samples may still be in the ring: count them before it leaves the BPF map. */
+        manager_sync(m);
+        r = sampler_remove_target(m->sampler, (uint32_t)t->pid);
+        if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, "Failed to remove PID %d from the BPF targets: %m", (int)t->pid);
+        t->exited = true;
+        t->exit_source = sd_event_source_disable_unref(t->exit_source);
+        t->pidfd = safe_close(t->pidfd);
+        log_info("Target %d (%s) exited; its tables stay until it is detached.", (int)t->pid, t->info.comm);
+        update_drain_timer(m);
+        return 0;
+}
+
+Target *manager_get_target(Manager *m, pid_t pid)
+{
+        return hashmap_get(m->targets, UINT64_TO_PTR((uint64_t)pid));
+}
+
+int manager_attach(Manager *m, pid_t pid, uid_t caller, Target **ret, pid_t *ret_tgid)
+{
+        _cleanup_(target_freep) Target *t = NULL;
+        int r;
+
+        /* Exited targets count: their tables use memory until detached. */
+        if (hashmap_size(m->targets) >= m->config.max_targets)
+                return -E2BIG;
+        r = target_new(m, pid, caller, &t, ret_tgid);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(m->event, &t->exit_source, t->pidfd, EPOLLIN, on_target_exit, t);
+        if (r < 0)
+                return r;
+        r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)pid), t);
+        if (r < 0)
+                return r;
+        r = sampler_add_target(m->sampler, (uint32_t)pid);
+        if (r < 0) {
+                hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)pid));
+                return r;
+        }
+        log_info("Attached to %d (%s).", (int)pid, t->info.comm);
+        *ret = TAKE_PTR(t);
+        update_drain_timer(m);
+        return 0;
+}
+
+int manager_detach(Manager *m, pid_t pid)
+{
+        Target *t;
+        int r;
+
+        t = hashmap_get(m->targets, UINT64_TO_PTR((uint64_t)pid));
+        if (!t)
+                return -ENOENT;
+        if (!t->exited) {
+                r = sampler_remove_target(m->sampler, (uint32_t)pid);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+        }
+        /* Samples already in the ring will find no target and count as unclaimed. */
+        hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)pid));
+        log_info("Detached from %d (%s).", (int)pid, t->info.comm);
+        target_free(t);
+        update_drain_timer(m);
+        return 0;
+}
+
+int manager_get_stats(Manager *m, ManagerStats *ret)
+{
+        uint64_t stats[_VPROF_STAT_MAX], lost_in_daemon;
+        int r;
+
+        manager_sync(m);
+        r = sampler_read_stats(m->sampler, stats);
+        if (r < 0)
+                return r;
+        /* A record the daemon failed to count moves from kept to lost, so that seen = kept + discarded +
+         * lost holds exactly, and kept = counted in some table + unclaimed. */
+        lost_in_daemon = m->samples_failed + sampler_malformed(m->sampler);
+        *ret = (ManagerStats){
+                .seen = stats[VPROF_STAT_SEEN],
+                .kept = stats[VPROF_STAT_KEPT] - lost_in_daemon,
+                .discarded = stats[VPROF_STAT_DISCARDED],
+                .lost = stats[VPROF_STAT_RING_FULL] + lost_in_daemon,
+                .stack_errors = stats[VPROF_STAT_USER_STACK_EFAULT] + stats[VPROF_STAT_USER_STACK_ERROR] +
+                                stats[VPROF_STAT_KERNEL_STACK_ERROR],
+                .truncated = stats[VPROF_STAT_USER_TRUNCATED] + stats[VPROF_STAT_KERNEL_TRUNCATED],
+                .unclaimed = m->samples_unclaimed,
+        };
+        return 0;
+}

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cpu-list.h"
+#include "log.h"
+#include "sampler.h"
+#include "vprof.skel.h"
+
+#define MAX_CPUS 4096
+
+struct Sampler {
+        struct vprof_bpf *skel;
+        struct ring_buffer *ring;
+        int *perf_fds;
+        struct bpf_link **links;
+        unsigned n_events;
+        SamplerEvent event;
+        char reason[256];
+        int n_possible_cpus;
+        sampler_sample_fn fn;
+        void *userdata;
+        uint64_t malformed;
+};
+
+static const char *const event_names[_SAMPLER_EVENT_MAX] = {
+        [SAMPLER_EVENT_AUTO] = "auto",
+        [SAMPLER_EVENT_CYCLES] = "cycles",
+        [SAMPLER_EVENT_CPU_CLOCK] = "cpu-clock",
+};
+
+const char *sampler_event_to_string(SamplerEvent e)
+{
+        return e >= 0 && e < _SAMPLER_EVENT_MAX ? event_names[e] : NULL;
+}
+
+SamplerEvent sampler_event_from_string(const char *s)
+{
+        for (size_t i = 0; s && i < _SAMPLER_EVENT_MAX; i++)
+                if (strcmp(s, event_names[i]) == 0)
+                        return (SamplerEvent)i;
+        return _SAMPLER_EVENT_INVALID;
+}
+
+static int libbpf_log(enum libbpf_print_level level, const char *format, va_list ap)
+{
+        char buf[1024];
+        size_t n;
+
+        /* libbpf's debug output is the verifier log and friends: only with --verbose. */
+        if (level == LIBBPF_DEBUG && log_get_max_level() < LOG_DEBUG)
+                return 0;
+        vsnprintf(buf, sizeof(buf), format, ap);
+        n = strlen(buf);
+        if (n > 0 && buf[n - 1] == '\n')
+                buf[n - 1] = '\0';
+        log_full_errno(level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG, 0, "libbpf: %s", buf);
+        return 0;
+}
+
+static int perf_event_open_cpu(SamplerEvent event, uint32_t frequency, int cpu)
+{
+        struct perf_event_attr attr = {
+                .size = sizeof(attr),
+                .type = event == SAMPLER_EVENT_CYCLES ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE,
+                .config = event == SAMPLER_EVENT_CYCLES ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK,
+                .freq = 1,
+                .sample_freq = frequency,
+        };
+        int fd = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+        return fd < 0 ? negative_errno() : fd;
+}
+
+static void close_events(Sampler *s)
+{
+        for (int i = 0; i < s->n_possible_cpus; i++) {
+                bpf_link__destroy(s->links[i]);
+                s->links[i] = NULL;
+                s->perf_fds[i] = safe_close(s->perf_fds[i]);
+        }
+        s->n_events = 0;
+}
+
+static bool hardware_unavailable(int r)
+{
+        return IN_SET(r, -ENOENT, -ENODEV, -ENXIO, -EOPNOTSUPP);
+}
+
+/* One event per online CPU, all of one kind. */
+static int open_events(Sampler *s, SamplerEvent event, uint32_t frequency, const bool *online)
+{
+        for (int cpu = 0; cpu < s->n_possible_cpus; cpu++) {
+                int fd, r;
+
+                if (!online[cpu])
+                        continue;
+                fd = perf_event_open_cpu(event, frequency, cpu);
+                if (fd < 0) {
+                        close_events(s);
+                        return fd;
+                }
+                s->perf_fds[cpu] = fd;
+                s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.vprof_sample, fd);
+                if (!s->links[cpu]) {
+                        r = negative_errno();
+                        s->links[cpu] = NULL;
+                        close_events(s);
+                        return log_error_errno(r, "Failed to attach the BPF program to CPU %d: %m", cpu);
+                }
+                s->n_events++;
+        }
+        s->event = event;
+        return 0;
+}
+
+static int open_events_with_fallback(Sampler *s, const SamplerConfig *config)
+{
+        bool online[MAX_CPUS];
+        int r;
+
+        r = cpu_list_read_online(online, MIN((size_t)s->n_possible_cpus, ELEMENTSOF(online)));
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the online CPUs: %m");
+
+        if (config->event == SAMPLER_EVENT_CPU_CLOCK) {
+                snprintf(s->reason, sizeof(s->reason), "requested with --event=cpu-clock");
+                r = open_events(s, SAMPLER_EVENT_CPU_CLOCK, config->frequency, online);
+                goto done;
+        }
+
+        r = open_events(s, SAMPLER_EVENT_CYCLES, config->frequency, online);
+        if (r >= 0) {
+                snprintf(s->reason, sizeof(s->reason), "%s", config->event == SAMPLER_EVENT_CYCLES
+                                 ? "requested with --event=cycles" : "hardware cycles available");
+                return 0;
+        }
+        if (config->event == SAMPLER_EVENT_CYCLES || !hardware_unavailable(r))
+                goto done;
+
+        snprintf(s->reason, sizeof(s->reason), "hardware cycles not supported: %s", strerror(-r));
+        r = open_events(s, SAMPLER_EVENT_CPU_CLOCK, config->frequency, online);
+done:
+        if (r < 0)
+                return log_error_errno(r, "Failed to open a %s perf event at %u Hz: %m",
+                                       config->event == SAMPLER_EVENT_CPU_CLOCK ? "cpu-clock" : "sampling",
+                                       config->frequency);
+        return 0;
+}
+
+static int on_ring_record(void *ctx, void *data, size_t size)
+{
+        Sampler *s = ctx;
+
+        if (_unlikely_(size < sizeof(struct vprof_sample))) {
+                s->malformed++;
+                return 0;
+        }
+        return s->fn(s->userdata, data);
+}
+
+int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdata, Sampler **ret)
+{
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        int r;
+
+        libbpf_set_print(libbpf_log);
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return log_error_errno(-ENOMEM, "Out of memory.");
+        s->fn = fn;
+        s->userdata = userdata;
+        s->n_possible_cpus = libbpf_num_possible_cpus();
+        if (s->n_possible_cpus <= 0)
+                return log_error_errno(s->n_possible_cpus ?: -EINVAL, "Failed to count the possible CPUs: %m");
+        s->perf_fds = malloc(s->n_possible_cpus * sizeof(int));
+        s->links = calloc(s->n_possible_cpus, sizeof(struct bpf_link *));
+        if (!s->perf_fds || !s->links)
+                return log_error_errno(-ENOMEM, "Out of memory.");
+        for (int i = 0; i < s->n_possible_cpus; i++)
+                s->perf_fds[i] = -1;
+
+        s->skel = vprof_bpf__open();
+        if (!s->skel)
+                return log_error_errno(negative_errno(), "Failed to open the BPF object: %m");
+        s->skel->rodata->wakeup_bytes = config->ring_size / 4;
+        r = bpf_map__set_max_entries(s->skel->maps.samples, config->ring_size);
+        if (r < 0)
+                return log_error_errno(r, "Failed to size the ring buffer: %m");
+        r = bpf_map__set_max_entries(s->skel->maps.targets, config->max_targets);
+        if (r < 0)
+                return log_error_errno(r, "Failed to size the targets map: %m");
+
+        r = vprof_bpf__load(s->skel);
+        if (r < 0)
+                return log_error_errno(r, "Failed to load the BPF program (vprofd needs root, or CAP_BPF and "
+                                          "CAP_PERFMON): %m");
+
+        s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), on_ring_record, s, NULL);
+        if (!s->ring)
+                return log_error_errno(negative_errno(), "Failed to set up the ring buffer: %m");
+
+        r = open_events_with_fallback(s, config);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+Sampler *sampler_free(Sampler *s)
+{
+        if (!s)
+                return NULL;
+        if (s->links)
+                close_events(s);
+        ring_buffer__free(s->ring);
+        vprof_bpf__destroy(s->skel);
+        free(s->links);
+        free(s->perf_fds);
+        free(s);
+        return NULL;
+}
+
+SamplerEvent sampler_event(const Sampler *s)
+{
+        return s->event;
+}
+
+const char *sampler_event_reason(const Sampler *s)
+{
+        return s->reason;
+}
+
+unsigned sampler_n_cpus(const Sampler *s)
+{
+        return s->n_events;
+}
+
+int sampler_add_target(Sampler *s, uint32_t tgid)
+{
+        struct vprof_target value = {};
+
+        if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &tgid, &value, BPF_NOEXIST) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int sampler_remove_target(Sampler *s, uint32_t tgid)
+{
+        if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &tgid) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int sampler_wakeup_fd(const Sampler *s)
+{
+        return ring_buffer__epoll_fd(s->ring);
+}
+
+int sampler_drain(Sampler *s)
+{
+        return ring_buffer__consume(s->ring);
+}
+
+int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX])
+{
+        int fd = bpf_map__fd(s->skel->maps.stats);
+        _cleanup_free_ uint64_t *values = calloc(s->n_possible_cpus, sizeof(uint64_t));
+
+        if (!values)
+                return -ENOMEM;
+        for (uint32_t key = 0; key < _VPROF_STAT_MAX; key++) {
+                uint64_t sum = 0;
+                if (bpf_map_lookup_elem(fd, &key, values) < 0)
+                        return negative_errno();
+                for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
+                        sum += values[cpu];
+                ret[key] = sum;
+        }
+        return 0;
+}
+
+uint64_t sampler_malformed(const Sampler *s)
+{
+        return s->malformed;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "macros.h"
+#include "vprof-abi.h"
+
+/* The BPF side: the skeleton, one perf_event per online CPU and the ring buffer of samples. */
+
+typedef enum SamplerEvent {
+        SAMPLER_EVENT_AUTO,
+        SAMPLER_EVENT_CYCLES,
+        SAMPLER_EVENT_CPU_CLOCK,
+        _SAMPLER_EVENT_MAX,
+        _SAMPLER_EVENT_INVALID = -1,
+} SamplerEvent;
+
+const char *sampler_event_to_string(SamplerEvent e);
+SamplerEvent sampler_event_from_string(const char *s);
+
+typedef struct SamplerConfig {
+        uint32_t frequency;  /* Hz per CPU */
+        SamplerEvent event;
+        size_t ring_size;    /* bytes, a power of two */
+        uint32_t max_targets;
+} SamplerConfig;
+
+/* Called for every record the ring buffer yields; returns 0 to go on. */
+typedef int (*sampler_sample_fn)(void *userdata, const struct vprof_sample *s);
+
+typedef struct Sampler Sampler;
+
+int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdata, Sampler **ret);
+Sampler *sampler_free(Sampler *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
+
+SamplerEvent sampler_event(const Sampler *s);
+const char *sampler_event_reason(const Sampler *s);
+unsigned sampler_n_cpus(const Sampler *s);
+
+/* -EEXIST when present, -E2BIG when the targets map is full. */
+int sampler_add_target(Sampler *s, uint32_t tgid);
+int sampler_remove_target(Sampler *s, uint32_t tgid);
+
+/* The fd that turns readable when the BPF program asks for a wakeup. */
+int sampler_wakeup_fd(const Sampler *s);
+/* Hand every waiting record to the callback; returns the number of records, or -errno. */
+int sampler_drain(Sampler *s);
+/* Counters summed over CPUs. Records still in the ring count as kept. */
+int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX]);
+/* Malformed ring records (shorter than struct vprof_sample); never expected, counted to be sure. */
+uint64_t sampler_malformed(const Sampler *s);

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "authz.h"
+#include "manager.h"
+#include "target.h"
+
+static int pidfd_open(pid_t pid)
+{
+        int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+static int pidfd_alive(int pidfd)
+{
+        return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 ? negative_errno() : 0;
+}
+
+static uint64_t now_realtime_usec(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int target_alloc_tables(Target *t)
+{
+        int r;
+
+        r = profile_new(&t->profile);
+        if (r < 0)
+                return r;
+        t->user_frames = hashmap_new(&uint64_hash_ops);
+        t->kernel_frames = hashmap_new(&uint64_hash_ops);
+        if (!t->user_frames || !t->kernel_frames)
+                return -ENOMEM;
+        return 0;
+}
+
+int target_new(Manager *m, pid_t pid, uid_t caller, Target **ret, pid_t *ret_tgid)
+{
+        _cleanup_(target_freep) Target *t = NULL;
+        _cleanup_close_ int pidfd = -1;
+        ProcInfo info;
+        int r;
+
+        /* Pin the process first: whatever /proc says afterwards is about this process if it is still
+         * alive after the reads (checked below), never about a successor that reused the PID. */
+        pidfd = pidfd_open(pid);
+        if (IN_SET(pidfd, -EINVAL, -ENOENT, -ESRCH)) {
+                /* A thread that is not a thread-group leader gets EINVAL before Linux 6.9 and ENOENT since. */
+                r = proc_info_read(pid, &info);
+                if (r < 0)
+                        return r;
+                if (info.tgid != pid) {
+                        *ret_tgid = info.tgid;
+                        return -ECHILD;
+                }
+                return -ESRCH;
+        }
+        if (pidfd < 0)
+                return pidfd;
+
+        r = proc_info_read(pid, &info);
+        if (r < 0)
+                return r;
+        if (info.kernel_thread)
+                return -EINVAL;
+        if (info.tgid != pid) {
+                *ret_tgid = info.tgid;
+                return -ECHILD;
+        }
+        if (!authz_may_profile(caller, info.uid))
+                return -EPERM;
+
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->pidfd = -1;
+        t->manager = m;
+        t->pid = pid;
+        t->info = info;
+        t->attach_usec = now_realtime_usec();
+        r = target_alloc_tables(t);
+        if (r < 0)
+                return r;
+        r = address_space_new(m->symbolizer, pid, &t->address_space);
+        if (r < 0)
+                return r;
+
+        r = pidfd_alive(pidfd);
+        if (r < 0)
+                return r == -ESRCH ? -ESRCH : r;
+
+        t->pidfd = TAKE_FD(pidfd);
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+Target *target_free(Target *t)
+{
+        if (!t)
+                return NULL;
+        sd_event_source_disable_unref(t->exit_source);
+        safe_close(t->pidfd);
+        address_space_free(t->address_space);
+        profile_free(t->profile);
+        hashmap_free(t->user_frames);
+        hashmap_free(t->kernel_frames);
+        free(t);
+        return NULL;
+}
+
+int target_reset(Target *t)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        int r;
+
+        r = profile_new(&p);
+        if (r < 0)
+                return r;
+        profile_free(t->profile);
+        t->profile = TAKE_PTR(p);
+        /* The caches hold ids of the old profile. */
+        hashmap_clear(t->user_frames);
+        hashmap_clear(t->kernel_frames);
+        return 0;
+}
+
+const char *target_state(const Target *t)
+{
+        return t->exited ? "exited" : "running";
+}
+
+static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *ret_id)
+{
+        char module[256], function[512];
+        const char *name = sym->function;
+
+        /* Kernel modules in brackets, as perf shows them, so "[kernel]" never reads as a file name. */
+        if (kernel)
+                snprintf(module, sizeof(module), "[%s]", sym->module);
+        else
+                snprintf(module, sizeof(module), "%s", sym->module);
+        if (!name) {
+                /* No symbol: keep the frame, named by where it is. */
+                snprintf(function, sizeof(function), "%s+0x%" PRIx64, module, sym->offset);
+                name = function;
+        }
+        return profile_intern_function(t->profile, module, name, ret_id);
+}
+
+static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_address, uint32_t *ret_id)
+{
+        Hashmap *cache = kernel ? t->kernel_frames : t->user_frames;
+        uint64_t key = return_address ? addr - 1 : addr;
+        void *v;
+        Symbol sym;
+        uint32_t id;
+        int r;
+
+        /* The hot path: most frames of a busy target were seen before. */
+        v = hashmap_get(cache, UINT64_TO_PTR(key));
+        if (v) {
+                *ret_id = (uint32_t)(PTR_TO_UINT64(v) - 1);
+                return 0;
+        }
+
+        if (kernel)
+                r = symbolizer_resolve_kernel(t->manager->symbolizer, addr, &sym);
+        else
+                r = address_space_resolve(t->address_space, addr, return_address, &sym);
+        if (r < 0)
+                return r;
+        r = intern_symbol(t, &sym, kernel, &id);
+        if (r < 0)
+                return r;
+        r = hashmap_put(cache, UINT64_TO_PTR(key), UINT64_TO_PTR((uint64_t)id + 1));
+        if (r < 0)
+                return r;
+        *ret_id = id;
+        return 0;
+}
+
+int target_add_sample(Target *t, const struct vprof_sample *s)
+{
+        uint32_t frames[VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES];
+        unsigned kdepth = MIN(s->kernel_depth, (unsigned)VPROF_MAX_KERNEL_FRAMES);
+        unsigned udepth = MIN(s->user_depth, (unsigned)VPROF_MAX_USER_FRAMES);
+        char comm[VPROF_COMM_LEN + 1];
+        size_t n = 0;
+        int r;
+
+        /* Innermost first: the kernel frames of a kernel-mode sample, then the user frames. Frame 0 of each
+         * stack is an interrupted instruction, the others are return addresses. */
+        for (unsigned i = 0; i < kdepth; i++) {
+                r = resolve_frame(t, s->kernel_stack[i], true, i > 0, &frames[n]);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        for (unsigned i = 0; i < udepth; i++) {
+                r = resolve_frame(t, s->user_stack[i], false, i > 0, &frames[n]);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        if (n == 0) {
+                /* No stack could be read: the sample still counts, under a name that says so. */
+                r = profile_intern_function(t->profile, "[unknown]", "[unknown]", &frames[n]);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+
+        memcpy(comm, s->comm, VPROF_COMM_LEN);
+        comm[VPROF_COMM_LEN] = '\0';
+        r = profile_add_sample(t->profile, &(ProfileSample){
+                .tid = s->tid,
+                .thread_name = comm,
+                .frames = frames,
+                .n_frames = n,
+        });
+        if (r < 0)
+                return r;
+        /* The process is named after its main thread, which exec and prctl may rename. */
+        if (s->tid == (uint32_t)t->pid && strcmp(t->info.comm, comm) != 0)
+                snprintf(t->info.comm, sizeof(t->info.comm), "%s", comm);
+        return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <systemd/sd-event.h>
+
+#include "hashmap.h"
+#include "profile.h"
+#include "proc-info.h"
+#include "symbolizer.h"
+#include "vprof-abi.h"
+
+typedef struct Manager Manager;
+
+/* One attached process: pinned by a pidfd, its maps snapshot, its profile and the caches that turn its
+ * addresses into the profile's function ids. */
+typedef struct Target {
+        Manager *manager;
+        pid_t pid;
+        int pidfd;
+        sd_event_source *exit_source;
+        ProcInfo info;          /* as read at attach; comm follows the main thread's name */
+        uint64_t attach_usec;   /* CLOCK_REALTIME */
+        bool exited;
+
+        AddressSpace *address_space;
+        Profile *profile;
+        Hashmap *user_frames;   /* looked-up address -> function id + 1 */
+        Hashmap *kernel_frames;
+} Target;
+
+/* Validates the process, opens its pidfd and maps; does not touch BPF or the event loop. -ESRCH when the
+ * process does not exist or exits meanwhile, -EINVAL for a kernel thread, -ECHILD for a thread ID that is not
+ * a process (ret_tgid then holds its process), -EPERM when caller may not profile it. */
+int target_new(Manager *m, pid_t pid, uid_t caller, Target **ret, pid_t *ret_tgid);
+Target *target_free(Target *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Target *, target_free);
+
+/* Clear the tables, keep sampling. */
+int target_reset(Target *t);
+
+/* Symbolize one sample and count it. */
+int target_add_sample(Target *t, const struct vprof_sample *s);
+
+const char *target_state(const Target *t);

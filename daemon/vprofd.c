@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus.h"
+#include "log.h"
+#include "manager.h"
+#include "parse-util.h"
+
+static uint32_t arg_frequency = 99;
+static SamplerEvent arg_event = SAMPLER_EVENT_AUTO;
+static uint32_t arg_ring_mib = 16;
+static uint32_t arg_max_targets = VPROF_MAX_TARGETS_DEFAULT;
+
+static void help(void)
+{
+        printf("Usage: vprofd [OPTIONS]\n\n"
+               "System-wide sampling profiler daemon; serves org.vprof.Profiler1 on the system bus.\n\n"
+               "  -F, --frequency=HZ     samples per second on each CPU, 1..10000 (default 99)\n"
+               "  -e, --event=EVENT      auto, cycles or cpu-clock (default auto: cycles, else cpu-clock)\n"
+               "      --ring-size=MIB    ring buffer size in MiB, 1..1024, rounded up to a power of two\n"
+               "                         (default 16)\n"
+               "      --max-targets=N    most processes attached at once, 1..65536 (default %u)\n"
+               "  -v, --verbose          log debug messages\n"
+               "  -h, --help             show this help\n"
+               "      --version          show the version\n",
+               VPROF_MAX_TARGETS_DEFAULT);
+}
+
+static int parse_argv(int argc, char *argv[])
+{
+        enum { ARG_VERSION = 0x100, ARG_RING_SIZE, ARG_MAX_TARGETS };
+        static const struct option options[] = {
+                { "frequency", required_argument, NULL, 'F' },
+                { "event", required_argument, NULL, 'e' },
+                { "ring-size", required_argument, NULL, ARG_RING_SIZE },
+                { "max-targets", required_argument, NULL, ARG_MAX_TARGETS },
+                { "verbose", no_argument, NULL, 'v' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                {}
+        };
+        int c, r;
+
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, ":F:e:vh", options, NULL)) >= 0)
+                switch (c) {
+                case 'F':
+                        r = parse_u32(optarg, 1, 10000, &arg_frequency);
+                        if (r < 0)
+                                return log_error_errno(-EINVAL, "Invalid frequency '%s': expected 1..10000 Hz.",
+                                                       optarg);
+                        break;
+                case 'e':
+                        arg_event = sampler_event_from_string(optarg);
+                        if (arg_event < 0)
+                                return log_error_errno(-EINVAL,
+                                                       "Invalid event '%s': expected auto, cycles or cpu-clock.",
+                                                       optarg);
+                        break;
+                case ARG_RING_SIZE:
+                        r = parse_u32(optarg, 1, 1024, &arg_ring_mib);
+                        if (r < 0)
+                                return log_error_errno(-EINVAL, "Invalid ring size '%s': expected 1..1024 MiB.",
+                                                       optarg);
+                        break;
+                case ARG_MAX_TARGETS:
+                        r = parse_u32(optarg, 1, 65536, &arg_max_targets);
+                        if (r < 0)
+                                return log_error_errno(-EINVAL, "Invalid target limit '%s': expected 1..65536.",
+                                                       optarg);
+                        break;
+                case 'v':
+                        log_set_max_level(LOG_DEBUG);
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("vprofd %s\n", VPROF_VERSION);
+                        return 0;
+                case ':':
+                        return log_error_errno(-EINVAL, "Option '%s' needs an argument.", argv[optind - 1]);
+                default:
+                        return log_error_errno(-EINVAL, "Unknown option '%s'.", argv[optind - 1]);
+                }
+        if (optind < argc)
+                return log_error_errno(-EINVAL, "Unexpected argument '%s'.", argv[optind]);
+        return 1;
+}
+
+static size_t round_up_pow2(size_t v)
+{
+        size_t p = 1;
+        while (p < v)
+                p <<= 1;
+        return p;
+}
+
+static int run(int argc, char *argv[])
+{
+        _cleanup_(manager_freep) Manager *m = NULL;
+        SamplerConfig config;
+        int r;
+
+        log_setup("vprofd");
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r;
+
+        config = (SamplerConfig){
+                .frequency = arg_frequency,
+                .event = arg_event,
+                .ring_size = round_up_pow2((size_t)arg_ring_mib << 20),
+                .max_targets = arg_max_targets,
+        };
+        r = manager_new(&config, &m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the daemon: %m");
+
+        r = sd_event_set_signal_exit(m->event, true);
+        if (r < 0)
+                return log_error_errno(r, "Failed to handle SIGTERM and SIGINT: %m");
+
+        r = manager_start_sampling(m);
+        if (r < 0)
+                return r;
+        log_info("Sampling with %s at %u Hz on %u CPUs (%s).", sampler_event_to_string(sampler_event(m->sampler)),
+                 config.frequency, sampler_n_cpus(m->sampler), sampler_event_reason(m->sampler));
+
+        r = bus_setup(m);
+        if (r < 0)
+                return r;
+        log_info("Ready on the system bus as org.vprof.Profiler1.");
+
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        log_info("Exiting.");
+        return 0;
+}
+
+int main(int argc, char *argv[])
+{
+        return run(argc, argv) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The acceptance run: vprofd at 999 Hz, a two-thread target keeping both CPUs busy for 30 s. Nothing may be
+lost and the samples kept must be within 5% of 999 x CPUs x 30. Prints the daemon's CPU time and peak RSS."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vprof_env  # noqa: E402
+
+ENV = None
+SECONDS = int(os.environ.get("VPROF_LOAD_SECONDS", "30"))
+FREQUENCY = 999
+
+
+class FullLoad(unittest.TestCase):
+    def test_no_sample_lost_at_999hz(self):
+        cpus = os.cpu_count()
+        cpu0, _ = vprof_env.daemon_usage(ENV.daemon.pid)
+        before = ENV.ctl_json("status")
+        demo = ENV.spawn_demo("--threads", cpus, "--seconds", SECONDS)
+        self.assertEqual(ENV.ctl("attach", demo.pid).returncode, 0)
+        ENV.go(demo)
+        demo.wait(SECONDS + 60)
+        after = ENV.ctl_json("status")
+        cpu1, rss = vprof_env.daemon_usage(ENV.daemon.pid)
+        report = ENV.ctl_json("report", demo.pid, "-n", "5")
+
+        kept = after["samples_kept"] - before["samples_kept"]
+        expected = FREQUENCY * cpus * SECONDS
+        print(f"\nload: {SECONDS} s, {cpus} threads at {FREQUENCY} Hz: kept {kept} (expected {expected}, "
+              f"{100.0 * (kept - expected) / expected:+.2f}%), counted {report['total_samples']}, "
+              f"lost {after['samples_lost']}, stack errors {after['stack_errors']}, "
+              f"truncated {after['stacks_truncated']}; vprofd CPU {cpu1 - cpu0:.3f} s "
+              f"({100.0 * (cpu1 - cpu0) / SECONDS:.2f}% of one CPU), peak RSS {rss} KiB", file=sys.stderr)
+
+        self.assertEqual(after["samples_lost"], 0)
+        self.assertEqual(after["samples_seen"],
+                         after["samples_kept"] + after["samples_discarded"] + after["samples_lost"])
+        self.assertLess(abs(kept - expected) / expected, 0.05)
+        self.assertEqual(report["total_samples"], kept)
+        self.assertEqual(report["functions"][0]["function"], "work_alpha")
+
+
+if __name__ == "__main__":
+    ENV = vprof_env.start_env_or_skip(frequency=FREQUENCY)
+    try:
+        prog = unittest.main(verbosity=2, exit=False)
+        ok = prog.result.wasSuccessful()
+    finally:
+        ENV.stop()
+    sys.exit(0 if ok else 1)

@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A private system bus and a real vprofd on it, for the integration tests.
+
+Paths come from the environment that meson sets: VPROFD, VPROFCTL, VPROF_DEMO, VPROF_POLICY, VPROF_BUS_CONF_IN.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+
+SKIP = 77  # meson's "skipped" exit code
+
+
+def require_bpf_or_skip():
+    """Root and BPF are needed; outside CI a machine without them skips, in CI that is a failure."""
+    reason = None
+    if os.geteuid() != 0:
+        reason = "needs root (BPF programs and perf events)"
+    elif not os.path.exists("/sys/kernel/btf/vmlinux"):
+        reason = "needs kernel BTF at /sys/kernel/btf/vmlinux"
+    if reason:
+        if os.environ.get("CI") == "true":
+            raise SystemExit(f"FAIL: integration tests cannot run in CI: {reason}")
+        print(f"SKIP: {reason}")
+        raise SystemExit(SKIP)
+
+
+class BpfUnavailable(Exception):
+    pass
+
+
+class VprofEnv:
+    def __init__(self, frequency=99, extra_args=()):
+        self.tmp = tempfile.mkdtemp(prefix="vprof-test-")
+        self.socket = os.path.join(self.tmp, "system_bus_socket")
+        self.address = f"unix:path={self.socket}"
+        self.env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.address)
+        self.frequency = frequency
+        self.extra_args = list(extra_args)
+        self.bus = None
+        self.daemon = None
+        self.daemon_log = os.path.join(self.tmp, "vprofd.log")
+        self.children = []
+
+    # --- lifecycle -------------------------------------------------------------------------------------------
+    def start(self):
+        with open(os.environ["VPROF_BUS_CONF_IN"]) as f:
+            conf = f.read().replace("@SOCKET@", self.socket).replace("@POLICY@", os.environ["VPROF_POLICY"])
+        conf_path = os.path.join(self.tmp, "bus.conf")
+        with open(conf_path, "w") as f:
+            f.write(conf)
+        os.chmod(self.tmp, 0o755)  # the unprivileged test user must reach the socket
+        self.bus = subprocess.Popen(["dbus-daemon", "--nofork", "--nopidfile", f"--config-file={conf_path}"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self._wait_for(lambda: os.path.exists(self.socket), 10, "dbus-daemon socket")
+        self.start_daemon()
+        return self
+
+    def start_daemon(self):
+        log = open(self.daemon_log, "a")
+        self.daemon = subprocess.Popen([os.environ["VPROFD"], "--frequency", str(self.frequency)] + self.extra_args,
+                                       env=self.env, stdout=log, stderr=log)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.daemon.poll() is not None:
+                text = self.log_text()
+                if "Failed to load the BPF program" in text or "Failed to open a" in text:
+                    raise BpfUnavailable(text)
+                raise RuntimeError(f"vprofd exited with {self.daemon.returncode}:\n{text}")
+            if self.ctl("status").returncode == 0:
+                return
+            time.sleep(0.1)
+        raise RuntimeError("vprofd did not come up:\n" + self.log_text())
+
+    def stop(self):
+        for p in self.children:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for p in (self.daemon, self.bus):
+            if p and p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def log_text(self):
+        with open(self.daemon_log) as f:
+            return f.read()
+
+    @staticmethod
+    def _wait_for(cond, timeout, what):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if cond():
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"timed out waiting for {what}")
+
+    # --- clients ---------------------------------------------------------------------------------------------
+    def ctl(self, *args, user=None, timeout=30):
+        cmd = [os.environ["VPROFCTL"], *map(str, args)]
+        if user:
+            cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+        return subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
+
+    def ctl_json(self, *args, user=None):
+        r = self.ctl("--json", *args, user=user)
+        if r.returncode != 0:
+            raise AssertionError(f"vprofctl {' '.join(map(str, args))} failed ({r.returncode}): {r.stderr}")
+        return json.loads(r.stdout)
+
+    def dbus_send(self, method, *args, interface="org.vprof.Profiler1"):
+        cmd = ["dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1", "/org/vprof/Profiler1",
+               f"{interface}.{method}", *args]
+        return subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=30)
+
+    # --- workloads -------------------------------------------------------------------------------------------
+    def spawn_demo(self, *args, wait=True, user=None):
+        """Start vprof-demo; with wait, it blocks before working until go() so it can be attached first."""
+        cmd = [os.environ["VPROF_DEMO"], *map(str, args)] + (["--wait-stdin"] if wait else [])
+        if user:
+            cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.children.append(p)
+        if wait:
+            line = p.stdout.readline()
+            assert line.startswith("ready "), f"vprof-demo said {line!r}"
+        return p
+
+    @staticmethod
+    def go(p):
+        p.stdin.write("go\n")
+        p.stdin.flush()
+
+
+def daemon_usage(pid):
+    """CPU seconds (user + system) and peak RSS in KiB of a running process."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    hwm = 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1])
+    return cpu, hwm
+
+
+def start_env_or_skip(**kwargs):
+    """A started VprofEnv; a machine that cannot load BPF skips (77), and fails in CI."""
+    require_bpf_or_skip()
+    env = VprofEnv(**kwargs)
+    try:
+        return env.start()
+    except BpfUnavailable as e:
+        env.stop()
+        if os.environ.get("CI") == "true":
+            raise SystemExit(f"FAIL: BPF is unavailable in CI:\n{e}")
+        print(f"SKIP: BPF is unavailable here:\n{e}")
+        raise SystemExit(SKIP)

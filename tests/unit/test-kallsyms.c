@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "kallsyms.h"
+#include "macros.h"
+
+/* Out of order (as with modules), aliases at one address, a data symbol, a weak one, module symbols. */
+static const char kallsyms_text[] =
+        "ffffffff81000000 T _text\n"
+        "ffffffff81000000 T _stext\n"
+        "ffffffff81000100 t secondary_startup\n"
+        "ffffffff81000200 D some_data\n"
+        "ffffffff81000300 W weak_fn\n"
+        "ffffffff81000400 T _etext\n"
+        "0000000000000000 A fixed_percpu_data\n"
+        "ffffffffc0a01100 t bar\t[ext4]\n"
+        "ffffffffc0a01000 t foo\t[ext4]\n"
+        "ffffffffc0b00000 T baz\t[xfs]\n"
+        "ffffffffc0c00000 b bss_thing\t[xfs]\n";
+
+static const char restricted_text[] =
+        "0000000000000000 T _stext\n"
+        "0000000000000000 t secondary_startup\n"
+        "0000000000000000 t foo\t[ext4]\n";
+
+/* Write text to a temporary file; the caller unlinks and frees the path. */
+static char *write_temp(const char *text)
+{
+        char *path = strdup("/tmp/test-kallsyms-XXXXXX");
+        int fd;
+
+        ck_assert_ptr_nonnull(path);
+        fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+        return path;
+}
+
+static void check_lookup(const Kallsyms *k, uint64_t addr, const char *name, const char *module,
+                         uint64_t offset)
+{
+        const char *m = NULL, *n;
+        uint64_t o = UINT64_MAX;
+
+        n = kallsyms_lookup(k, addr, &m, &o);
+        ck_assert_msg(n && strcmp(n, name) == 0, "0x%" PRIx64 ": expected %s, got %s", addr, name,
+                      n ?: "(null)");
+        ck_assert_str_eq(m, module);
+        ck_assert_uint_eq(o, offset);
+}
+
+START_TEST(test_fixture)
+{
+        _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
+        _cleanup_free_ char *path = write_temp(kallsyms_text);
+
+        ck_assert_int_eq(kallsyms_load(path, &k), 0);
+        unlink(path);
+        ck_assert(!kallsyms_restricted(k));
+        /* Text symbols only, one per address: _stext (or _text), secondary_startup, weak_fn, _etext, foo,
+         * bar, baz. */
+        ck_assert_uint_eq(kallsyms_count(k), 7);
+
+        /* Of two aliases, the same one whatever the order of the file. */
+        check_lookup(k, UINT64_C(0xffffffff81000000), "_stext", "kernel", 0);
+        check_lookup(k, UINT64_C(0xffffffff810000ff), "_stext", "kernel", 0xff);
+        check_lookup(k, UINT64_C(0xffffffff81000100), "secondary_startup", "kernel", 0);
+        /* The data symbol is not a boundary. */
+        check_lookup(k, UINT64_C(0xffffffff81000250), "secondary_startup", "kernel", 0x150);
+        check_lookup(k, UINT64_C(0xffffffff81000301), "weak_fn", "kernel", 1);
+        check_lookup(k, UINT64_C(0xffffffffc0a01000), "foo", "ext4", 0);
+        check_lookup(k, UINT64_C(0xffffffffc0a010ff), "foo", "ext4", 0xff);
+        check_lookup(k, UINT64_C(0xffffffffc0a01180), "bar", "ext4", 0x80);
+        check_lookup(k, UINT64_C(0xffffffffc0b00010), "baz", "xfs", 0x10);
+
+        /* Below the first symbol; and far past the last symbol of the core text or of a module, where no
+         * function is that long, an address is unknown rather than _etext+32M. */
+        ck_assert_ptr_null(kallsyms_lookup(k, UINT64_C(0xffffffff80ffffff), NULL, NULL));
+        ck_assert_ptr_null(kallsyms_lookup(k, 0x1000, NULL, NULL));
+        check_lookup(k, UINT64_C(0xffffffff81000410), "_etext", "kernel", 0x10);
+        ck_assert_ptr_null(kallsyms_lookup(k, UINT64_C(0xffffffff81000400) + 32 * 1024 * 1024, NULL, NULL));
+        ck_assert_ptr_null(kallsyms_lookup(k, UINT64_C(0xffffffffc0b00000) + 16 * 1024 * 1024, NULL, NULL));
+        ck_assert_ptr_null(kallsyms_lookup(k, UINT64_MAX, NULL, NULL));
+}
+END_TEST
+
+START_TEST(test_restricted)
+{
+        _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
+        _cleanup_free_ char *path = write_temp(restricted_text);
+
+        ck_assert_int_eq(kallsyms_load(path, &k), 0);
+        unlink(path);
+        ck_assert(kallsyms_restricted(k));
+        ck_assert_uint_eq(kallsyms_count(k), 0);
+        ck_assert_ptr_null(kallsyms_lookup(k, 0, NULL, NULL));
+        ck_assert_ptr_null(kallsyms_lookup(k, UINT64_C(0xffffffff81000000), NULL, NULL));
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+        Kallsyms *sentinel = (Kallsyms *)0x1, *k = sentinel;
+        _cleanup_free_ char *path = write_temp("ffffffff81000000 T _stext\nnot a line\n");
+
+        ck_assert_int_eq(kallsyms_load(path, &k), -EINVAL);
+        unlink(path);
+        ck_assert_ptr_eq(k, sentinel);
+        ck_assert_int_eq(kallsyms_load("/nonexistent/kallsyms", &k), -ENOENT);
+        ck_assert_ptr_eq(k, sentinel);
+        ck_assert_ptr_null(kallsyms_lookup(NULL, 1, NULL, NULL));
+}
+END_TEST
+
+/* The address of a text symbol of the running kernel, by reading the file ourselves; 0 when not found. */
+static uint64_t find_symbol(const char *name)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/kallsyms", "re");
+        char line[512], sym[256], type;
+        unsigned long long addr;
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && (type == 'T' || type == 't') &&
+                    strcmp(sym, name) == 0 && !strchr(line, '['))
+                        return addr;
+        return 0;
+}
+
+START_TEST(test_proc_kallsyms)
+{
+        _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
+        static const char *const names[] = { "schedule", "do_syscall_64", "vfs_read" };
+        size_t found = 0;
+        int r;
+
+        r = kallsyms_load("/proc/kallsyms", &k);
+        if (r < 0 || kallsyms_restricted(k)) {
+                /* Nothing to compare with: only the absence of names can be checked. */
+                fprintf(stderr, "/proc/kallsyms unreadable or restricted, skipping the live check\n");
+                if (r >= 0)
+                        ck_assert_uint_eq(kallsyms_count(k), 0);
+                return;
+        }
+        ck_assert_uint_gt(kallsyms_count(k), 1000);
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                uint64_t addr = find_symbol(names[i]);
+
+                if (addr == 0)
+                        continue;
+                found++;
+                check_lookup(k, addr, names[i], "kernel", 0);
+                check_lookup(k, addr + 2, names[i], "kernel", 2);
+        }
+        ck_assert_uint_gt(found, 0);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("kallsyms");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_fixture);
+        tcase_add_test(tc, test_restricted);
+        tcase_add_test(tc, test_errors);
+        tcase_add_test(tc, test_proc_kallsyms);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}

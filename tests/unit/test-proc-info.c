@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "cpu-list.h"
+#include "macros.h"
+#include "parse-util.h"
+#include "proc-info.h"
+
+START_TEST(test_parse_pid)
+{
+        uint32_t v = 7;
+
+        ck_assert_int_eq(parse_pid("1", &v), 0);
+        ck_assert_uint_eq(v, 1);
+        ck_assert_int_eq(parse_pid("4194304", &v), 0);
+        ck_assert_uint_eq(v, 4194304);
+        static const char *const bad[] = { "0", "-1", "+1", " 1", "1 ", "1a", "", "0x10", "4194305",
+                                            "99999999999999999999999" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                v = 7;
+                ck_assert_msg(parse_pid(bad[i], &v) < 0, "accepted '%s'", bad[i]);
+                ck_assert_uint_eq(v, 7); /* untouched on failure */
+        }
+        ck_assert_int_eq(parse_pid(NULL, &v), -EINVAL);
+        ck_assert_int_eq(parse_u32("10001", 1, 10000, &v), -ERANGE);
+        ck_assert_int_eq(parse_u32("10000", 1, 10000, &v), 0);
+}
+END_TEST
+
+START_TEST(test_cpu_list)
+{
+        bool cpus[16];
+
+        ck_assert_int_eq(cpu_list_parse("0-3,8,10-11\n", cpus, 16), 7);
+        ck_assert(cpus[0] && cpus[3] && !cpus[4] && cpus[8] && !cpus[9] && cpus[11] && !cpus[12]);
+        ck_assert_int_eq(cpu_list_parse("0\n", cpus, 16), 1);
+        ck_assert_int_eq(cpu_list_parse("0-31", cpus, 16), 16); /* clipped to the bitmap */
+        ck_assert_int_eq(cpu_list_parse("3-1", cpus, 16), -EINVAL);
+        ck_assert_int_eq(cpu_list_parse("a", cpus, 16), -EINVAL);
+        ck_assert_int_eq(cpu_list_parse("1,,2", cpus, 16), -EINVAL);
+        ck_assert_int_eq(cpu_list_parse("1-", cpus, 16), -EINVAL);
+        /* The real file agrees with sysconf. */
+        bool online[4096];
+        ck_assert_int_eq(cpu_list_read_online(online, 4096), (int)sysconf(_SC_NPROCESSORS_ONLN));
+}
+END_TEST
+
+START_TEST(test_stat_and_status_parsers)
+{
+        unsigned flags;
+        uint64_t start;
+        pid_t tgid;
+        uid_t uid[3];
+
+        /* A command with spaces and parentheses must not shift the fields. */
+        const char *stat = "1234 (we ird) (x)) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 987654 "
+                           "1000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+        ck_assert_int_eq(proc_stat_parse(stat, &flags, &start), 0);
+        ck_assert_uint_eq(flags, 4194560);
+        ck_assert_uint_eq(start, 987654);
+        ck_assert_int_eq(proc_stat_parse("garbage", &flags, &start), -EINVAL);
+        ck_assert_int_eq(proc_stat_parse("1 (x) S 1", &flags, &start), -EINVAL);
+
+        const char *status = "Name:\tdemo\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4321\nNgid:\t0\n"
+                             "Pid:\t4322\nPPid:\t1\nTracerPid:\t0\nUid:\t1000\t1001\t1002\t1003\nGid:\t0\t0\t0\t0\n";
+        ck_assert_int_eq(proc_status_parse(status, &tgid, uid), 0);
+        ck_assert_int_eq(tgid, 4321);
+        ck_assert_uint_eq(uid[0], 1000);
+        ck_assert_uint_eq(uid[1], 1001);
+        ck_assert_uint_eq(uid[2], 1002);
+        ck_assert_int_eq(proc_status_parse("Name:\tx\n", &tgid, uid), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_read_real_processes)
+{
+        ProcInfo info;
+        char comm[64] = "";
+        FILE *f;
+
+        ck_assert_int_eq(proc_info_read(getpid(), &info), 0);
+        ck_assert_int_eq(info.tgid, getpid());
+        ck_assert_uint_eq(info.uid[0], getuid());
+        ck_assert_uint_eq(info.uid[1], geteuid());
+        ck_assert(!info.kernel_thread);
+        ck_assert_uint_gt(info.start_time, 0);
+        ck_assert_str_eq(info.comm, "test-proc-info");
+
+        /* kthreadd is PID 2 on every kernel booted normally; skip the check inside a PID namespace. */
+        f = fopen("/proc/2/comm", "re");
+        if (f) {
+                ck_assert_ptr_nonnull(fgets(comm, sizeof(comm), f));
+                fclose(f);
+        }
+        if (strcmp(comm, "kthreadd\n") == 0) {
+                ck_assert_int_eq(proc_info_read(2, &info), 0);
+                ck_assert(info.kernel_thread);
+        }
+        ck_assert_int_eq(proc_info_read(4194304 + 1, &info), -ESRCH);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("proc-info");
+        TCase *tc = tcase_create("parsers");
+
+        tcase_add_test(tc, test_parse_pid);
+        tcase_add_test(tc, test_cpu_list);
+        tcase_add_test(tc, test_stat_and_status_parsers);
+        tcase_add_test(tc, test_read_real_processes);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}

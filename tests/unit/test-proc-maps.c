@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "macros.h"
+#include "proc-maps.h"
+
+/* As the kernel prints it: paths padded to a column, an anonymous line ending in "0 ", a path with spaces, a
+ * deleted file, special mappings and the vsyscall page at the top of the address space. */
+static const char maps_text[] =
+        "00400000-00452000 r-xp 00000000 08:02 173521                             /usr/bin/my prog\n"
+        "00651000-00652000 r--p 00051000 08:02 173521                             /usr/bin/my prog\n"
+        "00652000-00655000 rw-p 00052000 08:02 173521                             /usr/bin/my prog\n"
+        "01a3e000-01a5f000 rw-p 00000000 00:00 0                                  [heap]\n"
+        "7f0000000000-7f0000021000 rwxp 00000000 00:00 0 \n"
+        "7f1a2b3c4000-7f1a2b3c5000 r-xp 00002000 fd:01 99                    /tmp/gone lib.so (deleted)\n"
+        "7ffc0e7d5000-7ffc0e7f6000 rw-p 00000000 00:00 0                          [stack]\n"
+        "7ffc0e7fb000-7ffc0e7fd000 r-xp 00000000 00:00 0                          [vdso]\n"
+        "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n";
+
+START_TEST(test_parse)
+{
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL;
+        const ProcMap *p;
+
+        ck_assert_int_eq(proc_maps_parse(maps_text, &m), 0);
+        ck_assert_uint_eq(m->n, 9);
+
+        p = &m->maps[0];
+        ck_assert_uint_eq(p->start, 0x400000);
+        ck_assert_uint_eq(p->end, 0x452000);
+        ck_assert_uint_eq(p->offset, 0);
+        ck_assert_uint_eq(p->dev_major, 8);
+        ck_assert_uint_eq(p->dev_minor, 2);
+        ck_assert_uint_eq(p->inode, 173521);
+        ck_assert(p->readable && !p->writable && p->executable && !p->deleted);
+        ck_assert_str_eq(p->path, "/usr/bin/my prog");
+
+        p = &m->maps[1];
+        ck_assert_uint_eq(p->offset, 0x51000);
+        ck_assert(p->readable && !p->writable && !p->executable);
+        ck_assert_str_eq(p->path, "/usr/bin/my prog");
+        ck_assert(m->maps[2].writable);
+
+        ck_assert_str_eq(m->maps[3].path, "[heap]");
+
+        p = &m->maps[4];
+        ck_assert_ptr_null(p->path);
+        ck_assert_uint_eq(p->inode, 0);
+        ck_assert(p->writable && p->executable && !p->deleted);
+        ck_assert_uint_eq(p->start, UINT64_C(0x7f0000000000));
+
+        p = &m->maps[5];
+        ck_assert(p->deleted);
+        ck_assert_str_eq(p->path, "/tmp/gone lib.so");
+        ck_assert_uint_eq(p->dev_major, 0xfd);
+        ck_assert_uint_eq(p->dev_minor, 1);
+        ck_assert_uint_eq(p->inode, 99);
+        ck_assert_uint_eq(p->offset, 0x2000);
+
+        ck_assert_str_eq(m->maps[6].path, "[stack]");
+        ck_assert_str_eq(m->maps[7].path, "[vdso]");
+        ck_assert(m->maps[7].executable);
+
+        p = &m->maps[8];
+        ck_assert_uint_eq(p->start, UINT64_C(0xffffffffff600000));
+        ck_assert_uint_eq(p->end, UINT64_C(0xffffffffff601000));
+        ck_assert(!p->readable && p->executable);
+        ck_assert_str_eq(p->path, "[vsyscall]");
+}
+END_TEST
+
+START_TEST(test_find)
+{
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL;
+
+        ck_assert_int_eq(proc_maps_parse(maps_text, &m), 0);
+
+        /* Start inclusive, end exclusive. */
+        ck_assert_ptr_eq(proc_maps_find(m, 0x400000), &m->maps[0]);
+        ck_assert_ptr_eq(proc_maps_find(m, 0x451fff), &m->maps[0]);
+        ck_assert_ptr_null(proc_maps_find(m, 0x452000));
+        /* Below everything, in gaps, above everything. */
+        ck_assert_ptr_null(proc_maps_find(m, 0));
+        ck_assert_ptr_null(proc_maps_find(m, 0x3fffff));
+        ck_assert_ptr_null(proc_maps_find(m, 0x600000));
+        ck_assert_ptr_eq(proc_maps_find(m, 0x651000), &m->maps[1]);
+        ck_assert_ptr_eq(proc_maps_find(m, 0x652000), &m->maps[2]); /* adjacent mappings */
+        ck_assert_ptr_eq(proc_maps_find(m, 0x654fff), &m->maps[2]);
+        ck_assert_ptr_null(proc_maps_find(m, 0x655000));
+        ck_assert_ptr_eq(proc_maps_find(m, UINT64_C(0x7f1a2b3c4abc)), &m->maps[5]);
+        ck_assert_ptr_eq(proc_maps_find(m, UINT64_C(0x7ffc0e7fc000)), &m->maps[7]);
+        ck_assert_ptr_null(proc_maps_find(m, UINT64_C(0x7ffc0e7f6000)));
+        ck_assert_ptr_eq(proc_maps_find(m, UINT64_C(0xffffffffff600fff)), &m->maps[8]);
+        ck_assert_ptr_null(proc_maps_find(m, UINT64_MAX));
+        ck_assert_ptr_null(proc_maps_find(NULL, 0x400000));
+}
+END_TEST
+
+START_TEST(test_unsorted_and_empty)
+{
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL, *empty = NULL;
+
+        /* No trailing newline either. */
+        ck_assert_int_eq(proc_maps_parse("3000-4000 r-xp 00000000 00:00 0 \n"
+                                         "1000-2000 r--p 00000000 08:01 12 /lib/a.so\n"
+                                         "2000-3000 r--p 00001000 08:01 12 /lib/a.so",
+                                         &m),
+                         0);
+        ck_assert_uint_eq(m->n, 3);
+        ck_assert_uint_eq(m->maps[0].start, 0x1000);
+        ck_assert_uint_eq(m->maps[1].start, 0x2000);
+        ck_assert_uint_eq(m->maps[2].start, 0x3000);
+        ck_assert_str_eq(m->maps[1].path, "/lib/a.so");
+        ck_assert_ptr_null(m->maps[2].path);
+        ck_assert_ptr_eq(proc_maps_find(m, 0x2800), &m->maps[1]);
+
+        /* A kernel thread or a zombie has an empty maps file. */
+        ck_assert_int_eq(proc_maps_parse("", &empty), 0);
+        ck_assert_uint_eq(empty->n, 0);
+        ck_assert_ptr_null(proc_maps_find(empty, 0x1000));
+}
+END_TEST
+
+START_TEST(test_malformed)
+{
+        static const char *const bad[] = {
+                "hello\n",
+                "1000 r-xp 00000000 00:00 0\n",
+                "1000-2000\n",
+                "1000-2000 r-xp\n",
+                "1000-2000 r-xp 00000000 00:00\n",
+                "1000-2000 r-xp 00000000 0000 0\n",
+                "1000-2000 r-xp 00000000 00:00 x /bin/true\n",
+                "2000-1000 r-xp 00000000 00:00 0\n",
+                "1000-2000 r-xp 00000000 00:00 0\n-1000-2000 r-xp 00000000 00:00 0\n",
+                "1000-2000 r-xp 00000000 00:00 0\n 1000-2000 r-xp 00000000 00:00 0\n",
+        };
+        ProcMaps *sentinel = (ProcMaps *)0x1, *m;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                m = sentinel;
+                ck_assert_msg(proc_maps_parse(bad[i], &m) == -EINVAL, "accepted '%s'", bad[i]);
+                ck_assert_ptr_eq(m, sentinel); /* untouched on failure */
+        }
+}
+END_TEST
+
+static __attribute__((noinline)) int marker_function(void)
+{
+        return 42;
+}
+
+START_TEST(test_read_self)
+{
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL;
+        char exe[PATH_MAX];
+        ssize_t n;
+        const ProcMap *p;
+        int local = 0;
+
+        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        ck_assert_int_gt(n, 0);
+        exe[n] = '\0';
+
+        ck_assert_int_eq(proc_maps_read(getpid(), &m), 0);
+        ck_assert_uint_gt(m->n, 3);
+        for (size_t i = 1; i < m->n; i++)
+                ck_assert_uint_le(m->maps[i - 1].end, m->maps[i].start);
+
+        /* Our own code is in an executable mapping of our own file. */
+        p = proc_maps_find(m, (uint64_t)(uintptr_t)marker_function);
+        ck_assert_ptr_nonnull(p);
+        ck_assert(p->executable && p->readable && !p->deleted);
+        ck_assert_str_eq(p->path, exe);
+        ck_assert_uint_ne(p->inode, 0);
+        ck_assert_int_eq(marker_function(), 42);
+
+        /* A stack variable is in a writable mapping (the [stack], or a fake stack of the sanitizer). */
+        p = proc_maps_find(m, (uint64_t)(uintptr_t)&local);
+        ck_assert_ptr_nonnull(p);
+        ck_assert(p->writable);
+}
+END_TEST
+
+START_TEST(test_read_gone)
+{
+        ProcMaps *sentinel = (ProcMaps *)0x1, *m = sentinel;
+        pid_t pid;
+        int status;
+
+        /* A reaped child's PID names no process (until reused, which a fresh PID is not, this soon). */
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0)
+                _exit(0);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_int_eq(proc_maps_read(pid, &m), -ESRCH);
+        ck_assert_ptr_eq(m, sentinel);
+        ck_assert_int_eq(proc_maps_read(0, &m), -EINVAL);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("proc-maps");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_parse);
+        tcase_add_test(tc, test_find);
+        tcase_add_test(tc, test_unsorted_and_empty);
+        tcase_add_test(tc, test_malformed);
+        tcase_add_test(tc, test_read_self);
+        tcase_add_test(tc, test_read_gone);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}

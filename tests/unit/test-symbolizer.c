@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "fixture-util.h"
+#include "macros.h"
+#include "proc-maps.h"
+#include "symbolizer.h"
+
+/* From the command line: the fixtures built in tests/fixtures. */
+static const char *arg_lib, *arg_pie, *arg_nopie;
+
+/* Longer than the symbolizer's interval between two reads of one process's maps. */
+static void wait_reread_interval(void)
+{
+        struct timespec ts = { .tv_sec = 0, .tv_nsec = 150 * 1000 * 1000 };
+
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+static void check_symbol(const Symbol *sym, const char *module, const char *function, uint64_t offset)
+{
+        ck_assert_str_eq(sym->module, module);
+        if (function)
+                ck_assert_msg(sym->function && strcmp(sym->function, function) == 0, "expected %s, got %s",
+                              function, sym->function ?: "(null)");
+        else
+                ck_assert_ptr_null(sym->function);
+        ck_assert_uint_eq(sym->offset, offset);
+}
+
+static void check_program(const char *path)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        Symbol sym;
+        Fixture f;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        fixture_start(path, &f);
+        ck_assert_int_eq(address_space_new(s, f.pid, &as), 0);
+
+        ck_assert_int_eq(address_space_resolve(as, f.target, false, &sym), 0);
+        check_symbol(&sym, base_name(path), "vprof_fixture_prog_target", 0);
+        ck_assert_int_eq(address_space_resolve(as, f.target + 5, false, &sym), 0);
+        check_symbol(&sym, base_name(path), "vprof_fixture_prog_target", 5);
+        ck_assert_int_eq(address_space_resolve(as, f.local, false, &sym), 0);
+        check_symbol(&sym, base_name(path), "fixture_prog_local", 0);
+
+        /* A return address just past the function's first byte is a call from inside it; the offset is still
+         * that of the address given. */
+        ck_assert_int_eq(address_space_resolve(as, f.target + 1, true, &sym), 0);
+        check_symbol(&sym, base_name(path), "vprof_fixture_prog_target", 1);
+        /* A return address at the function's start is a call at the end of whatever precedes it. */
+        ck_assert_int_eq(address_space_resolve(as, f.target, true, &sym), 0);
+        ck_assert_str_eq(sym.module, base_name(path));
+        ck_assert(!sym.function || strcmp(sym.function, "vprof_fixture_prog_target") != 0);
+
+        ck_assert_int_eq(fixture_stop(&f), 0);
+}
+
+START_TEST(test_pie)
+{
+        check_program(arg_pie);
+}
+END_TEST
+
+START_TEST(test_nopie)
+{
+        check_program(arg_nopie);
+}
+END_TEST
+
+START_TEST(test_dlopen_rereads_maps)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        void *handle, *alpha, *beta;
+        Symbol sym;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        /* The snapshot is taken before the library is there. */
+        ck_assert_int_eq(address_space_new(s, getpid(), &as), 0);
+
+        handle = dlopen(arg_lib, RTLD_NOW | RTLD_LOCAL);
+        ck_assert_msg(handle, "dlopen: %s", dlerror());
+        alpha = dlsym(handle, "vprof_fixture_lib_alpha");
+        beta = dlsym(handle, "vprof_fixture_lib_beta");
+        ck_assert(alpha && beta);
+
+        wait_reread_interval();
+        ck_assert_int_eq(address_space_resolve(as, (uintptr_t)alpha, false, &sym), 0);
+        check_symbol(&sym, "libvprof-fixture.so", "vprof_fixture_lib_alpha", 0);
+        ck_assert_int_eq(address_space_resolve(as, (uintptr_t)beta + 3, true, &sym), 0);
+        check_symbol(&sym, "libvprof-fixture.so", "vprof_fixture_lib_beta", 3);
+        ck_assert_int_eq(address_space_resolve(as, (uintptr_t)beta, true, &sym), 0);
+        ck_assert(!sym.function || strcmp(sym.function, "vprof_fixture_lib_beta") != 0);
+        ck_assert_uint_eq(symbolizer_cached_files(s), 1);
+        dlclose(handle);
+}
+END_TEST
+
+/* The executable mapping of path in pid that holds file_offset, or NULL. */
+static const ProcMap *find_file_offset(const ProcMaps *m, const char *path, uint64_t file_offset)
+{
+        for (size_t i = 0; i < m->n; i++) {
+                const ProcMap *p = &m->maps[i];
+
+                if (p->path && strcmp(p->path, path) == 0 && p->executable && file_offset >= p->offset &&
+                    file_offset - p->offset < p->end - p->start)
+                        return p;
+        }
+        return NULL;
+}
+
+START_TEST(test_cache_shared_between_processes)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *self = NULL, *child = NULL;
+        _cleanup_(proc_maps_freep) ProcMaps *self_maps = NULL, *child_maps = NULL;
+        const ProcMap *p, *q;
+        void *fn;
+        uint64_t file_offset, addr;
+        Dl_info info;
+        Symbol sym;
+        size_t n;
+        Fixture f;
+
+        /* A libc function that no sanitizer intercepts, and the file it is in. */
+        fn = dlsym(RTLD_DEFAULT, "getppid");
+        ck_assert_ptr_nonnull(fn);
+        ck_assert(dladdr(fn, &info) != 0);
+        ck_assert_msg(strncmp(base_name(info.dli_fname), "libc.so", 7) == 0, "getppid is in %s",
+                      info.dli_fname);
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_uint_eq(symbolizer_cached_files(s), 0);
+        ck_assert_int_eq(address_space_new(s, getpid(), &self), 0);
+        ck_assert_int_eq(address_space_resolve(self, (uintptr_t)fn, false, &sym), 0);
+        check_symbol(&sym, base_name(info.dli_fname), "getppid", 0);
+        n = symbolizer_cached_files(s);
+        ck_assert_uint_eq(n, 1);
+
+        /* The same byte of libc in another process, at another address. */
+        ck_assert_int_eq(proc_maps_read(getpid(), &self_maps), 0);
+        p = proc_maps_find(self_maps, (uintptr_t)fn);
+        ck_assert_ptr_nonnull(p);
+        file_offset = (uintptr_t)fn - p->start + p->offset;
+
+        fixture_start(arg_pie, &f);
+        ck_assert_int_eq(address_space_new(s, f.pid, &child), 0);
+        ck_assert_int_eq(proc_maps_read(f.pid, &child_maps), 0);
+        q = find_file_offset(child_maps, p->path, file_offset);
+        ck_assert_ptr_nonnull(q);
+        addr = q->start + (file_offset - q->offset);
+        ck_assert_int_eq(address_space_resolve(child, addr + 2, false, &sym), 0);
+        check_symbol(&sym, base_name(info.dli_fname), "getppid", 2);
+        /* libc was parsed once for both. */
+        ck_assert_uint_eq(symbolizer_cached_files(s), n);
+
+        /* The fixture's own file is new to the cache. */
+        ck_assert_int_eq(address_space_resolve(child, f.target, false, &sym), 0);
+        check_symbol(&sym, "fixture-pie", "vprof_fixture_prog_target", 0);
+        ck_assert_uint_eq(symbolizer_cached_files(s), n + 1);
+        ck_assert_int_eq(address_space_resolve(child, f.local, false, &sym), 0);
+        check_symbol(&sym, "fixture-pie", "fixture_prog_local", 0);
+        ck_assert_uint_eq(symbolizer_cached_files(s), n + 1);
+
+        ck_assert_int_eq(fixture_stop(&f), 0);
+}
+END_TEST
+
+START_TEST(test_unknown_anon_special)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL;
+        const size_t size = 4 * 4096;
+        Symbol sym;
+        void *anon;
+
+        anon = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        ck_assert(anon != MAP_FAILED);
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(address_space_new(s, getpid(), &as), 0);
+
+        /* The first page is never mapped. */
+        ck_assert_int_eq(address_space_resolve(as, 0x10, false, &sym), 0);
+        check_symbol(&sym, "[unknown]", NULL, 0x10);
+        ck_assert_int_eq(address_space_resolve(as, 0x10, true, &sym), 0);
+        check_symbol(&sym, "[unknown]", NULL, 0x10);
+
+        /* Anonymous memory (JIT code...): the absolute address. */
+        ck_assert_int_eq(address_space_resolve(as, (uintptr_t)anon + 0x123, false, &sym), 0);
+        check_symbol(&sym, "[anon]", NULL, (uintptr_t)anon + 0x123);
+
+        /* Special mappings by their name, relative to their start. */
+        ck_assert_int_eq(proc_maps_read(getpid(), &m), 0);
+        for (size_t i = 0; i < m->n; i++) {
+                const ProcMap *p = &m->maps[i];
+
+                if (!p->path || (strcmp(p->path, "[stack]") != 0 && strcmp(p->path, "[vdso]") != 0))
+                        continue;
+                ck_assert_int_eq(address_space_resolve(as, p->start + 8, false, &sym), 0);
+                check_symbol(&sym, p->path, NULL, 8);
+        }
+        ck_assert_uint_eq(symbolizer_cached_files(s), 0);
+        munmap(anon, size);
+}
+END_TEST
+
+START_TEST(test_exited_process)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        AddressSpace *sentinel = (AddressSpace *)0x1, *as2 = sentinel;
+        Symbol sym;
+        Fixture f;
+        pid_t pid;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        fixture_start(arg_nopie, &f);
+        pid = f.pid;
+        ck_assert_int_eq(address_space_new(s, pid, &as), 0);
+        ck_assert_int_eq(fixture_stop(&f), 0);
+        ck_assert_int_eq(address_space_new(s, pid, &as2), -ESRCH);
+        ck_assert_ptr_eq(as2, sentinel);
+
+        /* Its file is opened only now, by path since /proc/PID is gone. */
+        ck_assert_int_eq(address_space_resolve(as, f.target, false, &sym), 0);
+        check_symbol(&sym, "fixture-nopie", "vprof_fixture_prog_target", 0);
+
+        /* A miss after the interval tries to re-read the maps, finds the process gone, and keeps the
+         * snapshot. */
+        wait_reread_interval();
+        ck_assert_int_eq(address_space_resolve(as, 0x10, false, &sym), 0);
+        check_symbol(&sym, "[unknown]", NULL, 0x10);
+        ck_assert_int_eq(address_space_resolve(as, f.local + 1, false, &sym), 0);
+        check_symbol(&sym, "fixture-nopie", "fixture_prog_local", 1);
+        ck_assert_int_eq(address_space_resolve(as, f.target + 3, true, &sym), 0);
+        check_symbol(&sym, "fixture-nopie", "vprof_fixture_prog_target", 3);
+}
+END_TEST
+
+START_TEST(test_deleted_binary)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL;
+        char path[] = "/tmp/vprof-deleted-XXXXXX", buf[65536];
+        _cleanup_close_ int in = -1;
+        const ProcMap *p;
+        int out;
+        ssize_t n;
+        Symbol sym;
+        Fixture f;
+
+        /* Only map_files reaches a deleted file, and it needs CAP_SYS_ADMIN. */
+        if (geteuid() != 0) {
+                fprintf(stderr, "not root, skipping the deleted-binary check\n");
+                return;
+        }
+
+        in = open(arg_pie, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(in, 0);
+        out = mkstemp(path);
+        ck_assert_int_ge(out, 0);
+        while ((n = read(in, buf, sizeof(buf))) > 0)
+                ck_assert_int_eq(write(out, buf, (size_t)n), n);
+        ck_assert_int_eq(n, 0);
+        ck_assert_int_eq(fchmod(out, 0700), 0);
+        close(out);
+
+        fixture_start(path, &f);
+        ck_assert_int_eq(unlink(path), 0);
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(address_space_new(s, f.pid, &as), 0);
+        ck_assert_int_eq(proc_maps_read(f.pid, &m), 0);
+        p = proc_maps_find(m, f.target);
+        ck_assert_ptr_nonnull(p);
+        ck_assert(p->deleted);
+        ck_assert_str_eq(p->path, path);
+
+        ck_assert_int_eq(address_space_resolve(as, f.target, false, &sym), 0);
+        check_symbol(&sym, base_name(path), "vprof_fixture_prog_target", 0);
+        ck_assert_int_eq(fixture_stop(&f), 0);
+}
+END_TEST
+
+/* The address of a core kernel text symbol from /proc/kallsyms, 0 when not visible. */
+static uint64_t kernel_symbol(const char *name)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/kallsyms", "re");
+        char line[512], sym[256], type;
+        unsigned long long addr;
+
+        if (!f)
+                return 0;
+        while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && (type == 'T' || type == 't') &&
+                    strcmp(sym, name) == 0 && !strchr(line, '['))
+                        return addr;
+        return 0;
+}
+
+START_TEST(test_kernel)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        uint64_t addr = kernel_symbol("schedule");
+        Symbol sym;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        /* Nothing in the kernel is at 0x1000: "kernel" and the address. */
+        ck_assert_int_eq(symbolizer_resolve_kernel(s, 0x1000, &sym), 0);
+        check_symbol(&sym, "kernel", NULL, 0x1000);
+
+        if (addr == 0) {
+                fprintf(stderr, "kernel addresses not visible, skipping the live check\n");
+                return;
+        }
+        ck_assert_int_eq(symbolizer_resolve_kernel(s, addr, &sym), 0);
+        check_symbol(&sym, "kernel", "schedule", 0);
+        ck_assert_int_eq(symbolizer_resolve_kernel(s, addr + 6, &sym), 0);
+        check_symbol(&sym, "kernel", "schedule", 6);
+}
+END_TEST
+
+int main(int argc, char *argv[])
+{
+        Suite *s = suite_create("symbolizer");
+        TCase *tc = tcase_create("core");
+
+        if (argc != 4) {
+                fprintf(stderr, "usage: %s LIB PIE NON-PIE\n", argv[0]);
+                return 2;
+        }
+        arg_lib = argv[1];
+        arg_pie = argv[2];
+        arg_nopie = argv[3];
+
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, test_pie);
+        tcase_add_test(tc, test_nopie);
+        tcase_add_test(tc, test_dlopen_rereads_maps);
+        tcase_add_test(tc, test_cache_shared_between_processes);
+        tcase_add_test(tc, test_unknown_anon_special);
+        tcase_add_test(tc, test_exited_process);
+        tcase_add_test(tc, test_deleted_binary);
+        tcase_add_test(tc, test_kernel);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}

@@ -1,0 +1,24 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Install what vprof needs to build and test on Debian 12 (run as root). Installs only what is missing.
+set -euo pipefail
+
+packages=(
+  # build
+  gcc meson ninja-build pkg-config clang llvm bpftool
+  libbpf-dev libelf-dev libsystemd-dev libsmartcols-dev libjson-c-dev
+  # tests
+  check python3 dbus dbus-bin util-linux groff-base libxml2-utils systemd
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The whole test suite, from a fresh Debian 12 machine (as root): install the dependencies, build, run every
+# test (unit, lint, integration with real BPF and a private dbus-daemon), then the unit tests again under
+# AddressSanitizer and UBSan. With CI=true a skipped test is a failure.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+tools/install-deps.sh
+
+[ -f build/build.ninja ] || meson setup build >/dev/null
+meson compile -C build
+status=0
+meson test -C build --print-errorlogs || status=1
+
+[ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined >/dev/null
+meson compile -C build-asan
+ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --suite unit --print-errorlogs || status=1
+
+# One summary line over both runs, and no silent skips in CI.
+python3 - "$status" build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'
+import json, os, sys
+status = int(sys.argv[1])
+counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
+for path in sys.argv[2:]:
+    with open(path) as f:
+        for line in f:
+            result = json.loads(line)["result"]
+            key = "OK" if result == "OK" else "SKIP" if result == "SKIP" else "FAIL"
+            counts[key] += 1
+print(f"tests: {counts['OK']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
+if counts["SKIP"] and os.environ.get("CI") == "true":
+    print("tests: skipped tests are failures in CI", file=sys.stderr)
+    status = 1
+sys.exit(1 if status or counts["FAIL"] else 0)
+PY
