@@ -249,10 +249,11 @@ static int method_get_functions(sd_bus_message *msg, void *userdata, sd_bus_erro
         return reply_rows(msg, "(ssttdd)", rows, n, profile_total(t->profile));
 }
 
-static int method_get_modules(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+/* GetModules and GetThreads: one target's table, whole. */
+static int reply_target_table(sd_bus_message *msg, Manager *m, sd_bus_error *error,
+                              int (*table)(const Profile *p, ProfileRow **ret, size_t *ret_n), const char *signature)
 {
         _cleanup_free_ ProfileRow *rows = NULL;
-        Manager *m = userdata;
         uint32_t pid;
         Target *t;
         size_t n;
@@ -265,32 +266,20 @@ static int method_get_modules(sd_bus_message *msg, void *userdata, sd_bus_error 
         if (r < 0)
                 return r;
         manager_sync(m);
-        r = profile_modules(t->profile, &rows, &n);
+        r = table(t->profile, &rows, &n);
         if (r < 0)
                 return r;
-        return reply_rows(msg, "(sttdd)", rows, n, profile_total(t->profile));
+        return reply_rows(msg, signature, rows, n, profile_total(t->profile));
+}
+
+static int method_get_modules(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        return reply_target_table(msg, userdata, error, profile_modules, "(sttdd)");
 }
 
 static int method_get_threads(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
-        _cleanup_free_ ProfileRow *rows = NULL;
-        Manager *m = userdata;
-        uint32_t pid;
-        Target *t;
-        size_t n;
-        int r;
-
-        r = sd_bus_message_read(msg, "u", &pid);
-        if (r < 0)
-                return r;
-        r = get_target_for_caller(m, msg, pid, &t, error);
-        if (r < 0)
-                return r;
-        manager_sync(m);
-        r = profile_threads(t->profile, &rows, &n);
-        if (r < 0)
-                return r;
-        return reply_rows(msg, "(usttdd)", rows, n, profile_total(t->profile));
+        return reply_target_table(msg, userdata, error, profile_threads, "(usttdd)");
 }
 
 static int method_get_processes(sd_bus_message *msg, void *userdata, sd_bus_error *error)

@@ -5,7 +5,8 @@ start_private_bus() {
   local dir=$1 top=$2
   sed -e "s|@SOCKET@|$dir/system_bus_socket|" -e "s|@POLICY@|$top/systemd/org.vprof.Profiler1.conf|" \
     "$top/tests/integration/private-bus.conf.in" >"$dir/bus.conf"
-  dbus-daemon --nofork --nopidfile --config-file="$dir/bus.conf" &
+  # stderr to a file: it warns, harmlessly, when it cannot raise its fd limit.
+  dbus-daemon --nofork --nopidfile --config-file="$dir/bus.conf" 2>"$dir/dbus-daemon.log" &
   VPROF_BUS_PID=$!
   for _ in $(seq 100); do
     [ -S "$dir/system_bus_socket" ] && break

@@ -305,10 +305,4 @@ class BusContract(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    ENV = vprof_env.start_env_or_skip(frequency=99)
-    try:
-        prog = unittest.main(verbosity=2, exit=False)
-        ok = prog.result.wasSuccessful()
-    finally:
-        ENV.stop()
-    sys.exit(0 if ok else 1)
+    vprof_env.run_tests(sys.modules[__name__], frequency=99)

@@ -166,3 +166,15 @@ def start_env_or_skip(**kwargs):
             raise SystemExit(f"FAIL: BPF is unavailable in CI:\n{e}")
         print(f"SKIP: BPF is unavailable here:\n{e}")
         raise SystemExit(SKIP)
+
+
+def run_tests(module, **kwargs):
+    """Start the environment, run the module's tests against it, stop it; exits with the result."""
+    import sys
+    module.ENV = start_env_or_skip(**kwargs)
+    try:
+        prog = unittest.main(module=module, verbosity=2, exit=False)
+        ok = prog.result.wasSuccessful()
+    finally:
+        module.ENV.stop()
+    sys.exit(0 if ok else 1)

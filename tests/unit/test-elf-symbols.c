@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test-util.h"
 #include "check-main.h"
 #include "elf-symbols.h"
 #include "fixture-util.h"
@@ -205,25 +206,12 @@ START_TEST(test_offset_to_vaddr_bounds)
 }
 END_TEST
 
-static char *write_temp(const char *text)
-{
-        char *path = strdup("/tmp/test-elf-symbols-XXXXXX");
-        int fd;
-
-        ck_assert_ptr_nonnull(path);
-        fd = mkstemp(path);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-        close(fd);
-        return path;
-}
-
 START_TEST(test_not_elf)
 {
         ElfSymbols *sentinel = (ElfSymbols *)0x1, *e = sentinel;
-        _cleanup_free_ char *text = write_temp("#!/bin/sh\necho this is not ELF\n");
-        _cleanup_free_ char *empty = write_temp("");
-        _cleanup_free_ char *truncated = write_temp("\177ELF\2\1\1");
+        _cleanup_free_ char *text = test_write_temp("#!/bin/sh\necho this is not ELF\n");
+        _cleanup_free_ char *empty = test_write_temp("");
+        _cleanup_free_ char *truncated = test_write_temp("\177ELF\2\1\1");
         _cleanup_close_ int fd = -1;
 
         ck_assert_int_eq(elf_symbols_load_path(text, &e), -ENOEXEC);

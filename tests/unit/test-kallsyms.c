@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test-util.h"
 #include "check-main.h"
 #include "kallsyms.h"
 #include "macros.h"
@@ -30,20 +31,6 @@ static const char restricted_text[] =
         "0000000000000000 t secondary_startup\n"
         "0000000000000000 t foo\t[ext4]\n";
 
-/* Write text to a temporary file; the caller unlinks and frees the path. */
-static char *write_temp(const char *text)
-{
-        char *path = strdup("/tmp/test-kallsyms-XXXXXX");
-        int fd;
-
-        ck_assert_ptr_nonnull(path);
-        fd = mkstemp(path);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-        close(fd);
-        return path;
-}
-
 static void check_lookup(const Kallsyms *k, uint64_t addr, const char *name, const char *module,
                          uint64_t offset)
 {
@@ -60,7 +47,7 @@ static void check_lookup(const Kallsyms *k, uint64_t addr, const char *name, con
 START_TEST(test_fixture)
 {
         _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
-        _cleanup_free_ char *path = write_temp(kallsyms_text);
+        _cleanup_free_ char *path = test_write_temp(kallsyms_text);
 
         ck_assert_int_eq(kallsyms_load(path, &k), 0);
         unlink(path);
@@ -95,7 +82,7 @@ END_TEST
 START_TEST(test_restricted)
 {
         _cleanup_(kallsyms_freep) Kallsyms *k = NULL;
-        _cleanup_free_ char *path = write_temp(restricted_text);
+        _cleanup_free_ char *path = test_write_temp(restricted_text);
 
         ck_assert_int_eq(kallsyms_load(path, &k), 0);
         unlink(path);
@@ -109,7 +96,7 @@ END_TEST
 START_TEST(test_errors)
 {
         Kallsyms *sentinel = (Kallsyms *)0x1, *k = sentinel;
-        _cleanup_free_ char *path = write_temp("ffffffff81000000 T _stext\nnot a line\n");
+        _cleanup_free_ char *path = test_write_temp("ffffffff81000000 T _stext\nnot a line\n");
 
         ck_assert_int_eq(kallsyms_load(path, &k), -EINVAL);
         unlink(path);
@@ -119,22 +106,6 @@ START_TEST(test_errors)
         ck_assert_ptr_null(kallsyms_lookup(NULL, 1, NULL, NULL));
 }
 END_TEST
-
-/* The address of a text symbol of the running kernel, by reading the file ourselves; 0 when not found. */
-static uint64_t find_symbol(const char *name)
-{
-        _cleanup_fclose_ FILE *f = fopen("/proc/kallsyms", "re");
-        char line[512], sym[256], type;
-        unsigned long long addr;
-
-        if (!f)
-                return 0;
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && (type == 'T' || type == 't') &&
-                    strcmp(sym, name) == 0 && !strchr(line, '['))
-                        return addr;
-        return 0;
-}
 
 START_TEST(test_proc_kallsyms)
 {
@@ -154,7 +125,7 @@ START_TEST(test_proc_kallsyms)
         ck_assert_uint_gt(kallsyms_count(k), 1000);
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                uint64_t addr = find_symbol(names[i]);
+                uint64_t addr = test_kernel_symbol(names[i]);
 
                 if (addr == 0)
                         continue;

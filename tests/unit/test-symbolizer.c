@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test-util.h"
 #include "check-main.h"
 #include "fixture-util.h"
 #include "macros.h"
@@ -300,26 +301,10 @@ START_TEST(test_deleted_binary)
 }
 END_TEST
 
-/* The address of a core kernel text symbol from /proc/kallsyms, 0 when not visible. */
-static uint64_t kernel_symbol(const char *name)
-{
-        _cleanup_fclose_ FILE *f = fopen("/proc/kallsyms", "re");
-        char line[512], sym[256], type;
-        unsigned long long addr;
-
-        if (!f)
-                return 0;
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 && (type == 'T' || type == 't') &&
-                    strcmp(sym, name) == 0 && !strchr(line, '['))
-                        return addr;
-        return 0;
-}
-
 START_TEST(test_kernel)
 {
         _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
-        uint64_t addr = kernel_symbol("schedule");
+        uint64_t addr = test_kernel_symbol("schedule");
         Symbol sym;
 
         ck_assert_int_eq(symbolizer_new(&s), 0);
