@@ -13,7 +13,7 @@
 
 static uint32_t arg_frequency = 99;
 static SamplerEvent arg_event = SAMPLER_EVENT_AUTO;
-static uint32_t arg_ring_mib = 16;
+static uint32_t arg_ring_mib; /* 0: sized from CPUs and frequency */
 static uint32_t arg_max_targets = VPROF_MAX_TARGETS_DEFAULT;
 
 static void help(void)
@@ -23,7 +23,7 @@ static void help(void)
                "  -F, --frequency=HZ     samples per second on each CPU, 1..10000 (default 99)\n"
                "  -e, --event=EVENT      auto, cycles or cpu-clock (default auto: cycles, else cpu-clock)\n"
                "      --ring-size=MIB    ring buffer size in MiB, 1..1024, rounded up to a power of two\n"
-               "                         (default 16)\n"
+               "                         (default: half a second of samples of every CPU, 1..256 MiB)\n"
                "      --max-targets=N    most processes attached at once, 1..65536 (default %u)\n"
                "  -v, --verbose          log debug messages\n"
                "  -h, --help             show this help\n"
@@ -101,6 +101,17 @@ static size_t round_up_pow2(size_t v)
         return p;
 }
 
+/* Room for half a second of samples with every online CPU busy in targets: the daemon drains every 200 ms and
+ * is woken at a quarter full, so this leaves a wide margin, while the ring (mapped twice, so it counts double
+ * in the daemon's RSS) stays small at low frequencies. */
+static size_t default_ring_size(uint32_t frequency)
+{
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        size_t bytes = (size_t)MAX(cpus, 1L) * frequency * sizeof(struct vprof_sample) / 2;
+
+        return MIN(MAX(round_up_pow2(bytes), (size_t)1 << 20), (size_t)256 << 20);
+}
+
 static int run(int argc, char *argv[])
 {
         _cleanup_(manager_freep) Manager *m = NULL;
@@ -115,7 +126,8 @@ static int run(int argc, char *argv[])
         config = (SamplerConfig){
                 .frequency = arg_frequency,
                 .event = arg_event,
-                .ring_size = round_up_pow2((size_t)arg_ring_mib << 20),
+                .ring_size = arg_ring_mib ? round_up_pow2((size_t)arg_ring_mib << 20)
+                                          : default_ring_size(arg_frequency),
                 .max_targets = arg_max_targets,
         };
         r = manager_new(&config, &m);
@@ -131,6 +143,7 @@ static int run(int argc, char *argv[])
                 return r;
         log_info("Sampling with %s at %u Hz on %u CPUs (%s).", sampler_event_to_string(sampler_event(m->sampler)),
                  config.frequency, sampler_n_cpus(m->sampler), sampler_event_reason(m->sampler));
+        log_debug("Ring buffer: %zu KiB.", config.ring_size >> 10);
 
         r = bus_setup(m);
         if (r < 0)

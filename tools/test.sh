@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite, from a fresh Debian 12 machine (as root): install the dependencies, build, run every
-# test (unit, lint, integration with real BPF and a private dbus-daemon), then the unit tests again under
-# AddressSanitizer and UBSan. With CI=true a skipped test is a failure.
+# test (unit, lint, integration with real BPF and a private dbus-daemon), then the unit and integration tests
+# again with vprofd and the tests built with AddressSanitizer and UBSan. With CI=true a skipped test fails.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -16,7 +16,8 @@ meson test -C build --print-errorlogs || status=1
 
 [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined >/dev/null
 meson compile -C build-asan
-ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --suite unit --print-errorlogs || status=1
+# The daemon under the sanitizers too: the integration tests fail on any report in its log.
+ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --suite unit --suite integration --print-errorlogs || status=1
 
 # One summary line over both runs, and no silent skips in CI.
 python3 - "$status" build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'

@@ -76,6 +76,8 @@ class VprofEnv:
         raise RuntimeError("vprofd did not come up:\n" + self.log_text())
 
     def stop(self):
+        """Stop everything; returns what went wrong with the daemon itself (a crash, a sanitizer report)."""
+        problems = []
         for p in self.children:
             if p.poll() is None:
                 p.kill()
@@ -88,7 +90,16 @@ class VprofEnv:
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
+        if self.daemon:
+            log = self.log_text()
+            if self.daemon.returncode != 0:
+                problems.append(f"vprofd exited with status {self.daemon.returncode} on SIGTERM")
+            if "Sanitizer" in log or "runtime error:" in log:
+                problems.append("vprofd's log has a sanitizer report")
+            if problems:
+                problems.append(log)
         shutil.rmtree(self.tmp, ignore_errors=True)
+        return problems
 
     def log_text(self):
         with open(self.daemon_log) as f:
@@ -172,9 +183,12 @@ def run_tests(module, **kwargs):
     """Start the environment, run the module's tests against it, stop it; exits with the result."""
     import sys
     module.ENV = start_env_or_skip(**kwargs)
+    ok = False
     try:
         prog = unittest.main(module=module, verbosity=2, exit=False)
         ok = prog.result.wasSuccessful()
     finally:
-        module.ENV.stop()
-    sys.exit(0 if ok else 1)
+        problems = module.ENV.stop()
+    for p in problems:
+        print(p, file=sys.stderr)
+    sys.exit(0 if ok and not problems else 1)
