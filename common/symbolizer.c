@@ -140,9 +140,9 @@ int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret)
 
         name = kallsyms_lookup(s->kallsyms, addr, &module, &offset);
         if (name)
-                *ret = (Symbol) { .module = module, .function = name, .offset = offset };
+                *ret = (Symbol) { .module = module, .function = name, .offset = offset, .code = true };
         else
-                *ret = (Symbol) { .module = "kernel", .function = NULL, .offset = addr };
+                *ret = (Symbol) { .module = "kernel", .function = NULL, .offset = addr, .code = true };
         return 0;
 }
 
@@ -423,12 +423,13 @@ int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, 
         module = mapping_module(m);
         if (!m->path) {
                 /* JIT code and the like: the absolute address is what a perf-PID.map file would name. */
-                *ret = (Symbol) { .module = module, .function = NULL, .offset = addr };
+                *ret = (Symbol) { .module = module, .function = NULL, .offset = addr, .code = m->executable };
                 return 0;
         }
         if (m->path[0] != '/') {
                 /* [vdso] and friends: relative to the mapping (the vDSO is linked at 0). */
-                *ret = (Symbol) { .module = module, .function = NULL, .offset = addr - m->start };
+                *ret = (Symbol) { .module = module, .function = NULL, .offset = addr - m->start,
+                                  .code = m->executable };
                 return 0;
         }
 
@@ -454,11 +455,13 @@ int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, 
 
         /* Without symbols, the file offset is the module-relative position there is. */
         if (!entry->elf || elf_symbols_offset_to_vaddr(entry->elf, file_offset, &vaddr) < 0) {
-                *ret = (Symbol) { .module = module, .function = NULL, .offset = file_offset + adjust };
+                *ret = (Symbol) { .module = module, .function = NULL, .offset = file_offset + adjust,
+                                  .code = m->executable };
                 return 0;
         }
 
         name = elf_symbols_lookup(entry->elf, vaddr, &offset);
-        *ret = (Symbol) { .module = module, .function = name, .offset = (name ? offset : vaddr) + adjust };
+        *ret = (Symbol) { .module = module, .function = name, .offset = (name ? offset : vaddr) + adjust,
+                          .code = m->executable };
         return 0;
 }

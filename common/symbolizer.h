@@ -19,6 +19,7 @@ typedef struct Symbol {
         const char *module;   /* basename of the mapped file, "[vdso]", "kernel", "[unknown]"...; never NULL */
         const char *function; /* NULL when no symbol covers the address */
         uint64_t offset;      /* function ? address - symbol start : module-relative address (ELF vaddr) */
+        bool code;            /* the address is in an executable mapping: a return address elsewhere is junk */
 } Symbol;
 
 int symbolizer_new(Symbolizer **ret);

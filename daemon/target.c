@@ -157,6 +157,10 @@ static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *re
         return profile_intern_function(t->profile, module, name, ret_id);
 }
 
+/* The id of a return address outside executable memory: a frame-pointer walk that went through code built
+ * without frame pointers (most distribution libraries) read junk there, and everything after it is junk too. */
+#define FRAME_NOT_CODE UINT32_MAX
+
 static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_address, uint32_t *ret_id)
 {
         Hashmap *cache = kernel ? t->kernel_frames : t->user_frames;
@@ -179,9 +183,13 @@ static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_addr
                 r = address_space_resolve(t->address_space, addr, return_address, &sym);
         if (r < 0)
                 return r;
-        r = intern_symbol(t, &sym, kernel, &id);
-        if (r < 0)
-                return r;
+        if (return_address && !sym.code)
+                id = FRAME_NOT_CODE;
+        else {
+                r = intern_symbol(t, &sym, kernel, &id);
+                if (r < 0)
+                        return r;
+        }
         r = hashmap_put(cache, UINT64_TO_PTR(key), UINT64_TO_PTR((uint64_t)id + 1));
         if (r < 0)
                 return r;
@@ -210,6 +218,8 @@ int target_add_sample(Target *t, const struct vprof_sample *s)
                 r = resolve_frame(t, s->user_stack[i], false, i > 0, &frames[n]);
                 if (r < 0)
                         return r;
+                if (frames[n] == FRAME_NOT_CODE)
+                        break;
                 n++;
         }
         if (n == 0) {

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # build
-  gcc meson ninja-build pkg-config clang llvm bpftool
+  gcc meson ninja-build pkg-config clang bpftool
   libbpf-dev libelf-dev libsystemd-dev libsmartcols-dev libjson-c-dev
   # tests
   check python3 dbus dbus-bin util-linux groff-base libxml2-utils systemd

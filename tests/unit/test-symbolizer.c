@@ -173,6 +173,7 @@ START_TEST(test_cache_shared_between_processes)
         /* The fixture's own file is new to the cache. */
         ck_assert_int_eq(address_space_resolve(child, f.target, false, &sym), 0);
         check_symbol(&sym, "fixture-pie", "vprof_fixture_prog_target", 0);
+        ck_assert(sym.code);
         ck_assert_uint_eq(symbolizer_cached_files(s), n + 1);
         ck_assert_int_eq(address_space_resolve(child, f.local, false, &sym), 0);
         check_symbol(&sym, "fixture-pie", "fixture_prog_local", 0);
@@ -202,6 +203,7 @@ START_TEST(test_unknown_anon_special)
         check_symbol(&sym, "[unknown]", NULL, 0x10);
         ck_assert_int_eq(address_space_resolve(as, 0x10, true, &sym), 0);
         check_symbol(&sym, "[unknown]", NULL, 0x10);
+        ck_assert(!sym.code);
 
         /* Anonymous memory (JIT code...): the absolute address. */
         ck_assert_int_eq(address_space_resolve(as, (uintptr_t)anon + 0x123, false, &sym), 0);
@@ -216,6 +218,8 @@ START_TEST(test_unknown_anon_special)
                         continue;
                 ck_assert_int_eq(address_space_resolve(as, p->start + 8, false, &sym), 0);
                 check_symbol(&sym, p->path, NULL, 8);
+                /* The stack is data: no return address can point there; the vDSO is code. */
+                ck_assert(sym.code == (strcmp(p->path, "[vdso]") == 0));
         }
         ck_assert_uint_eq(symbolizer_cached_files(s), 0);
         munmap(anon, size);
