@@ -183,16 +183,20 @@ static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_addr
                 r = address_space_resolve(t->address_space, addr, return_address, &sym);
         if (r < 0)
                 return r;
-        if (return_address && !sym.code)
-                id = FRAME_NOT_CODE;
-        else {
-                r = intern_symbol(t, &sym, kernel, &id);
+        if (return_address && !sym.code) {
+                *ret_id = FRAME_NOT_CODE;
+                return 0;
+        }
+        r = intern_symbol(t, &sym, kernel, &id);
+        if (r < 0)
+                return r;
+        /* Only code is cached: an address outside it may become code later (dlopen, exec), and the
+         * symbolizer re-reads the maps for it, at most every 100 ms. */
+        if (sym.code) {
+                r = hashmap_put(cache, UINT64_TO_PTR(key), UINT64_TO_PTR((uint64_t)id + 1));
                 if (r < 0)
                         return r;
         }
-        r = hashmap_put(cache, UINT64_TO_PTR(key), UINT64_TO_PTR((uint64_t)id + 1));
-        if (r < 0)
-                return r;
         *ret_id = id;
         return 0;
 }

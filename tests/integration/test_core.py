@@ -47,6 +47,8 @@ class ProfileOfKnownWorkload(unittest.TestCase):
             self.assertIn(name, rows, f"{name} missing from {list(rows)[:10]}")
             measured = rows[name]["exclusive_percent"]
             true = self.truth["functions"][name]["percent"]
+            print(f"\naccuracy: {name} exclusive {measured:.2f}% vs true {true:.2f}% "
+                  f"({measured - true:+.2f} points)", end="", file=sys.stderr)
             self.assertLess(abs(measured - true), 3.0, f"{name}: vprof {measured:.2f}% vs true {true:.2f}%")
 
     def test_hot_function_ranks_first(self):
