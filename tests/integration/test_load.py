@@ -3,7 +3,9 @@
 """The acceptance run: vprofd at 999 Hz, a two-thread target keeping both CPUs busy for 30 s. Nothing may be
 lost and the samples kept must be within 5% of 999 x CPUs x 30. Prints the daemon's CPU time and peak RSS."""
 import os
+import signal
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -41,6 +43,33 @@ class FullLoad(unittest.TestCase):
         self.assertLess(abs(kept - expected) / expected, 0.05)
         self.assertEqual(report["total_samples"], kept)
         self.assertEqual(report["functions"][0]["function"], "work_alpha")
+
+
+class RingOverflow(unittest.TestCase):
+    """Samples that find the ring buffer full are lost, and counted: never lost silently."""
+
+    def test_full_ring_is_counted(self):
+        env = vprof_env.VprofEnv(frequency=FREQUENCY, extra_args=["--ring-size", "1"]).start()
+        try:
+            demo = env.spawn_demo("--threads", os.cpu_count(), "--seconds", 4)
+            self.assertEqual(env.ctl("attach", demo.pid).returncode, 0)
+            env.go(demo)
+            time.sleep(0.5)
+            # A stopped daemon drains nothing: ~2 KiB a sample at 999 Hz on every CPU overflows 1 MiB.
+            os.kill(env.daemon.pid, signal.SIGSTOP)
+            time.sleep(2)
+            os.kill(env.daemon.pid, signal.SIGCONT)
+            demo.wait(60)
+            s = env.ctl_json("status")
+            report = env.ctl_json("report", demo.pid)
+            print(f"\noverflow: seen {s['samples_seen']}, kept {s['samples_kept']}, discarded "
+                  f"{s['samples_discarded']}, lost {s['samples_lost']}", file=sys.stderr)
+            self.assertGreater(s["samples_lost"], FREQUENCY // 2)
+            self.assertEqual(s["samples_seen"], s["samples_kept"] + s["samples_discarded"] + s["samples_lost"])
+            self.assertEqual(report["total_samples"], s["samples_kept"])
+        finally:
+            problems = env.stop()
+        self.assertEqual(problems, [])
 
 
 if __name__ == "__main__":
