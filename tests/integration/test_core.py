@@ -5,6 +5,7 @@ sampler, vprofctl, and the vprof-demo workload whose true shares it measures its
 import os
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -157,6 +158,43 @@ class Client(unittest.TestCase):
         self.assertEqual(r.stdout, "")
         self.assertEqual(len(r.stderr.strip().splitlines()), 1)
         self.assertTrue(r.stderr.startswith("vprofctl: "))
+
+
+class Binaries(unittest.TestCase):
+    """Bad binaries still give a profile: a deleted one keeps its names, a stripped one keeps its frames."""
+
+    def profile(self, binary):
+        demo = ENV.spawn_demo("--seconds", 1, binary=binary)
+        return demo, self.profile_spawned(demo)
+
+    def profile_spawned(self, demo):
+        self.assertEqual(ENV.ctl("attach", demo.pid).returncode, 0)
+        ENV.go(demo)
+        demo.wait(30)
+        report = ENV.ctl_json("report", demo.pid)
+        ENV.ctl("detach", demo.pid)
+        return report
+
+    def test_deleted_binary_keeps_names(self):
+        path = os.path.join(ENV.tmp, "demo-deleted")
+        shutil.copy(os.environ["VPROF_DEMO"], path)
+        demo = ENV.spawn_demo("--seconds", 1, binary=path)
+        os.unlink(path)
+        report = self.profile_spawned(demo)
+        top = report["functions"][0]
+        self.assertEqual((top["function"], top["module"]), ("work_alpha", "demo-deleted"))
+
+    def test_stripped_binary_keeps_frames(self):
+        path = os.path.join(ENV.tmp, "demo-stripped")
+        subprocess.run(["objcopy", "--strip-all", os.environ["VPROF_DEMO"], path], check=True)
+        _, report = self.profile(path)
+        top = report["functions"][0]
+        self.assertEqual(top["module"], "demo-stripped")
+        self.assertRegex(top["function"], r"^demo-stripped\+0x[0-9a-f]+$")
+        # Each unnamed address is its own row; together they hold the work.
+        own = sum(r["exclusive_percent"] for r in report["functions"] if r["module"] == "demo-stripped")
+        self.assertGreater(own, 95.0)
+        self.assertEqual(sum(r["exclusive"] for r in report["functions"]), report["total_samples"])
 
 
 class TwoThreads(unittest.TestCase):

@@ -133,9 +133,10 @@ class VprofEnv:
         return subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=30)
 
     # --- workloads -------------------------------------------------------------------------------------------
-    def spawn_demo(self, *args, wait=True, user=None):
-        """Start vprof-demo; with wait, it blocks before working until go() so it can be attached first."""
-        cmd = [os.environ["VPROF_DEMO"], *map(str, args)] + (["--wait-stdin"] if wait else [])
+    def spawn_demo(self, *args, wait=True, user=None, binary=None):
+        """Start vprof-demo (or a copy of it); with wait, it blocks before working until go() so it can be
+        attached first."""
+        cmd = [binary or os.environ["VPROF_DEMO"], *map(str, args)] + (["--wait-stdin"] if wait else [])
         if user:
             cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
         p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
