@@ -115,10 +115,23 @@ class VprofEnv:
         raise RuntimeError(f"timed out waiting for {what}")
 
     # --- clients ---------------------------------------------------------------------------------------------
+    def public_copy(self, path):
+        """A copy of a binary that another user can run: the build tree may sit below a directory only root
+        can enter (a clone under /root)."""
+        copy = os.path.join(self.tmp, "public-" + os.path.basename(path))
+        if not os.path.exists(copy):
+            shutil.copy(path, copy)
+            os.chmod(copy, 0o755)
+        return copy
+
+    def as_user(self, user, cmd):
+        return ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups",
+                self.public_copy(cmd[0]), *cmd[1:]]
+
     def ctl(self, *args, user=None, timeout=30):
         cmd = [os.environ["VPROFCTL"], *map(str, args)]
         if user:
-            cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+            cmd = self.as_user(user, cmd)
         return subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=timeout)
 
     def ctl_json(self, *args, user=None):
@@ -138,7 +151,7 @@ class VprofEnv:
         attached first."""
         cmd = [binary or os.environ["VPROF_DEMO"], *map(str, args)] + (["--wait-stdin"] if wait else [])
         if user:
-            cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+            cmd = self.as_user(user, cmd)
         p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.children.append(p)
         if wait:
