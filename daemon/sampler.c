@@ -49,7 +49,7 @@ SamplerEvent sampler_event_from_string(const char *s)
         return _SAMPLER_EVENT_INVALID;
 }
 
-static int libbpf_log(enum libbpf_print_level level, const char *format, va_list ap)
+_printf_(2, 0) static int libbpf_log(enum libbpf_print_level level, const char *format, va_list ap)
 {
         char buf[1024];
         size_t n;
