@@ -26,6 +26,14 @@ struct {
         __uint(max_entries, 16 << 20); /* resized by the daemon before load */
 } samples SEC(".maps");
 
+/* Where a record is built before it is copied, cut after its last frame, into the ring buffer. */
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct vprof_sample);
+} scratch SEC(".maps");
+
 struct {
         __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
         __uint(max_entries, _VPROF_STAT_MAX);
@@ -45,10 +53,9 @@ static __always_inline void count(__u32 stat)
 SEC("perf_event")
 int vprof_sample(struct bpf_perf_event_data *ctx)
 {
-        __u64 id = bpf_get_current_pid_tgid();
-        __u32 tgid = id >> 32;
+        __u64 id = bpf_get_current_pid_tgid(), wakeup_flag;
+        __u32 tgid = id >> 32, zero = 0, kdepth = 0, udepth = 0;
         struct vprof_sample *s;
-        __u64 wakeup_flag;
         long n;
 
         count(VPROF_STAT_SEEN);
@@ -58,11 +65,9 @@ int vprof_sample(struct bpf_perf_event_data *ctx)
                 return 0;
         }
 
-        s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
-        if (!s) {
-                count(VPROF_STAT_RING_FULL);
-                return 0;
-        }
+        s = bpf_map_lookup_elem(&scratch, &zero);
+        if (!s)
+                return 0; /* cannot happen: a one-entry array always has entry 0 */
 
         s->tgid = tgid;
         s->tid = (__u32)id;
@@ -75,38 +80,43 @@ int vprof_sample(struct bpf_perf_event_data *ctx)
 
         /* The kernel callchain is empty exactly when the sample interrupted user code, which tells the mode
          * on every architecture (reading regs->cs would be x86 only). */
-        n = bpf_get_stack(ctx, s->kernel_stack, sizeof(s->kernel_stack), 0);
+        n = bpf_get_stack(ctx, s->frames, VPROF_MAX_KERNEL_FRAMES * sizeof(__u64), 0);
         if (n < 0) {
                 s->flags |= VPROF_SAMPLE_KERNEL_STACK_ERROR;
-                s->kernel_depth = 0;
                 count(VPROF_STAT_KERNEL_STACK_ERROR);
         } else {
-                s->kernel_depth = n / sizeof(__u64);
-                if (n > 0)
+                kdepth = (__u32)n / sizeof(__u64);
+                if (kdepth > 0)
                         s->flags |= VPROF_SAMPLE_KERNEL_MODE;
-                if (s->kernel_depth == VPROF_MAX_KERNEL_FRAMES) {
+                if (kdepth >= VPROF_MAX_KERNEL_FRAMES) {
+                        kdepth = VPROF_MAX_KERNEL_FRAMES;
                         s->flags |= VPROF_SAMPLE_KERNEL_TRUNCATED;
                         count(VPROF_STAT_KERNEL_TRUNCATED);
                 }
         }
 
-        /* In kernel mode this walks the user registers saved at kernel entry. */
-        n = bpf_get_stack(ctx, s->user_stack, sizeof(s->user_stack), BPF_F_USER_STACK);
+        /* Right after the kernel frames. In kernel mode this walks the user registers saved at kernel entry. */
+        n = bpf_get_stack(ctx, &s->frames[kdepth], VPROF_MAX_USER_FRAMES * sizeof(__u64), BPF_F_USER_STACK);
         if (n < 0) {
                 s->flags |= VPROF_SAMPLE_USER_STACK_ERROR;
-                s->user_depth = 0;
                 count(n == -14 /* EFAULT */ ? VPROF_STAT_USER_STACK_EFAULT : VPROF_STAT_USER_STACK_ERROR);
         } else {
-                s->user_depth = n / sizeof(__u64);
-                if (s->user_depth == VPROF_MAX_USER_FRAMES) {
+                udepth = (__u32)n / sizeof(__u64);
+                if (udepth >= VPROF_MAX_USER_FRAMES) {
+                        udepth = VPROF_MAX_USER_FRAMES;
                         s->flags |= VPROF_SAMPLE_USER_TRUNCATED;
                         count(VPROF_STAT_USER_TRUNCATED);
                 }
         }
+        s->kernel_depth = kdepth;
+        s->user_depth = udepth;
 
         wakeup_flag = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
                                                                                         : BPF_RB_NO_WAKEUP;
-        bpf_ringbuf_submit(s, wakeup_flag);
+        if (bpf_ringbuf_output(&samples, s, VPROF_SAMPLE_SIZE(kdepth + udepth), wakeup_flag) < 0) {
+                count(VPROF_STAT_RING_FULL);
+                return 0;
+        }
         count(VPROF_STAT_KEPT);
         return 0;
 }

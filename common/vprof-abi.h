@@ -12,8 +12,13 @@
 #define VPROF_COMM_LEN 16
 #define VPROF_MAX_TARGETS_DEFAULT 1024
 
-/* One record in the ring buffer per kept sample. Stacks are innermost first: user_stack[0] is the
- * interrupted user instruction, kernel_stack[0] the interrupted kernel instruction. */
+#define VPROF_MAX_FRAMES (VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES)
+
+/* One record in the ring buffer per kept sample, cut after its last frame: a record is
+ * VPROF_SAMPLE_SIZE(kernel_depth + user_depth) bytes, a few hundred for usual stacks instead of the 2 KiB
+ * that room for the deepest ones takes. frames holds the kernel stack then the user stack, each innermost
+ * first: frames[0] is the interrupted instruction (kernel or user), frames[kernel_depth] the interrupted user
+ * instruction, or the one that entered the kernel. */
 struct vprof_sample {
         __u32 tgid;
         __u32 tid;
@@ -21,13 +26,15 @@ struct vprof_sample {
         __u32 flags;          /* VPROF_SAMPLE_* */
         __u64 period;         /* event count since the previous sample (ns for cpu-clock) */
         __u64 time_ns;        /* bpf_ktime_get_ns() */
-        __u16 user_depth;     /* frames in user_stack */
-        __u16 kernel_depth;   /* frames in kernel_stack */
+        __u16 kernel_depth;
+        __u16 user_depth;
         __u32 reserved;
         char comm[VPROF_COMM_LEN];
-        __u64 user_stack[VPROF_MAX_USER_FRAMES];
-        __u64 kernel_stack[VPROF_MAX_KERNEL_FRAMES];
+        __u64 frames[VPROF_MAX_FRAMES];
 };
+
+#define VPROF_SAMPLE_HEADER_SIZE __builtin_offsetof(struct vprof_sample, frames)
+#define VPROF_SAMPLE_SIZE(n_frames) (VPROF_SAMPLE_HEADER_SIZE + (n_frames) * sizeof(__u64))
 
 enum {
         VPROF_SAMPLE_KERNEL_MODE = 1u << 0,     /* the CPU was executing kernel code for the target */

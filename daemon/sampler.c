@@ -159,11 +159,16 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 {
         Sampler *s = ctx;
 
-        if (_unlikely_(size < sizeof(struct vprof_sample))) {
+        const struct vprof_sample *sample = data;
+
+        /* Records end after their last frame; ring buffer records are padded to 8 bytes. */
+        if (_unlikely_(size < VPROF_SAMPLE_HEADER_SIZE || sample->kernel_depth > VPROF_MAX_KERNEL_FRAMES ||
+                       sample->user_depth > VPROF_MAX_USER_FRAMES ||
+                       size < VPROF_SAMPLE_SIZE((size_t)sample->kernel_depth + sample->user_depth))) {
                 s->malformed++;
                 return 0;
         }
-        return s->fn(s->userdata, data);
+        return s->fn(s->userdata, sample);
 }
 
 int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdata, Sampler **ret)

@@ -50,5 +50,5 @@ int sampler_wakeup_fd(const Sampler *s);
 int sampler_drain(Sampler *s);
 /* Counters summed over CPUs. Records still in the ring count as kept. */
 int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX]);
-/* Malformed ring records (shorter than struct vprof_sample); never expected, counted to be sure. */
+/* Malformed ring records (shorter than their depths say); never expected, counted to be sure. */
 uint64_t sampler_malformed(const Sampler *s);

@@ -203,9 +203,9 @@ static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_addr
 
 int target_add_sample(Target *t, const struct vprof_sample *s)
 {
-        uint32_t frames[VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES];
-        unsigned kdepth = MIN(s->kernel_depth, (unsigned)VPROF_MAX_KERNEL_FRAMES);
-        unsigned udepth = MIN(s->user_depth, (unsigned)VPROF_MAX_USER_FRAMES);
+        uint32_t frames[VPROF_MAX_FRAMES];
+        const __u64 *user = s->frames + s->kernel_depth; /* depths checked against the record's size */
+        unsigned kdepth = s->kernel_depth, udepth = s->user_depth;
         char comm[VPROF_COMM_LEN + 1];
         size_t n = 0;
         int r;
@@ -213,13 +213,13 @@ int target_add_sample(Target *t, const struct vprof_sample *s)
         /* Innermost first: the kernel frames of a kernel-mode sample, then the user frames. Frame 0 of each
          * stack is an interrupted instruction, the others are return addresses. */
         for (unsigned i = 0; i < kdepth; i++) {
-                r = resolve_frame(t, s->kernel_stack[i], true, i > 0, &frames[n]);
+                r = resolve_frame(t, s->frames[i], true, i > 0, &frames[n]);
                 if (r < 0)
                         return r;
                 n++;
         }
         for (unsigned i = 0; i < udepth; i++) {
-                r = resolve_frame(t, s->user_stack[i], false, i > 0, &frames[n]);
+                r = resolve_frame(t, user[i], false, i > 0, &frames[n]);
                 if (r < 0)
                         return r;
                 if (frames[n] == FRAME_NOT_CODE)

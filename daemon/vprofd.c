@@ -23,7 +23,7 @@ static void help(void)
                "  -F, --frequency=HZ     samples per second on each CPU, 1..10000 (default 99)\n"
                "  -e, --event=EVENT      auto, cycles or cpu-clock (default auto: cycles, else cpu-clock)\n"
                "      --ring-size=MIB    ring buffer size in MiB, 1..1024, rounded up to a power of two\n"
-               "                         (default: half a second of samples of every CPU, 1..256 MiB)\n"
+               "                         (default: a second of samples of every CPU, 1..256 MiB)\n"
                "      --max-targets=N    most processes attached at once, 1..65536 (default %u)\n"
                "  -v, --verbose          log debug messages\n"
                "  -h, --help             show this help\n"
@@ -101,13 +101,13 @@ static size_t round_up_pow2(size_t v)
         return p;
 }
 
-/* Room for half a second of samples with every online CPU busy in targets: the daemon drains every 200 ms and
- * is woken at a quarter full, so this leaves a wide margin, while the ring (mapped twice, so it counts double
- * in the daemon's RSS) stays small at low frequencies. */
+/* Room for one second of samples with every online CPU busy in targets, at 512 bytes a record (56 frames):
+ * the daemon drains every 200 ms and is woken at a quarter full, so even the deepest stacks (2 KiB records)
+ * leave a wide margin, while the ring (mapped twice, so it counts double in the daemon's RSS) stays small. */
 static size_t default_ring_size(uint32_t frequency)
 {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        size_t bytes = (size_t)MAX(cpus, 1L) * frequency * sizeof(struct vprof_sample) / 2;
+        size_t bytes = (size_t)MAX(cpus, 1L) * frequency * 512;
 
         return MIN(MAX(round_up_pow2(bytes), (size_t)1 << 20), (size_t)256 << 20);
 }

@@ -49,13 +49,14 @@ class RingOverflow(unittest.TestCase):
     """Samples that find the ring buffer full are lost, and counted: never lost silently."""
 
     def test_full_ring_is_counted(self):
-        env = vprof_env.VprofEnv(frequency=FREQUENCY, extra_args=["--ring-size", "1"]).start()
+        # 10 kHz: a usual record is ~100 bytes, so it takes this rate to overflow 1 MiB within a second.
+        env = vprof_env.VprofEnv(frequency=10000, extra_args=["--ring-size", "1"]).start()
         try:
             demo = env.spawn_demo("--threads", os.cpu_count(), "--seconds", 4)
             self.assertEqual(env.ctl("attach", demo.pid).returncode, 0)
             env.go(demo)
             time.sleep(0.5)
-            # A stopped daemon drains nothing: ~2 KiB a sample at 999 Hz on every CPU overflows 1 MiB.
+            # A stopped daemon drains nothing.
             os.kill(env.daemon.pid, signal.SIGSTOP)
             time.sleep(2)
             os.kill(env.daemon.pid, signal.SIGCONT)
@@ -64,7 +65,7 @@ class RingOverflow(unittest.TestCase):
             report = env.ctl_json("report", demo.pid)
             print(f"\noverflow: seen {s['samples_seen']}, kept {s['samples_kept']}, discarded "
                   f"{s['samples_discarded']}, lost {s['samples_lost']}", file=sys.stderr)
-            self.assertGreater(s["samples_lost"], FREQUENCY // 2)
+            self.assertGreater(s["samples_lost"], 1000)
             self.assertEqual(s["samples_seen"], s["samples_kept"] + s["samples_discarded"] + s["samples_lost"])
             self.assertEqual(report["total_samples"], s["samples_kept"])
         finally:
