@@ -58,16 +58,16 @@ int vprof_sample(struct bpf_perf_event_data *ctx)
         struct vprof_sample *s;
         long n;
 
-        count(VPROF_STAT_SEEN);
-
         if (!bpf_map_lookup_elem(&targets, &tgid)) {
                 count(VPROF_STAT_DISCARDED);
                 return 0;
         }
 
         s = bpf_map_lookup_elem(&scratch, &zero);
-        if (!s)
-                return 0; /* cannot happen: a one-entry array always has entry 0 */
+        if (!s) {
+                count(VPROF_STAT_NO_BUFFER); /* a one-entry array always has entry 0; counted all the same */
+                return 0;
+        }
 
         s->tgid = tgid;
         s->tid = (__u32)id;

@@ -44,12 +44,14 @@ enum {
         VPROF_SAMPLE_KERNEL_STACK_ERROR = 1u << 4,
 };
 
-/* Per-CPU outcome counters. SEEN = KEPT + DISCARDED + RING_FULL; the stack counters qualify kept samples. */
+/* Per-CPU outcome counters. Every run of the BPF program ends in exactly one of KEPT, DISCARDED, RING_FULL
+ * and NO_BUFFER, so their sum is every sample seen: a separate "seen" counter could not be read together with
+ * them while samples keep coming. The stack counters qualify kept samples. */
 enum vprof_stat {
-        VPROF_STAT_SEEN,
         VPROF_STAT_KEPT,
         VPROF_STAT_DISCARDED,        /* the CPU ran no target: dropped in the kernel by design */
         VPROF_STAT_RING_FULL,        /* a target sample lost because the ring buffer was full */
+        VPROF_STAT_NO_BUFFER,        /* a target sample lost for want of the scratch entry (cannot happen) */
         VPROF_STAT_USER_STACK_EFAULT,
         VPROF_STAT_USER_STACK_ERROR, /* any other bpf_get_stack() failure on the user stack */
         VPROF_STAT_KERNEL_STACK_ERROR,

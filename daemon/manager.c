@@ -197,21 +197,23 @@ int manager_detach(Manager *m, pid_t pid)
 
 int manager_get_stats(Manager *m, ManagerStats *ret)
 {
-        uint64_t stats[_VPROF_STAT_MAX], lost_in_daemon;
+        uint64_t stats[_VPROF_STAT_MAX], lost_in_daemon, lost_in_kernel;
         int r;
 
         manager_sync(m);
         r = sampler_read_stats(m->sampler, stats);
         if (r < 0)
                 return r;
-        /* A record the daemon failed to count moves from kept to lost, so that seen = kept + discarded +
-         * lost holds exactly, and kept = counted in some table + unclaimed. */
+        /* A record the daemon failed to count moves from kept to lost, so that seen = kept + discarded + lost
+         * holds exactly, and kept = counted in some table + unclaimed. */
         lost_in_daemon = m->samples_failed + sampler_malformed(m->sampler);
+        lost_in_kernel = stats[VPROF_STAT_RING_FULL] + stats[VPROF_STAT_NO_BUFFER];
+
         *ret = (ManagerStats){
-                .seen = stats[VPROF_STAT_SEEN],
+                .seen = stats[VPROF_STAT_KEPT] + stats[VPROF_STAT_DISCARDED] + lost_in_kernel,
                 .kept = stats[VPROF_STAT_KEPT] - lost_in_daemon,
                 .discarded = stats[VPROF_STAT_DISCARDED],
-                .lost = stats[VPROF_STAT_RING_FULL] + lost_in_daemon,
+                .lost = lost_in_kernel + lost_in_daemon,
                 .stack_errors = stats[VPROF_STAT_USER_STACK_EFAULT] + stats[VPROF_STAT_USER_STACK_ERROR] +
                                 stats[VPROF_STAT_KERNEL_STACK_ERROR],
                 .truncated = stats[VPROF_STAT_USER_TRUNCATED] + stats[VPROF_STAT_KERNEL_TRUNCATED],
