@@ -184,6 +184,14 @@ class Binaries(unittest.TestCase):
         top = report["functions"][0]
         self.assertEqual((top["function"], top["module"]), ("work_alpha", "demo-deleted"))
 
+    def test_library_loaded_after_attach_is_named(self):
+        # The library is mapped only after the attach: its frames fall outside the maps the daemon read then.
+        demo = ENV.spawn_demo("--seconds", 1, "--plugin", os.environ["VPROF_PLUGIN"])
+        report = self.profile_spawned(demo)
+        top = report["functions"][0]
+        self.assertEqual((top["function"], top["module"]), ("plugin_hot", "libvprof-plugin.so"))
+        self.assertGreater(top["exclusive_percent"], 90.0)
+
     def test_stripped_binary_keeps_frames(self):
         path = os.path.join(ENV.tmp, "demo-stripped")
         subprocess.run(["objcopy", "--strip-all", os.environ["VPROF_DEMO"], path], check=True)

@@ -8,6 +8,7 @@
  *                              -> work_gamma                     15 units
  *                              -> recurse_down (x5) -> work_delta 5 units
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -32,6 +33,8 @@ static unsigned arg_threads = 1;
 static const char *arg_report;
 static int arg_wait_stdin;
 static int arg_bystander;
+static const char *arg_plugin;
+static uint64_t (*plugin_hot)(uint64_t iterations, uint64_t seed);
 
 typedef struct Worker {
         pthread_t thread;
@@ -120,7 +123,9 @@ static void *worker(void *userdata)
         }
 
         for (;;) {
-                if (arg_bystander)
+                if (plugin_hot)
+                        w->sink += plugin_hot(100 * ITERATIONS_PER_UNIT, w->sink);
+                else if (arg_bystander)
                         w->sink += bystander_spin(100, w->sink);
                 else
                         run_round(w);
@@ -172,12 +177,13 @@ static void help(void)
                "      --report=FILE    write the measured time per function as JSON (- for stdout)\n"
                "      --wait-stdin     wait for a line on stdin before working (attach first)\n"
                "      --bystander      spin in bystander_spin() only (a process not to be profiled)\n"
+               "      --plugin=LIB     dlopen() LIB once working starts and spin in its plugin_hot()\n"
                "  -h, --help           show this help\n");
 }
 
 int main(int argc, char *argv[])
 {
-        enum { ARG_REPORT = 0x100, ARG_WAIT_STDIN, ARG_BYSTANDER };
+        enum { ARG_REPORT = 0x100, ARG_WAIT_STDIN, ARG_BYSTANDER, ARG_PLUGIN };
         static const struct option options[] = {
                 { "threads", required_argument, NULL, 't' },
                 { "seconds", required_argument, NULL, 's' },
@@ -185,6 +191,7 @@ int main(int argc, char *argv[])
                 { "report", required_argument, NULL, ARG_REPORT },
                 { "wait-stdin", no_argument, NULL, ARG_WAIT_STDIN },
                 { "bystander", no_argument, NULL, ARG_BYSTANDER },
+                { "plugin", required_argument, NULL, ARG_PLUGIN },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -212,6 +219,9 @@ int main(int argc, char *argv[])
                 case ARG_BYSTANDER:
                         arg_bystander = 1;
                         break;
+                case ARG_PLUGIN:
+                        arg_plugin = optarg;
+                        break;
                 case 'h':
                         help();
                         return 0;
@@ -229,6 +239,15 @@ int main(int argc, char *argv[])
                 fflush(stdout);
                 if (!fgets(line, sizeof(line), stdin))
                         return 1;
+        }
+
+        if (arg_plugin) {
+                /* Loaded only now, after a profiler had the chance to attach and read our maps. */
+                void *lib = dlopen(arg_plugin, RTLD_NOW);
+                if (!lib || !(plugin_hot = (uint64_t(*)(uint64_t, uint64_t))dlsym(lib, "plugin_hot"))) {
+                        fprintf(stderr, "vprof-demo: cannot load %s: %s\n", arg_plugin, dlerror());
+                        return 1;
+                }
         }
 
         workers = calloc(arg_threads, sizeof(Worker));
