@@ -4,11 +4,10 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <pthread.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "elf-symbols.h"
+#include "elf-util.h"
 #include "log.h"
 
 /* 16 bytes a symbol: a C++ library has 100000 of them. */
@@ -41,19 +40,6 @@ typedef struct Candidate {
         unsigned char bind;
 } Candidate;
 
-static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
-static bool elf_ok;
-
-static void elf_init(void)
-{
-        elf_ok = elf_version(EV_CURRENT) != EV_NONE;
-}
-
-static void elf_endp(Elf **e)
-{
-        if (*e)
-                elf_end(*e);
-}
 
 static int bind_rank(unsigned char bind)
 {
@@ -325,27 +311,14 @@ int elf_symbols_load_fd(int fd, ElfSymbols **ret)
 {
         _cleanup_(elf_endp) Elf *elf = NULL;
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
-        struct stat st;
         GElf_Ehdr ehdr;
         int r;
 
-        if (fd < 0 || !ret)
+        if (!ret)
                 return -EINVAL;
-        pthread_once(&elf_once, elf_init);
-        if (!elf_ok)
-                return -EOPNOTSUPP;
-
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        /* A device or a FIFO is not a binary, and libelf would block on a FIFO. */
-        if (!S_ISREG(st.st_mode))
-                return -ENOEXEC;
-
-        elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr)) {
-                log_debug("Not an ELF file: %s", elf_errmsg(-1));
-                return -ENOEXEC;
-        }
+        r = elf_open_fd(fd, &elf, &ehdr);
+        if (r < 0)
+                return r;
 
         e = calloc(1, sizeof(*e));
         if (!e)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "eh-frame.h"
 #include "elf-symbols.h"
 #include "hashmap.h"
 #include "kallsyms.h"
@@ -37,6 +38,9 @@ typedef struct FileEntry {
         int64_t size;
         struct timespec mtime;
         ElfSymbols *elf; /* NULL: not ELF, or unreadable; kept so it is not tried again */
+        /* Loaded on the first unwind in the file, as most files never hold a sampled ip. */
+        EhFrame *eh_frame;
+        bool eh_frame_loaded; /* tried: a file without CFI is not read again */
 } FileEntry;
 
 struct Symbolizer {
@@ -47,15 +51,16 @@ struct Symbolizer {
         bool kallsyms_loaded;    /* tried; a failure is not retried on every kernel frame */
 };
 
-/* Marks a mapping whose file could not be opened, in AddressSpace.files. */
-static const FileEntry file_unopenable = {};
+/* Marks a mapping whose file could not be opened, in AddressSpace.files. Never written: it has no ELF, and
+ * only a file with one gets CFI loaded. */
+static FileEntry file_unopenable = { .eh_frame_loaded = true };
 
 struct AddressSpace {
         Symbolizer *symbolizer;
         pid_t pid;
         uint64_t start_time;     /* of the process, to tell it from a later one with its PID; 0: unknown */
         ProcMaps *maps;
-        const FileEntry **files; /* per mapping: NULL until an address in it is resolved */
+        FileEntry **files;       /* per mapping: NULL until an address in it is resolved */
         uint64_t last_read_usec;
         bool gone;               /* exited: the snapshot is all there will be */
 };
@@ -104,6 +109,7 @@ Symbolizer *symbolizer_free(Symbolizer *s)
                 return NULL;
         for (size_t i = 0; i < s->n_entries; i++) {
                 elf_symbols_free(s->entries[i]->elf);
+                eh_frame_free(s->entries[i]->eh_frame);
                 free(s->entries[i]);
         }
         free(s->entries);
@@ -198,7 +204,7 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
 }
 
 /* The cache entry of the file open at fd, parsing the file when it is new. */
-static int symbolizer_get_file(Symbolizer *s, int fd, const FileEntry **ret)
+static int symbolizer_get_file(Symbolizer *s, int fd, FileEntry **ret)
 {
         _cleanup_free_ FileEntry *entry = NULL;
         FileEntry *old, **entries;
@@ -323,7 +329,7 @@ static bool same_mapping(const ProcMap *a, const ProcMap *b)
 static int address_space_reread(AddressSpace *as)
 {
         _cleanup_(proc_maps_freep) ProcMaps *maps = NULL;
-        _cleanup_free_ const FileEntry **files = NULL;
+        _cleanup_free_ FileEntry **files = NULL;
         uint64_t now = now_usec(), start_time;
         int r;
 
@@ -393,28 +399,94 @@ static const char *mapping_module(const ProcMap *m)
         return slash[1] ? slash + 1 : m->path;
 }
 
+/* The mapping holding addr (NULL when none does), re-reading the maps on a miss. */
+static int address_space_find(AddressSpace *as, uint64_t addr, const ProcMap **ret)
+{
+        const ProcMap *m;
+        int r;
+
+        m = proc_maps_find(as->maps, addr);
+        if (!m) {
+                r = address_space_reread(as);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        m = proc_maps_find(as->maps, addr);
+        }
+        *ret = m;
+        return 0;
+}
+
+/* Whether the file open at fd is the one entry was made from. */
+static bool file_entry_is(const FileEntry *entry, int fd)
+{
+        struct stat st;
+
+        return fstat(fd, &st) >= 0 && (uint64_t)st.st_dev == entry->key.dev &&
+               (uint64_t)st.st_ino == entry->key.ino && (int64_t)st.st_size == entry->size &&
+               st.st_mtim.tv_sec == entry->mtime.tv_sec && st.st_mtim.tv_nsec == entry->mtime.tv_nsec;
+}
+
+/* The cache entry of a file mapping, opening the file the first time. cfi: load its .eh_frame too, on first
+ * use; with the file open already when the entry is new, else opened again. */
+static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, FileEntry **ret)
+{
+        _cleanup_close_ int fd = -1;
+        size_t idx = (size_t)(m - as->maps->maps);
+        FileEntry *entry = as->files[idx];
+        int r;
+
+        if (!entry) {
+                fd = open_mapping(as, m);
+                if (fd < 0) {
+                        log_debug_errno(fd, "Cannot open %s of process %d: %m", m->path, (int)as->pid);
+                        entry = &file_unopenable;
+                } else {
+                        r = symbolizer_get_file(as->symbolizer, fd, &entry);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0)
+                                entry = &file_unopenable;
+                }
+                as->files[idx] = entry;
+        }
+
+        if (cfi && entry->elf && !entry->eh_frame_loaded) {
+                if (fd < 0) {
+                        fd = open_mapping(as, m);
+                        /* The path may name a newer file by now: its CFI would not be this code's. */
+                        if (fd >= 0 && !file_entry_is(entry, fd))
+                                fd = safe_close(fd);
+                }
+                r = fd < 0 ? -ENOENT : eh_frame_load_fd(fd, &entry->eh_frame);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_debug_errno(r, "No call frame information for %s of process %d: %m", m->path,
+                                        (int)as->pid);
+                entry->eh_frame_loaded = true;
+        }
+
+        *ret = entry;
+        return 0;
+}
+
 int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, Symbol *ret)
 {
         /* A return address points after the call: the call itself, the instruction we are in, is before it.
          * The offset reported is still that of addr itself. */
         uint64_t adjust = return_address && addr > 0 ? 1 : 0, a = addr - adjust, file_offset, vaddr, offset;
         const ProcMap *m;
-        const FileEntry *entry;
+        FileEntry *entry;
         const char *module, *name;
-        size_t idx;
         int r;
 
         if (!as || !ret)
                 return -EINVAL;
 
-        m = proc_maps_find(as->maps, a);
-        if (!m) {
-                r = address_space_reread(as);
-                if (r < 0)
-                        return r;
-                if (r > 0)
-                        m = proc_maps_find(as->maps, a);
-        }
+        r = address_space_find(as, a, &m);
+        if (r < 0)
+                return r;
         if (!m) {
                 *ret = (Symbol) { .module = "[unknown]", .function = NULL, .offset = addr };
                 return 0;
@@ -434,24 +506,9 @@ int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, 
         }
 
         file_offset = a - m->start + m->offset;
-        idx = (size_t)(m - as->maps->maps);
-        entry = as->files[idx];
-        if (!entry) {
-                _cleanup_close_ int fd = -1;
-
-                fd = open_mapping(as, m);
-                if (fd < 0) {
-                        log_debug_errno(fd, "Cannot open %s of process %d: %m", m->path, (int)as->pid);
-                        entry = &file_unopenable;
-                } else {
-                        r = symbolizer_get_file(as->symbolizer, fd, &entry);
-                        if (r == -ENOMEM)
-                                return r;
-                        if (r < 0)
-                                entry = &file_unopenable;
-                }
-                as->files[idx] = entry;
-        }
+        r = address_space_file(as, m, false, &entry);
+        if (r < 0)
+                return r;
 
         /* Without symbols, the file offset is the module-relative position there is. */
         if (!entry->elf || elf_symbols_offset_to_vaddr(entry->elf, file_offset, &vaddr) < 0) {
@@ -463,5 +520,54 @@ int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, 
         name = elf_symbols_lookup(entry->elf, vaddr, &offset);
         *ret = (Symbol) { .module = module, .function = name, .offset = (name ? offset : vaddr) + adjust,
                           .code = m->executable };
+        return 0;
+}
+
+int address_space_unwind_step(AddressSpace *as, const UnwindRegs *regs, bool return_address,
+                              const uint64_t *window, size_t n_words, UnwindRegs *ret_caller)
+{
+        /* A caller's frame is at its call instruction, before the return address. */
+        uint64_t ip = regs->ip - (return_address && regs->ip > 0 ? 1 : 0), vaddr;
+        const ProcMap *m;
+        FileEntry *entry;
+        int r;
+
+        if (!as || (!window && n_words > 0) || !ret_caller)
+                return -EINVAL;
+
+        r = address_space_find(as, ip, &m);
+        if (r < 0)
+                return r;
+        /* JIT code and the vDSO have no file to read CFI from. */
+        if (!m || !m->executable || !m->path || m->path[0] != '/')
+                return -ENOENT;
+        r = address_space_file(as, m, true, &entry);
+        if (r < 0)
+                return r;
+        if (!entry->eh_frame)
+                return -ENOENT;
+
+        /* The bias of the segment holding ip, as symbols are looked up; entry->eh_frame implies entry->elf. */
+        r = elf_symbols_offset_to_vaddr(entry->elf, ip - m->start + m->offset, &vaddr);
+        if (r < 0)
+                return r;
+        return eh_frame_unwind_step(entry->eh_frame, ip - vaddr,
+                                    &(UnwindRegs) { .ip = ip, .sp = regs->sp, .bp = regs->bp }, window, n_words,
+                                    ret_caller);
+}
+
+int address_space_unwind_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64_t bp, const uint64_t *window,
+                              size_t n_words, uint64_t *ret_return_address)
+{
+        UnwindRegs caller;
+        int r;
+
+        if (!ret_return_address)
+                return -EINVAL;
+        r = address_space_unwind_step(as, &(UnwindRegs) { .ip = ip, .sp = sp, .bp = bp }, false, window, n_words,
+                                      &caller);
+        if (r < 0)
+                return r;
+        *ret_return_address = caller.ip;
         return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "eh-frame.h"
 #include "macros.h"
 
 /* Turns addresses into (module, function). A Symbolizer is shared by every target: it caches parsed ELF files
@@ -44,3 +45,18 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(AddressSpace *, address_space_free);
  * -ENOMEM. */
 /* The strings in *ret stay valid until the next call on this address space or on the symbolizer. */
 int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, Symbol *ret);
+
+/* The return address of the innermost user frame, from the call frame information (.eh_frame) of the code at
+ * ip: the frame-pointer walk skips the caller of a function without a frame (a leaf, a libc system call
+ * wrapper, a prologue). sp, bp: the user registers when the stack was captured; window: n_words words copied
+ * from the user stack at sp. 0 and *ret_return_address on success; -ENOENT no CFI for ip (not in a file
+ * mapping, the vDSO, a file without .eh_frame) or the outermost frame; -ERANGE, -EOPNOTSUPP, -EBADMSG as
+ * eh_frame_unwind_step(). */
+int address_space_unwind_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64_t bp, const uint64_t *window,
+                              size_t n_words, uint64_t *ret_return_address);
+
+/* One step of the same from any frame: regs->ip is the frame's instruction (return_address: a caller's return
+ * address, looked up at the call), window holds n_words words from regs->sp up. Fills the caller's ip (its
+ * return address), sp and bp. Errors as address_space_unwind_leaf(). */
+int address_space_unwind_step(AddressSpace *as, const UnwindRegs *regs, bool return_address,
+                              const uint64_t *window, size_t n_words, UnwindRegs *ret_caller);

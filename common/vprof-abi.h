@@ -11,25 +11,36 @@
 #define VPROF_MAX_KERNEL_FRAMES 127
 #define VPROF_COMM_LEN 16
 #define VPROF_MAX_TARGETS_DEFAULT 1024
+#define VPROF_MAX_OFF_CPU_THREADS_DEFAULT 8192
+/* Words of user stack copied from the stack pointer up, with every stack: enough for the daemon to find the
+ * return address of a leaf function without a frame pointer from its CFI (a libc system call wrapper, a GCC
+ * leaf function), which the frame-pointer walk of the kernel skips. */
+#define VPROF_STACK_WINDOW_WORDS 16
 
 #define VPROF_MAX_FRAMES (VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES)
 
-/* One record in the ring buffer per kept sample, cut after its last frame: a record is
+/* One record in the ring buffer per kept sample or off-CPU interval, cut after its last frame: a record is
  * VPROF_SAMPLE_SIZE(kernel_depth + user_depth) bytes, a few hundred for usual stacks instead of the 2 KiB
  * that room for the deepest ones takes. frames holds the kernel stack then the user stack, each innermost
  * first: frames[0] is the interrupted instruction (kernel or user), frames[kernel_depth] the interrupted user
- * instruction, or the one that entered the kernel. */
+ * instruction, or the one that entered the kernel. An off-CPU interval (VPROF_SAMPLE_OFF_CPU) has the user
+ * stack only, taken when the thread left the CPU. */
 struct vprof_sample {
         __u32 tgid;
         __u32 tid;
         __u32 cpu;
         __u32 flags;          /* VPROF_SAMPLE_* */
-        __u64 period;         /* event count since the previous sample (ns for cpu-clock) */
-        __u64 time_ns;        /* bpf_ktime_get_ns() */
+        __u64 period;         /* on the CPU: event count since the previous sample (ns for cpu-clock);
+                               * off the CPU: nanoseconds off the CPU */
+        __u64 time_ns;        /* bpf_ktime_get_ns() of the sample, or of leaving the CPU */
         __u16 kernel_depth;
         __u16 user_depth;
-        __u32 reserved;
+        __u16 window_words;   /* valid words in user_window: 0 when the stack could not be read */
+        __u16 reserved;
         char comm[VPROF_COMM_LEN];
+        __u64 user_sp;        /* the user registers at the sample or at kernel entry */
+        __u64 user_bp;
+        __u64 user_window[VPROF_STACK_WINDOW_WORDS]; /* user stack at user_sp, upwards */
         __u64 frames[VPROF_MAX_FRAMES];
 };
 
@@ -42,6 +53,8 @@ enum {
         VPROF_SAMPLE_KERNEL_TRUNCATED = 1u << 2,
         VPROF_SAMPLE_USER_STACK_ERROR = 1u << 3,
         VPROF_SAMPLE_KERNEL_STACK_ERROR = 1u << 4,
+        VPROF_SAMPLE_OFF_CPU = 1u << 5,         /* an off-CPU interval of period ns, not a sample */
+        VPROF_SAMPLE_PREEMPTED = 1u << 6,       /* off the CPU while runnable, not waiting */
 };
 
 /* Per-CPU outcome counters. Every run of the BPF program ends in exactly one of KEPT, DISCARDED, RING_FULL
@@ -57,10 +70,22 @@ enum vprof_stat {
         VPROF_STAT_KERNEL_STACK_ERROR,
         VPROF_STAT_USER_TRUNCATED,
         VPROF_STAT_KERNEL_TRUNCATED,
+        /* Off-CPU intervals of targets that track them. Every switch-out of such a thread ends in
+         * OFF_CPU_TRACKED or OFF_CPU_UNTRACKED; every tracked one ends, when the thread runs again, in
+         * BLOCKED, PREEMPTED or RING_FULL. */
+        VPROF_STAT_OFF_CPU_TRACKED,   /* switch-out recorded, the thread is waiting */
+        VPROF_STAT_OFF_CPU_UNTRACKED, /* lost: the map of waiting threads was full */
+        VPROF_STAT_OFF_CPU_BLOCKED,   /* handed to the daemon */
+        VPROF_STAT_OFF_CPU_PREEMPTED,
+        VPROF_STAT_OFF_CPU_RING_FULL, /* lost: the ring buffer was full when the thread came back */
         _VPROF_STAT_MAX,
+};
+
+enum {
+        VPROF_TARGET_OFF_CPU = 1u << 0, /* also record the target's off-CPU intervals */
 };
 
 /* Value of the targets map, keyed by tgid. */
 struct vprof_target {
-        __u64 flags; /* reserved for per-target options */
+        __u64 flags; /* VPROF_TARGET_* */
 };

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "macros.h"
+
+/* The call frame information of one x86-64 ELF file (.eh_frame, found through .eh_frame_hdr), for one
+ * unwinding step: the frame-pointer walk done in BPF loses the caller of a function that has no frame set up
+ * (a leaf, a libc system call wrapper, a function still in its prologue), and the CFI of the code at the
+ * sampled ip says where that function keeps its return address. Pure: no /proc, no logging above debug. Every
+ * read is bounded by the section, as the files come from untrusted processes. */
+typedef struct EhFrame EhFrame;
+
+/* The registers of one frame; ip and sp are run-time addresses. */
+typedef struct UnwindRegs {
+        uint64_t ip, sp, bp;
+} UnwindRegs;
+
+/* Load the CFI of the ELF file open at fd (the fd is not kept): -ENOENT when it has no .eh_frame, -ENOEXEC
+ * when it is not ELF, -EOPNOTSUPP when it is not x86-64. Keeps a copy of .eh_frame and a table of 8 bytes a
+ * function. */
+int eh_frame_load_fd(int fd, EhFrame **ret);
+int eh_frame_load_path(const char *path, EhFrame **ret);
+
+/* From the section contents and their ELF virtual addresses; hdr may be NULL (or without a search table),
+ * then .eh_frame is scanned. The bytes are copied. -ENOENT when there is no FDE at all. */
+int eh_frame_new(const void *eh_frame, size_t eh_frame_size, uint64_t eh_frame_vaddr, const void *hdr,
+                 size_t hdr_size, uint64_t hdr_vaddr, EhFrame **ret);
+
+EhFrame *eh_frame_free(EhFrame *e);
+DEFINE_TRIVIAL_CLEANUP_FUNC(EhFrame *, eh_frame_free);
+
+/* Functions (FDEs) in the lookup table. */
+size_t eh_frame_count(const EhFrame *e);
+
+/* One step from the frame at regs to its caller. bias: run-time address - ELF vaddr of the file's code.
+ * regs->ip is looked up as it is: right for the innermost frame, interrupted at ip; for a frame whose ip is a
+ * return address, pass ip - 1. window: n_words words copied from the stack at regs->sp, the only memory read.
+ * Fills the caller's ip (the return address), sp (the CFA) and bp (0 when the CFI says it cannot be
+ * recovered). -ENOENT no FDE covers ip, or the CFI marks the outermost frame; -ERANGE a needed word lies
+ * outside the window; -EOPNOTSUPP a DWARF expression or a register other than rsp and rbp is needed; -EBADMSG
+ * malformed CFI. */
+int eh_frame_unwind_step(const EhFrame *e, uint64_t bias, const UnwindRegs *regs, const uint64_t *window,
+                         size_t n_words, UnwindRegs *ret_caller);
