@@ -4,6 +4,7 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
 #include "vprof-abi.h"
@@ -26,13 +27,24 @@ struct {
         __uint(max_entries, 16 << 20); /* resized by the daemon before load */
 } samples SEC(".maps");
 
-/* Where a record is built before it is copied, cut after its last frame, into the ring buffer. */
+/* Where a record is built before it is copied, cut after its last frame, into the ring buffer. Entry 0 for
+ * samples, entry 1 for switch-outs: a sample's NMI (hardware cycles) may interrupt a switch-out. */
 struct {
         __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-        __uint(max_entries, 1);
+        __uint(max_entries, 2);
         __type(key, __u32);
         __type(value, struct vprof_sample);
 } scratch SEC(".maps");
+
+/* Target threads off the CPU, by thread ID: the record that goes to the ring buffer when the thread runs
+ * again. Allocated on use: memory follows the number of waiting target threads, not the limit. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, VPROF_MAX_OFF_CPU_THREADS_DEFAULT); /* resized by the daemon before load */
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, __u32);
+        __type(value, struct vprof_sample);
+} off_cpu SEC(".maps");
 
 struct {
         __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -50,10 +62,50 @@ static __always_inline void count(__u32 stat)
                 *v += 1;
 }
 
+/* The user registers saved at kernel entry, and the top of the user stack: the daemon unwinds a leaf
+ * function without a frame pointer from them. */
+static __always_inline void capture_user_window(struct vprof_sample *s)
+{
+        struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+        s->user_sp = PT_REGS_SP_CORE(regs);
+        s->user_bp = PT_REGS_FP_CORE(regs);
+        s->window_words = 0;
+        if (bpf_probe_read_user(s->user_window, sizeof(s->user_window), (void *)s->user_sp) == 0)
+                s->window_words = VPROF_STACK_WINDOW_WORDS;
+}
+
+/* The user stack into frames[start...]; returns its depth. */
+static __always_inline __u32 capture_user_stack(void *ctx, struct vprof_sample *s, __u32 start)
+{
+        long n = bpf_get_stack(ctx, &s->frames[start], VPROF_MAX_USER_FRAMES * sizeof(__u64), BPF_F_USER_STACK);
+        __u32 depth;
+
+        if (n < 0) {
+                s->flags |= VPROF_SAMPLE_USER_STACK_ERROR;
+                count(n == -14 /* EFAULT */ ? VPROF_STAT_USER_STACK_EFAULT : VPROF_STAT_USER_STACK_ERROR);
+                return 0;
+        }
+        depth = (__u32)n / sizeof(__u64);
+        if (depth >= VPROF_MAX_USER_FRAMES) {
+                depth = VPROF_MAX_USER_FRAMES;
+                s->flags |= VPROF_SAMPLE_USER_TRUNCATED;
+                count(VPROF_STAT_USER_TRUNCATED);
+        }
+        capture_user_window(s);
+        return depth;
+}
+
+static __always_inline __u64 wakeup_flag(void)
+{
+        return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+                                                                              : BPF_RB_NO_WAKEUP;
+}
+
 SEC("perf_event")
 int vprof_sample(struct bpf_perf_event_data *ctx)
 {
-        __u64 id = bpf_get_current_pid_tgid(), wakeup_flag;
+        __u64 id = bpf_get_current_pid_tgid();
         __u32 tgid = id >> 32, zero = 0, kdepth = 0, udepth = 0;
         struct vprof_sample *s;
         long n;
@@ -75,6 +127,7 @@ int vprof_sample(struct bpf_perf_event_data *ctx)
         s->flags = 0;
         s->period = ctx->sample_period;
         s->time_ns = bpf_ktime_get_ns();
+        s->window_words = 0;
         s->reserved = 0;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
 
@@ -96,27 +149,88 @@ int vprof_sample(struct bpf_perf_event_data *ctx)
         }
 
         /* Right after the kernel frames. In kernel mode this walks the user registers saved at kernel entry. */
-        n = bpf_get_stack(ctx, &s->frames[kdepth], VPROF_MAX_USER_FRAMES * sizeof(__u64), BPF_F_USER_STACK);
-        if (n < 0) {
-                s->flags |= VPROF_SAMPLE_USER_STACK_ERROR;
-                count(n == -14 /* EFAULT */ ? VPROF_STAT_USER_STACK_EFAULT : VPROF_STAT_USER_STACK_ERROR);
-        } else {
-                udepth = (__u32)n / sizeof(__u64);
-                if (udepth >= VPROF_MAX_USER_FRAMES) {
-                        udepth = VPROF_MAX_USER_FRAMES;
-                        s->flags |= VPROF_SAMPLE_USER_TRUNCATED;
-                        count(VPROF_STAT_USER_TRUNCATED);
-                }
-        }
+        udepth = capture_user_stack(ctx, s, kdepth);
         s->kernel_depth = kdepth;
         s->user_depth = udepth;
 
-        wakeup_flag = bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-                                                                                        : BPF_RB_NO_WAKEUP;
-        if (bpf_ringbuf_output(&samples, s, VPROF_SAMPLE_SIZE(kdepth + udepth), wakeup_flag) < 0) {
+        if (bpf_ringbuf_output(&samples, s, VPROF_SAMPLE_SIZE(kdepth + udepth), wakeup_flag()) < 0) {
                 count(VPROF_STAT_RING_FULL);
                 return 0;
         }
         count(VPROF_STAT_KEPT);
+        return 0;
+}
+
+/* Off-CPU time: when a thread of a target that asked for it leaves the CPU, keep its user stack and the time;
+ * when it runs again, hand the interval to the daemon. Attached only while such a target exists, as every
+ * context switch of the machine runs it. */
+
+#define TASK_RUNNING 0
+#define PF_EXITING 0x00000004
+
+static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev)
+{
+        __u32 tgid = prev->tgid, tid = prev->pid, one = 1;
+        struct vprof_target *target;
+        struct vprof_sample *s;
+
+        target = bpf_map_lookup_elem(&targets, &tgid);
+        if (!target || !(target->flags & VPROF_TARGET_OFF_CPU))
+                return;
+        /* An exiting thread never comes back. */
+        if (prev->flags & PF_EXITING)
+                return;
+
+        s = bpf_map_lookup_elem(&scratch, &one);
+        if (!s) {
+                count(VPROF_STAT_OFF_CPU_UNTRACKED);
+                return;
+        }
+        s->tgid = tgid;
+        s->tid = tid;
+        s->cpu = bpf_get_smp_processor_id();
+        /* Runnable and switched out (preempted, or yielding) is CPU contention; any other state is a wait. */
+        s->flags = VPROF_SAMPLE_OFF_CPU |
+                   (preempt || prev->__state == TASK_RUNNING ? VPROF_SAMPLE_PREEMPTED : 0);
+        s->period = 0;
+        s->time_ns = bpf_ktime_get_ns();
+        s->kernel_depth = 0;
+        s->window_words = 0;
+        s->reserved = 0;
+        bpf_get_current_comm(s->comm, sizeof(s->comm));
+        /* prev is still current here: its user stack is the one the helpers see. */
+        s->user_depth = capture_user_stack(ctx, s, 0);
+
+        if (bpf_map_update_elem(&off_cpu, &tid, s, BPF_ANY) < 0) {
+                count(VPROF_STAT_OFF_CPU_UNTRACKED);
+                return;
+        }
+        count(VPROF_STAT_OFF_CPU_TRACKED);
+}
+
+static __always_inline void switch_in(struct task_struct *next)
+{
+        __u32 tid = next->pid, udepth;
+        struct vprof_sample *s;
+
+        s = bpf_map_lookup_elem(&off_cpu, &tid);
+        if (!s)
+                return;
+        s->period = bpf_ktime_get_ns() - s->time_ns;
+        udepth = s->user_depth;
+        if (udepth > VPROF_MAX_USER_FRAMES)
+                udepth = VPROF_MAX_USER_FRAMES;
+        if (bpf_ringbuf_output(&samples, s, VPROF_SAMPLE_SIZE(udepth), wakeup_flag()) < 0)
+                count(VPROF_STAT_OFF_CPU_RING_FULL);
+        else
+                count(s->flags & VPROF_SAMPLE_PREEMPTED ? VPROF_STAT_OFF_CPU_PREEMPTED : VPROF_STAT_OFF_CPU_BLOCKED);
+        bpf_map_delete_elem(&off_cpu, &tid);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+        switch_out(ctx, preempt, prev);
+        switch_in(next);
         return 0;
 }

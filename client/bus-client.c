@@ -13,7 +13,7 @@
 #define VPROFCTL_ERROR_BAD_REPLY "org.vprof.vprofctl.Error.BadReply"
 #define DEFAULT_SYSTEM_BUS_ADDRESS "unix:path=/run/dbus/system_bus_socket"
 
-static int bad_reply(sd_bus_error *error, const char *method, int r)
+int bus_bad_reply(sd_bus_error *error, const char *method, int r)
 {
         sd_bus_error_setf(error, VPROFCTL_ERROR_BAD_REPLY, "Failed to parse the reply to %s: %s", method,
                           strerror(-r));
@@ -69,6 +69,12 @@ int bus_call_pid_method(sd_bus *bus, const char *method, uint32_t pid, sd_bus_er
                                   NULL, "u", pid);
 }
 
+int bus_attach_with_flags(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_error *error)
+{
+        return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE,
+                                  "AttachWithFlags", error, NULL, "ut", pid, flags);
+}
+
 int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -85,18 +91,19 @@ int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
         if (!l)
                 return -ENOMEM;
 
-        r = sd_bus_message_enter_container(reply, 'a', "(usstt)");
+        r = sd_bus_message_enter_container(reply, 'a', "(ussttt)");
         if (r < 0)
-                return bad_reply(error, "ListTargets", r);
+                return bus_bad_reply(error, "ListTargets", r);
         for (;;) {
                 const char *command, *state;
                 TargetInfo *t;
                 uint32_t pid;
-                uint64_t samples, attached;
+                uint64_t samples, attached, flags;
 
-                r = sd_bus_message_read(reply, "(usstt)", &pid, &command, &state, &samples, &attached);
+                r = sd_bus_message_read(reply, "(ussttt)", &pid, &command, &state, &samples, &attached,
+                                        &flags);
                 if (r < 0)
-                        return bad_reply(error, "ListTargets", r);
+                        return bus_bad_reply(error, "ListTargets", r);
                 if (r == 0)
                         break;
 
@@ -114,6 +121,7 @@ int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
                         .pid = pid,
                         .samples = samples,
                         .attached_usec = attached,
+                        .flags = flags,
                         .command = strdup(command),
                         .state = strdup(state),
                 };
@@ -123,7 +131,7 @@ int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
         }
         r = sd_bus_message_exit_container(reply);
         if (r < 0)
-                return bad_reply(error, "ListTargets", r);
+                return bus_bad_reply(error, "ListTargets", r);
 
         *ret = TAKE_PTR(l);
         return 0;
@@ -150,10 +158,10 @@ static int read_table(sd_bus_message *reply, ReportKind kind, const char *method
 
         r = sd_bus_message_read(reply, "t", &t->total_samples);
         if (r < 0)
-                return bad_reply(error, method, r);
+                return bus_bad_reply(error, method, r);
         r = sd_bus_message_enter_container(reply, 'a', sig);
         if (r < 0)
-                return bad_reply(error, method, r);
+                return bus_bad_reply(error, method, r);
         for (;;) {
                 const char *name = NULL, *module = NULL;
                 uint64_t inclusive, exclusive;
@@ -170,7 +178,7 @@ static int read_table(sd_bus_message *reply, ReportKind kind, const char *method
                         r = sd_bus_message_read(reply, sig, &id, &name, &inclusive, &exclusive,
                                                 &inclusive_percent, &exclusive_percent);
                 if (r < 0)
-                        return bad_reply(error, method, r);
+                        return bus_bad_reply(error, method, r);
                 if (r == 0)
                         break;
 
@@ -181,7 +189,7 @@ static int read_table(sd_bus_message *reply, ReportKind kind, const char *method
         }
         r = sd_bus_message_exit_container(reply);
         if (r < 0)
-                return bad_reply(error, method, r);
+                return bus_bad_reply(error, method, r);
 
         *ret = TAKE_PTR(t);
         return 0;
@@ -200,39 +208,36 @@ int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limi
         return read_table(reply, REPORT_FUNCTIONS, "GetFunctions", error, ret);
 }
 
-static int get_pid_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid, sd_bus_error *error,
-                         ReportTable **ret)
+int bus_get_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid, bus_table_reader_fn read,
+                  sd_bus_error *error, ReportTable **ret)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
-                               &reply, "u", pid);
+        if (pid > 0)
+                r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
+                                       &reply, "u", pid);
+        else
+                r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
+                                       &reply, NULL);
         if (r < 0)
                 return r;
-        return read_table(reply, kind, method, error, ret);
+        return read(reply, kind, method, error, ret);
 }
 
 int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
 {
-        return get_pid_table(bus, "GetModules", REPORT_MODULES, pid, error, ret);
+        return bus_get_table(bus, "GetModules", REPORT_MODULES, pid, read_table, error, ret);
 }
 
 int bus_get_threads(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
 {
-        return get_pid_table(bus, "GetThreads", REPORT_THREADS, pid, error, ret);
+        return bus_get_table(bus, "GetThreads", REPORT_THREADS, pid, read_table, error, ret);
 }
 
 int bus_get_processes(sd_bus *bus, sd_bus_error *error, ReportTable **ret)
 {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetProcesses",
-                               error, &reply, NULL);
-        if (r < 0)
-                return r;
-        return read_table(reply, REPORT_PROCESSES, "GetProcesses", error, ret);
+        return bus_get_table(bus, "GetProcesses", REPORT_PROCESSES, 0, read_table, error, ret);
 }
 
 static const struct {
@@ -253,6 +258,11 @@ static const struct {
         {"StackErrors", 't', offsetof(DaemonStatus, stack_errors)},
         {"StacksTruncated", 't', offsetof(DaemonStatus, stacks_truncated)},
         {"SamplesUnclaimed", 't', offsetof(DaemonStatus, samples_unclaimed)},
+        {"OffCpuDefault", 'b', offsetof(DaemonStatus, off_cpu_default)},
+        {"OffCpuBlocked", 't', offsetof(DaemonStatus, off_cpu_blocked)},
+        {"OffCpuPreempted", 't', offsetof(DaemonStatus, off_cpu_preempted)},
+        {"OffCpuLost", 't', offsetof(DaemonStatus, off_cpu_lost)},
+        {"OffCpuUnclaimed", 't', offsetof(DaemonStatus, off_cpu_unclaimed)},
 };
 
 /* Reads the variant of one property into s; properties unknown to this client, or of another type than it
@@ -316,35 +326,49 @@ int bus_get_status(sd_bus *bus, sd_bus_error *error, DaemonStatus **ret)
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
+        s->off_cpu_default = -1;
 
         r = sd_bus_message_enter_container(reply, 'a', "{sv}");
         if (r < 0)
-                return bad_reply(error, "GetAll", r);
+                return bus_bad_reply(error, "GetAll", r);
         for (;;) {
                 const char *name;
 
                 r = sd_bus_message_enter_container(reply, 'e', "sv");
                 if (r < 0)
-                        return bad_reply(error, "GetAll", r);
+                        return bus_bad_reply(error, "GetAll", r);
                 if (r == 0)
                         break;
                 r = sd_bus_message_read_basic(reply, 's', &name);
                 if (r < 0)
-                        return bad_reply(error, "GetAll", r);
+                        return bus_bad_reply(error, "GetAll", r);
                 r = read_status_property(reply, name, s);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return bad_reply(error, "GetAll", r);
+                        return bus_bad_reply(error, "GetAll", r);
                 r = sd_bus_message_exit_container(reply);
                 if (r < 0)
-                        return bad_reply(error, "GetAll", r);
+                        return bus_bad_reply(error, "GetAll", r);
         }
         r = sd_bus_message_exit_container(reply);
         if (r < 0)
-                return bad_reply(error, "GetAll", r);
+                return bus_bad_reply(error, "GetAll", r);
 
         *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int bus_get_frequency(sd_bus *bus, sd_bus_error *error, uint32_t *ret)
+{
+        uint32_t frequency;
+        int r;
+
+        r = sd_bus_get_property_trivial(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE,
+                                        "Frequency", error, 'u', &frequency);
+        if (r < 0)
+                return r;
+        *ret = frequency;
         return 0;
 }
 

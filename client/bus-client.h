@@ -13,12 +13,16 @@
  * fills *error with the D-Bus error when there is one; log_bus_error() turns both into the one line the user
  * sees. Nothing here prints on its own. */
 
+/* AttachWithFlags' flags and ListTargets' flags field: also track the target's off-CPU time. */
+#define VPROF_ATTACH_OFF_CPU UINT64_C(1)
+
 typedef struct TargetInfo {
         uint32_t pid;
         char *command;
         char *state;
         uint64_t samples;
         uint64_t attached_usec;
+        uint64_t flags; /* VPROF_ATTACH_* */
 } TargetInfo;
 
 typedef struct TargetList {
@@ -43,6 +47,11 @@ typedef struct DaemonStatus {
         uint64_t stack_errors;
         uint64_t stacks_truncated;
         uint64_t samples_unclaimed;
+        int off_cpu_default; /* a D-Bus boolean; -1 when the daemon does not say */
+        uint64_t off_cpu_blocked;
+        uint64_t off_cpu_preempted;
+        uint64_t off_cpu_lost;
+        uint64_t off_cpu_unclaimed;
 } DaemonStatus;
 
 DaemonStatus *daemon_status_free(DaemonStatus *s);
@@ -54,6 +63,14 @@ int bus_connect_system(sd_bus **ret);
 
 /* Attach, Detach or Reset. */
 int bus_call_pid_method(sd_bus *bus, const char *method, uint32_t pid, sd_bus_error *error);
+int bus_attach_with_flags(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_error *error);
+
+/* Decodes a table reply of method; every table call ends in one. */
+typedef int (*bus_table_reader_fn)(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
+                                   ReportTable **ret);
+/* Calls method with the PID as its only argument, or with none when pid is 0, and reads the reply. */
+int bus_get_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid, bus_table_reader_fn read,
+                  sd_bus_error *error, ReportTable **ret);
 
 int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret);
 int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
@@ -62,6 +79,11 @@ int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable 
 int bus_get_threads(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);
 int bus_get_processes(sd_bus *bus, sd_bus_error *error, ReportTable **ret);
 int bus_get_status(sd_bus *bus, sd_bus_error *error, DaemonStatus **ret);
+/* The Frequency property: samples per second, the unit of the elapsed and application values. */
+int bus_get_frequency(sd_bus *bus, sd_bus_error *error, uint32_t *ret);
+
+/* Sets *error to say that the reply to method could not be parsed (r, negative), and returns r. */
+int bus_bad_reply(sd_bus_error *error, const char *method, int r);
 
 /* Logs the one error line for a failed call of method and returns r (negative). */
 int log_bus_error(int r, const sd_bus_error *error, const char *method);

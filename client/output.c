@@ -5,27 +5,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <json-c/json.h>
-#include <libsmartcols.h>
-
+#include "output-util.h"
 #include "output.h"
-
-static void scols_unref_tablep(struct libscols_table **tb)
-{
-        scols_unref_table(*tb);
-}
-
-static void json_object_putp(json_object **o)
-{
-        json_object_put(*o);
-}
-#define _cleanup_json_ _cleanup_(json_object_putp)
-
-typedef struct ColumnSpec {
-        const char *name;
-        double whint;
-        int flags;
-} ColumnSpec;
 
 /* Names, not numbers, give way: on a terminal, long C++ symbols and module names are cut rather than
  * wrapping every line. Counts are never cut. */
@@ -55,89 +36,9 @@ static const ColumnSpec target_columns[] = {
         {"COMMAND", 0.3, SCOLS_FL_TRUNC},
         {"STATE", 1, 0},
         {"SAMPLES", 1, SCOLS_FL_RIGHT},
+        {"OFF-CPU", 1, 0},
         {"ATTACHED", 1, 0},
 };
-
-static int table_new(const ColumnSpec *columns, size_t n_columns, OutputFlags flags,
-                     struct libscols_table **ret)
-{
-        _cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
-        int r;
-
-        tb = scols_new_table();
-        if (!tb)
-                return -ENOMEM;
-        r = scols_table_enable_noheadings(tb, !!(flags & OUTPUT_NO_HEADINGS));
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n_columns; i++)
-                if (!scols_table_new_column(tb, columns[i].name, columns[i].whint, columns[i].flags))
-                        return -ENOMEM;
-
-        *ret = TAKE_PTR(tb);
-        return 0;
-}
-
-/* Sets the cells of a new line from the strings given, one per column. */
-static int table_add_line(struct libscols_table *tb, size_t n_cells, const char *const *cells)
-{
-        struct libscols_line *ln;
-        int r;
-
-        ln = scols_table_new_line(tb, NULL);
-        if (!ln)
-                return -ENOMEM;
-        for (size_t i = 0; i < n_cells; i++) {
-                r = scols_line_set_data(ln, i, cells[i]);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int print_json(json_object *o, OutputFlags flags)
-{
-        int f = JSON_C_TO_STRING_NOSLASHESCAPE;
-        const char *s;
-
-        f |= flags & OUTPUT_JSON_ONE_LINE ? JSON_C_TO_STRING_PLAIN
-                                          : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
-        s = json_object_to_json_string_ext(o, f);
-        if (!s)
-                return -ENOMEM;
-        if (puts(s) == EOF)
-                return -EIO;
-        return 0;
-}
-
-/* Takes v, also on failure, so that callers can pass a constructor's result directly. */
-static int json_add(json_object *o, const char *key, json_object *v)
-{
-        if (!v)
-                return -ENOMEM;
-        if (json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static int json_add_string(json_object *o, const char *key, const char *s)
-{
-        if (!s)
-                return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
-        return json_add(o, key, json_object_new_string(s));
-}
-
-static int json_add_u64(json_object *o, const char *key, uint64_t v)
-{
-        return json_add(o, key, json_object_new_uint64(v));
-}
-
-static int json_add_double(json_object *o, const char *key, double v)
-{
-        return json_add(o, key, json_object_new_double(v));
-}
 
 static const char *const table_json_key[_REPORT_KIND_MAX] = {
         [REPORT_FUNCTIONS] = "functions",
@@ -149,30 +50,13 @@ static const char *const table_json_key[_REPORT_KIND_MAX] = {
 static int report_row_to_json(ReportKind kind, const ReportRow *row, json_object **ret)
 {
         _cleanup_json_ json_object *o = NULL;
-        int r = 0;
+        int r;
 
         o = json_object_new_object();
         if (!o)
                 return -ENOMEM;
 
-        switch (kind) {
-        case REPORT_FUNCTIONS:
-                r = json_add_string(o, "function", row->name);
-                if (r >= 0)
-                        r = json_add_string(o, "module", row->module);
-                break;
-        case REPORT_MODULES:
-                r = json_add_string(o, "module", row->name);
-                break;
-        case REPORT_THREADS:
-        case REPORT_PROCESSES:
-                r = json_add_u64(o, kind == REPORT_THREADS ? "tid" : "pid", row->id);
-                if (r >= 0)
-                        r = json_add_string(o, kind == REPORT_THREADS ? "name" : "command", row->name);
-                break;
-        default:
-                return -EINVAL;
-        }
+        r = json_add_row_name(o, kind, row);
         if (r >= 0)
                 r = json_add_u64(o, "inclusive", row->inclusive);
         if (r >= 0)
@@ -327,6 +211,8 @@ static int targets_json(const TargetList *l, OutputFlags flags)
                         r = json_add_u64(e, "samples", t->samples);
                 if (r >= 0)
                         r = json_add_u64(e, "attached_usec", t->attached_usec);
+                if (r >= 0)
+                        r = json_add_bool(e, "off_cpu", t->flags & VPROF_ATTACH_OFF_CPU);
                 if (r < 0)
                         return r;
                 if (json_object_array_add(array, e) < 0)
@@ -365,8 +251,10 @@ int output_targets(const TargetList *l, OutputFlags flags)
                 snprintf(pid, sizeof(pid), "%" PRIu32, t->pid);
                 snprintf(samples, sizeof(samples), "%" PRIu64, t->samples);
                 format_timestamp(attached, sizeof(attached), t->attached_usec);
-                r = table_add_line(tb, 5,
-                                   (const char *const[]){pid, t->command, t->state, samples, attached});
+                r = table_add_line(tb, 6,
+                                   (const char *const[]){pid, t->command, t->state, samples,
+                                                         t->flags & VPROF_ATTACH_OFF_CPU ? "yes" : "no",
+                                                         attached});
                 if (r < 0)
                         return r;
         }
@@ -408,6 +296,17 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
                 r = json_add_u64(o, "stacks_truncated", s->stacks_truncated);
         if (r >= 0)
                 r = json_add_u64(o, "samples_unclaimed", s->samples_unclaimed);
+        if (r >= 0)
+                r = s->off_cpu_default < 0 ? json_add_string(o, "off_cpu_default", NULL)
+                                           : json_add_bool(o, "off_cpu_default", s->off_cpu_default);
+        if (r >= 0)
+                r = json_add_u64(o, "off_cpu_blocked", s->off_cpu_blocked);
+        if (r >= 0)
+                r = json_add_u64(o, "off_cpu_preempted", s->off_cpu_preempted);
+        if (r >= 0)
+                r = json_add_u64(o, "off_cpu_lost", s->off_cpu_lost);
+        if (r >= 0)
+                r = json_add_u64(o, "off_cpu_unclaimed", s->off_cpu_unclaimed);
         if (r < 0)
                 return r;
 
@@ -417,7 +316,8 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
 int output_status(const DaemonStatus *s, OutputFlags flags)
 {
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
-                stack_errors[32], truncated[32], unclaimed[32];
+                stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
+                off_cpu_lost[32], off_cpu_unclaimed[32];
         const struct {
                 const char *key;
                 const char *value;
@@ -435,6 +335,14 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Stack errors", stack_errors},
                 {"Stacks truncated", truncated},
                 {"Samples unclaimed", unclaimed},
+                /* Attach follows the default; attach --off-cpu tracks off-CPU time anyway. */
+                {"Off-CPU", s->off_cpu_default < 0 ? NULL
+                            : s->off_cpu_default   ? "on for every target"
+                                                   : "per target (default off)"},
+                {"Off-CPU blocked", off_cpu_blocked},
+                {"Off-CPU preempted", off_cpu_preempted},
+                {"Off-CPU lost", off_cpu_lost},
+                {"Off-CPU unclaimed", off_cpu_unclaimed},
         };
         int width = 0;
 
@@ -451,6 +359,10 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         snprintf(stack_errors, sizeof(stack_errors), "%" PRIu64, s->stack_errors);
         snprintf(truncated, sizeof(truncated), "%" PRIu64, s->stacks_truncated);
         snprintf(unclaimed, sizeof(unclaimed), "%" PRIu64, s->samples_unclaimed);
+        snprintf(off_cpu_blocked, sizeof(off_cpu_blocked), "%" PRIu64, s->off_cpu_blocked);
+        snprintf(off_cpu_preempted, sizeof(off_cpu_preempted), "%" PRIu64, s->off_cpu_preempted);
+        snprintf(off_cpu_lost, sizeof(off_cpu_lost), "%" PRIu64, s->off_cpu_lost);
+        snprintf(off_cpu_unclaimed, sizeof(off_cpu_unclaimed), "%" PRIu64, s->off_cpu_unclaimed);
 
         for (size_t i = 0; i < ELEMENTSOF(lines); i++)
                 width = MAX(width, (int)strlen(lines[i].key));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "bus-client.h"
@@ -18,5 +19,10 @@ typedef enum OutputFlags {
 /* pid 0: the table is not about one target (the "pid" key is left out). note, if not NULL, is appended to
  * the total line in parentheses. */
 int output_report_table(const ReportTable *t, uint32_t pid, const char *note, OutputFlags flags);
+/* A table of values (t->has_values), the columns of view (not REPORT_VIEW_SAMPLES): values in samples, or
+ * in milliseconds with unit_ms. frequency converts samples to milliseconds, also for the JSON's _ms keys,
+ * which are always there. pid and note as above. */
+int output_values_table(const ReportTable *t, ReportView view, bool unit_ms, uint32_t frequency,
+                        uint32_t pid, const char *note, OutputFlags flags);
 int output_targets(const TargetList *l, OutputFlags flags);
 int output_status(const DaemonStatus *s, OutputFlags flags);

@@ -12,6 +12,13 @@ static const char *const report_kind_names[_REPORT_KIND_MAX] = {
         [REPORT_PROCESSES] = "process",
 };
 
+static const char *const report_view_names[_REPORT_VIEW_MAX] = {
+        [REPORT_VIEW_SAMPLES] = "samples",
+        [REPORT_VIEW_ELAPSED] = "elapsed",
+        [REPORT_VIEW_APPLICATION] = "application",
+        [REPORT_VIEW_ALL] = "all",
+};
+
 int report_kind_from_string(const char *s, ReportKind *ret)
 {
         for (ReportKind k = 0; k < _REPORT_KIND_MAX; k++)
@@ -20,6 +27,58 @@ int report_kind_from_string(const char *s, ReportKind *ret)
                         return 0;
                 }
         return -EINVAL;
+}
+
+int report_view_from_string(const char *s, ReportView *ret)
+{
+        for (ReportView v = 0; v < _REPORT_VIEW_MAX; v++)
+                if (strcmp(s, report_view_names[v]) == 0) {
+                        *ret = v;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+int report_view_sort_key(ReportView view, ProfileSort key, ProfileSort *ret)
+{
+        bool inclusive = IN_SET(key, PROFILE_SORT_INCLUSIVE, PROFILE_SORT_ELAPSED_INCLUSIVE,
+                                PROFILE_SORT_APPLICATION_INCLUSIVE);
+        ProfileSort k;
+
+        switch (key) {
+        case PROFILE_SORT_INCLUSIVE:
+        case PROFILE_SORT_EXCLUSIVE:
+                if (view == REPORT_VIEW_SAMPLES)
+                        k = key;
+                else if (view == REPORT_VIEW_APPLICATION)
+                        k = inclusive ? PROFILE_SORT_APPLICATION_INCLUSIVE
+                                      : PROFILE_SORT_APPLICATION_EXCLUSIVE;
+                else
+                        k = inclusive ? PROFILE_SORT_ELAPSED_INCLUSIVE : PROFILE_SORT_ELAPSED_EXCLUSIVE;
+                break;
+        case PROFILE_SORT_ELAPSED_INCLUSIVE:
+        case PROFILE_SORT_ELAPSED_EXCLUSIVE:
+                if (!IN_SET(view, REPORT_VIEW_ELAPSED, REPORT_VIEW_ALL))
+                        return -EINVAL;
+                k = key;
+                break;
+        case PROFILE_SORT_APPLICATION_INCLUSIVE:
+        case PROFILE_SORT_APPLICATION_EXCLUSIVE:
+                if (!IN_SET(view, REPORT_VIEW_APPLICATION, REPORT_VIEW_ALL))
+                        return -EINVAL;
+                k = key;
+                break;
+        default:
+                return -EINVAL;
+        }
+
+        *ret = k;
+        return 0;
+}
+
+double report_value_to_ms(double samples, uint32_t frequency)
+{
+        return frequency > 0 ? samples * 1000.0 / frequency : 0.0;
 }
 
 int report_table_new(ReportKind kind, ReportTable **ret)
@@ -31,6 +90,17 @@ int report_table_new(ReportKind kind, ReportTable **ret)
                 return -ENOMEM;
         t->kind = kind;
         *ret = t;
+        return 0;
+}
+
+int report_table_new_values(ReportKind kind, ReportTable **ret)
+{
+        int r;
+
+        r = report_table_new(kind, ret);
+        if (r < 0)
+                return r;
+        (*ret)->has_values = true;
         return 0;
 }
 
@@ -51,9 +121,8 @@ ReportTable *report_table_free(ReportTable *t)
         return NULL;
 }
 
-int report_table_append(ReportTable *t, uint32_t id, const char *name, const char *module,
-                        uint64_t inclusive, uint64_t exclusive, double inclusive_percent,
-                        double exclusive_percent)
+/* Appends a copy of row, strings included. */
+static int append_row(ReportTable *t, const ReportRow *row)
 {
         _cleanup_free_ char *n = NULL, *m = NULL;
 
@@ -68,25 +137,48 @@ int report_table_append(ReportTable *t, uint32_t id, const char *name, const cha
                 t->n_allocated = a;
         }
 
-        n = strdup(name ?: "");
+        n = strdup(row->name ?: "");
         if (!n)
                 return -ENOMEM;
         if (t->kind == REPORT_FUNCTIONS) {
-                m = strdup(module ?: "");
+                m = strdup(row->module ?: "");
                 if (!m)
                         return -ENOMEM;
         }
 
-        t->rows[t->n_rows++] = (ReportRow){
-                .id = id,
-                .name = TAKE_PTR(n),
-                .module = TAKE_PTR(m),
-                .inclusive = inclusive,
-                .exclusive = exclusive,
-                .inclusive_percent = inclusive_percent,
-                .exclusive_percent = exclusive_percent,
-        };
+        t->rows[t->n_rows] = *row;
+        t->rows[t->n_rows].name = TAKE_PTR(n);
+        t->rows[t->n_rows].module = TAKE_PTR(m);
+        t->n_rows++;
         return 0;
+}
+
+int report_table_append(ReportTable *t, uint32_t id, const char *name, const char *module,
+                        uint64_t inclusive, uint64_t exclusive, double inclusive_percent,
+                        double exclusive_percent)
+{
+        return append_row(t, &(const ReportRow){
+                                     .id = id,
+                                     .name = (char *)name,
+                                     .module = (char *)module,
+                                     .inclusive = inclusive,
+                                     .exclusive = exclusive,
+                                     .inclusive_percent = inclusive_percent,
+                                     .exclusive_percent = exclusive_percent,
+                             });
+}
+
+int report_table_append_values(ReportTable *t, uint32_t id, const char *name, const char *module,
+                               const double values[static _REPORT_VALUE_MAX])
+{
+        ReportRow row = {
+                .id = id,
+                .name = (char *)name,
+                .module = (char *)module,
+        };
+
+        memcpy(row.values, values, sizeof(row.values));
+        return append_row(t, &row);
 }
 
 void report_table_truncate(ReportTable *t, size_t n)
@@ -104,6 +196,20 @@ void report_table_filter_id(ReportTable *t, uint32_t id)
 
         for (size_t i = 0; i < t->n_rows; i++) {
                 if (t->rows[i].id != id) {
+                        report_row_done(&t->rows[i]);
+                        continue;
+                }
+                t->rows[w++] = t->rows[i];
+        }
+        t->n_rows = w;
+}
+
+void report_table_filter_positive(ReportTable *t, ReportValue value)
+{
+        size_t w = 0;
+
+        for (size_t i = 0; i < t->n_rows; i++) {
+                if (!(t->rows[i].values[value] > 0)) {
                         report_row_done(&t->rows[i]);
                         continue;
                 }
@@ -153,34 +259,93 @@ static int cmp_by_exclusive(const void *x, const void *y)
                                                               ?: row_compare_name(a, b);
 }
 
-void report_table_sort(ReportTable *t, ProfileSort key)
+/* A values key's value and its partner of the same kind, which breaks ties. */
+static const ReportValue sort_values[_PROFILE_SORT_MAX][2] = {
+        [PROFILE_SORT_ELAPSED_INCLUSIVE] = {REPORT_VALUE_ELAPSED_INCLUSIVE, REPORT_VALUE_ELAPSED_EXCLUSIVE},
+        [PROFILE_SORT_ELAPSED_EXCLUSIVE] = {REPORT_VALUE_ELAPSED_EXCLUSIVE, REPORT_VALUE_ELAPSED_INCLUSIVE},
+        [PROFILE_SORT_APPLICATION_INCLUSIVE] = {REPORT_VALUE_APPLICATION_INCLUSIVE,
+                                                REPORT_VALUE_APPLICATION_EXCLUSIVE},
+        [PROFILE_SORT_APPLICATION_EXCLUSIVE] = {REPORT_VALUE_APPLICATION_EXCLUSIVE,
+                                                REPORT_VALUE_APPLICATION_INCLUSIVE},
+};
+
+static int cmp_by_values(const void *x, const void *y, void *userdata)
 {
-        if (t->n_rows > 1)
-                qsort(t->rows, t->n_rows, sizeof(t->rows[0]),
-                      key == PROFILE_SORT_INCLUSIVE ? cmp_by_inclusive : cmp_by_exclusive);
+        const ReportRow *a = x, *b = y;
+        const ReportValue *v = userdata;
+
+        return CMP_DESC(a->values[v[0]], b->values[v[0]]) ?: CMP_DESC(a->values[v[1]], b->values[v[1]])
+                                                                      ?: row_compare_name(a, b);
 }
 
-int report_tables_merge(ReportTable *const *tables, size_t n_tables, ReportTable **ret)
+void report_table_sort(ReportTable *t, ProfileSort key)
+{
+        if (t->n_rows <= 1)
+                return;
+        if (key == PROFILE_SORT_INCLUSIVE || key == PROFILE_SORT_EXCLUSIVE)
+                qsort(t->rows, t->n_rows, sizeof(t->rows[0]),
+                      key == PROFILE_SORT_INCLUSIVE ? cmp_by_inclusive : cmp_by_exclusive);
+        else if (key >= 0 && key < _PROFILE_SORT_MAX)
+                qsort_r(t->rows, t->n_rows, sizeof(t->rows[0]), cmp_by_values, (void *)sort_values[key]);
+}
+
+static double percent(double value, double total)
+{
+        return total > 0 ? 100.0 * value / total : 0.0;
+}
+
+/* The four values and the two off-CPU parts add up across targets; the percents do not. */
+static void values_add(double sum[static _REPORT_VALUE_MAX], const double v[static _REPORT_VALUE_MAX])
+{
+        static const ReportValue additive[] = {
+                REPORT_VALUE_ELAPSED_INCLUSIVE,
+                REPORT_VALUE_ELAPSED_EXCLUSIVE,
+                REPORT_VALUE_APPLICATION_INCLUSIVE,
+                REPORT_VALUE_APPLICATION_EXCLUSIVE,
+                REPORT_VALUE_BLOCKED,
+                REPORT_VALUE_PREEMPTED,
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(additive); i++)
+                sum[additive[i]] += v[additive[i]];
+}
+
+/* Seed 003: both elapsed percents against the elapsed total, both application percents against the
+ * application total. */
+static void values_set_percents(double v[static _REPORT_VALUE_MAX], double elapsed_total,
+                                double application_total)
+{
+        v[REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT] =
+                percent(v[REPORT_VALUE_ELAPSED_INCLUSIVE], elapsed_total);
+        v[REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT] =
+                percent(v[REPORT_VALUE_ELAPSED_EXCLUSIVE], elapsed_total);
+        v[REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT] =
+                percent(v[REPORT_VALUE_APPLICATION_INCLUSIVE], application_total);
+        v[REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT] =
+                percent(v[REPORT_VALUE_APPLICATION_EXCLUSIVE], application_total);
+}
+
+int report_tables_merge(ReportTable *const *tables, size_t n_tables, bool has_values, ReportTable **ret)
 {
         _cleanup_(report_table_freep) ReportTable *m = NULL;
         size_t w = 0;
         int r;
 
-        r = report_table_new(REPORT_FUNCTIONS, &m);
+        r = has_values ? report_table_new_values(REPORT_FUNCTIONS, &m)
+                       : report_table_new(REPORT_FUNCTIONS, &m);
         if (r < 0)
                 return r;
 
         for (size_t i = 0; i < n_tables; i++) {
                 const ReportTable *t = tables[i];
 
-                if (t->kind != REPORT_FUNCTIONS)
+                if (t->kind != REPORT_FUNCTIONS || t->has_values != has_values)
                         return -EINVAL;
                 m->total_samples += t->total_samples;
+                m->elapsed_total += t->elapsed_total;
+                m->application_total += t->application_total;
                 for (size_t j = 0; j < t->n_rows; j++) {
-                        const ReportRow *row = &t->rows[j];
-
-                        r = report_table_append(m, 0, row->name, row->module, row->inclusive, row->exclusive,
-                                                0, 0);
+                        r = append_row(m, &t->rows[j]);
                         if (r < 0)
                                 return r;
                 }
@@ -195,6 +360,7 @@ int report_tables_merge(ReportTable *const *tables, size_t n_tables, ReportTable
                 if (w > 0 && row_compare_name(&m->rows[w - 1], row) == 0) {
                         m->rows[w - 1].inclusive += row->inclusive;
                         m->rows[w - 1].exclusive += row->exclusive;
+                        values_add(m->rows[w - 1].values, row->values);
                         report_row_done(row);
                         continue;
                 }
@@ -203,8 +369,14 @@ int report_tables_merge(ReportTable *const *tables, size_t n_tables, ReportTable
         m->n_rows = w;
 
         for (size_t i = 0; i < m->n_rows; i++) {
-                m->rows[i].inclusive_percent = profile_percent(m->rows[i].inclusive, m->total_samples);
-                m->rows[i].exclusive_percent = profile_percent(m->rows[i].exclusive, m->total_samples);
+                ReportRow *row = &m->rows[i];
+
+                if (has_values) {
+                        values_set_percents(row->values, m->elapsed_total, m->application_total);
+                        continue;
+                }
+                row->inclusive_percent = profile_percent(row->inclusive, m->total_samples);
+                row->exclusive_percent = profile_percent(row->exclusive, m->total_samples);
         }
 
         *ret = TAKE_PTR(m);

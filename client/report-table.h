@@ -9,8 +9,9 @@
 #include "profile.h"
 
 /* The client's copy of one table as the daemon returns it (GetFunctions, GetModules, GetThreads,
- * GetProcesses), plus the few operations vprofctl does itself: sorting, cutting and merging tables. Pure: no
- * bus, no output. Sort keys and percents follow common/profile.h, the daemon's own rules. */
+ * GetProcesses, or their *Values twins), plus the few operations vprofctl does itself: sorting, cutting and
+ * merging tables. Pure: no bus, no output. Sort keys and percents follow common/profile.h, the daemon's own
+ * rules. */
 
 typedef enum ReportKind {
         REPORT_FUNCTIONS,
@@ -20,25 +21,57 @@ typedef enum ReportKind {
         _REPORT_KIND_MAX,
 } ReportKind;
 
+/* What a report shows: the sampling counts (seed 004) or the elapsed and application values (seed 003), one
+ * kind of them or both. */
+typedef enum ReportView {
+        REPORT_VIEW_SAMPLES,
+        REPORT_VIEW_ELAPSED,
+        REPORT_VIEW_APPLICATION,
+        REPORT_VIEW_ALL,
+        _REPORT_VIEW_MAX,
+} ReportView;
+
+/* The seed-003 numbers of a row, in the order of the *Values replies. Values are in samples (sample periods
+ * of 1/Frequency seconds, fractional), percents in percent; blocked and preempted are the off-CPU parts of
+ * the elapsed inclusive value. */
+typedef enum ReportValue {
+        REPORT_VALUE_ELAPSED_INCLUSIVE,
+        REPORT_VALUE_ELAPSED_EXCLUSIVE,
+        REPORT_VALUE_APPLICATION_INCLUSIVE,
+        REPORT_VALUE_APPLICATION_EXCLUSIVE,
+        REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT,
+        REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT,
+        REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT,
+        REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT,
+        REPORT_VALUE_BLOCKED,
+        REPORT_VALUE_PREEMPTED,
+        _REPORT_VALUE_MAX,
+} ReportValue;
+
 typedef struct ReportRow {
-        uint32_t id;  /* TID or PID; 0 for functions and modules */
-        char *name;   /* function, module, thread name or command */
-        char *module; /* functions only, NULL otherwise */
-        uint64_t inclusive;
+        uint32_t id;        /* TID or PID; 0 for functions and modules */
+        char *name;         /* function, module, thread name or command */
+        char *module;       /* functions only, NULL otherwise */
+        uint64_t inclusive; /* tables of sampling counts */
         uint64_t exclusive;
         double inclusive_percent;
         double exclusive_percent;
+        double values[_REPORT_VALUE_MAX]; /* tables of values */
 } ReportRow;
 
 typedef struct ReportTable {
         ReportKind kind;
+        bool has_values; /* rows carry values[], not the sampling counts */
         uint64_t total_samples;
+        double elapsed_total; /* the session's elapsed inclusive value: the elapsed percents' denominator */
+        double application_total; /* and its application inclusive value, the application percents' */
         ReportRow *rows;
         size_t n_rows;
         size_t n_allocated;
 } ReportTable;
 
 int report_table_new(ReportKind kind, ReportTable **ret);
+int report_table_new_values(ReportKind kind, ReportTable **ret);
 ReportTable *report_table_free(ReportTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ReportTable *, report_table_free);
 
@@ -46,6 +79,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(ReportTable *, report_table_free);
 int report_table_append(ReportTable *t, uint32_t id, const char *name, const char *module,
                         uint64_t inclusive, uint64_t exclusive, double inclusive_percent,
                         double exclusive_percent);
+/* The same for a table of values; values[] in ReportValue order. */
+int report_table_append_values(ReportTable *t, uint32_t id, const char *name, const char *module,
+                               const double values[static _REPORT_VALUE_MAX]);
 
 /* Keep the first n rows; 0 keeps all. */
 void report_table_truncate(ReportTable *t, size_t n);
@@ -53,11 +89,28 @@ void report_table_truncate(ReportTable *t, size_t n);
 /* Keep only the rows of this TID or PID. */
 void report_table_filter_id(ReportTable *t, uint32_t id);
 
-/* The daemon's order: descending by the key, then by the other count, then by name and module. */
+/* Keep only the rows of a table of values whose value is above 0. */
+void report_table_filter_positive(ReportTable *t, ReportValue value);
+
+/* The daemon's order: descending by the key, then by the other value of its kind (inclusive with exclusive),
+ * then by name and module. A sampling key sorts by the counts, a values key (elapsed-inclusive...) by
+ * values[]. */
 void report_table_sort(ReportTable *t, ProfileSort key);
 
-/* One function table out of several (one per target): rows with the same function and module are summed and
- * the percents recomputed against the sum of the totals. The result is sorted by name; sort it after. */
-int report_tables_merge(ReportTable *const *tables, size_t n_tables, ReportTable **ret);
+/* One function table out of several (one per target), all of sampling counts or all of values (as
+ * has_values says; -EINVAL for any other table): rows with the same function and module are summed and the
+ * percents recomputed against the sum of the totals. The result is sorted by name; sort it after. */
+int report_tables_merge(ReportTable *const *tables, size_t n_tables, bool has_values, ReportTable **ret);
 
 int report_kind_from_string(const char *s, ReportKind *ret);
+int report_view_from_string(const char *s, ReportView *ret);
+
+/* The key a table of view is sorted by, from the key asked for: inclusive and exclusive name the view's own
+ * values (the elapsed ones for "all"); a full key (elapsed-inclusive...) must name values the view shows.
+ * -EINVAL otherwise: the sampling view takes inclusive and exclusive only, elapsed takes no application-*
+ * key, application no elapsed-* key. */
+int report_view_sort_key(ReportView view, ProfileSort key, ProfileSort *ret);
+
+/* Values are in samples, one sample period being 1/frequency seconds. 0 when the frequency is unknown (0).
+ */
+double report_value_to_ms(double samples, uint32_t frequency);

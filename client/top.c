@@ -7,8 +7,8 @@
 
 #include <systemd/sd-event.h>
 
+#include "all-targets.h"
 #include "bus-client.h"
-#include "bus-names.h"
 #include "log.h"
 #include "top.h"
 
@@ -18,65 +18,6 @@ typedef struct Top {
         uint32_t refreshes;
         int error;
 } Top;
-
-/* The per-target tables while they are fetched, freed together. */
-typedef struct TableArray {
-        ReportTable **tables;
-        size_t n;
-} TableArray;
-
-static void table_array_done(TableArray *a)
-{
-        for (size_t i = 0; i < a->n; i++)
-                report_table_free(a->tables[i]);
-        free(a->tables);
-}
-
-/* Every target's function table, merged. A target detached or exited between ListTargets and GetFunctions is
- * left out, as is one the caller may not read; the latter are counted so the header can say so. */
-static int fetch_all_targets(Top *t, ReportTable **ret, size_t *ret_n_targets, size_t *ret_n_denied)
-{
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(target_list_freep) TargetList *l = NULL;
-        _cleanup_(report_table_freep) ReportTable *merged = NULL;
-        _cleanup_(table_array_done) TableArray a = {};
-        size_t n_denied = 0;
-        int r;
-
-        r = bus_list_targets(t->bus, &error, &l);
-        if (r < 0)
-                return log_bus_error(r, &error, "ListTargets");
-
-        a.tables = calloc(MAX(l->n_targets, (size_t)1), sizeof(*a.tables));
-        if (!a.tables)
-                return log_error_errno(-ENOMEM, "Failed to merge the targets' functions: %m");
-
-        for (size_t i = 0; i < l->n_targets; i++) {
-                sd_bus_error_free(&error);
-                r = bus_get_functions(t->bus, l->targets[i].pid, t->options->sort, 0, &error,
-                                      &a.tables[a.n]);
-                if (sd_bus_error_has_names(&error, VPROF_ERROR_NOT_ATTACHED, VPROF_ERROR_NO_SUCH_PROCESS))
-                        continue;
-                if (sd_bus_error_has_name(&error, VPROF_ERROR_ACCESS_DENIED)) {
-                        n_denied++;
-                        continue;
-                }
-                if (r < 0)
-                        return log_bus_error(r, &error, "GetFunctions");
-                a.n++;
-        }
-
-        r = report_tables_merge(a.tables, a.n, &merged);
-        if (r < 0)
-                return log_error_errno(r, "Failed to merge the targets' functions: %m");
-        report_table_sort(merged, t->options->sort);
-        report_table_truncate(merged, t->options->limit);
-
-        *ret = TAKE_PTR(merged);
-        *ret_n_targets = a.n;
-        *ret_n_denied = n_denied;
-        return 0;
-}
 
 static int refresh(Top *t)
 {
@@ -94,14 +35,11 @@ static int refresh(Top *t)
         } else {
                 size_t n_targets = 0, n_denied = 0;
 
-                r = fetch_all_targets(t, &table, &n_targets, &n_denied);
+                r = fetch_all_functions(t->bus, o->sort, &table, &n_targets, &n_denied);
                 if (r < 0)
                         return r;
-                if (n_denied > 0)
-                        snprintf(note, sizeof(note), "%zu target%s, %zu not permitted", n_targets,
-                                 n_targets == 1 ? "" : "s", n_denied);
-                else
-                        snprintf(note, sizeof(note), "%zu target%s", n_targets, n_targets == 1 ? "" : "s");
+                report_table_truncate(table, o->limit);
+                format_targets_note(note, sizeof(note), n_targets, n_denied);
         }
 
         if (o->clear)

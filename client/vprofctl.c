@@ -16,6 +16,7 @@
 #include "output.h"
 #include "parse-util.h"
 #include "report-table.h"
+#include "report.h"
 #include "top.h"
 
 #define USEC_PER_SEC UINT64_C(1000000)
@@ -29,6 +30,9 @@ typedef enum VerbOption {
         VERB_OPTION_LIMIT = 1 << 2,
         VERB_OPTION_DELAY = 1 << 3,
         VERB_OPTION_ITERATIONS = 1 << 4,
+        VERB_OPTION_OFF_CPU = 1 << 5,
+        VERB_OPTION_VALUES = 1 << 6,
+        VERB_OPTION_UNIT = 1 << 7,
 } VerbOption;
 
 static bool arg_json = false;
@@ -38,6 +42,9 @@ static ProfileSort arg_sort = PROFILE_SORT_EXCLUSIVE;
 static uint32_t arg_limit = 0;
 static uint64_t arg_delay_usec = USEC_PER_SEC;
 static uint32_t arg_iterations = 0;
+static bool arg_off_cpu = false;
+static ReportView arg_values = REPORT_VIEW_SAMPLES;
+static bool arg_unit_ms = false;
 static VerbOption arg_verb_options = 0;
 
 static OutputFlags output_flags(void)
@@ -110,7 +117,26 @@ static int verb_pid_method(const char *method, const char *pid_arg)
 
 static int verb_attach(_unused_ int argc, char *argv[])
 {
-        return verb_pid_method("Attach", argv[1]);
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        uint32_t pid;
+        int r;
+
+        /* Plain Attach leaves off-CPU tracking to the daemon's default (OffCpuDefault). */
+        if (!arg_off_cpu)
+                return verb_pid_method("Attach", argv[1]);
+
+        r = parse_pid_argument(argv[1], &pid);
+        if (r < 0)
+                return r;
+        r = bus_connect_system(&bus);
+        if (r < 0)
+                return r;
+
+        r = bus_attach_with_flags(bus, pid, VPROF_ATTACH_OFF_CPU, &error);
+        if (r < 0)
+                return log_bus_error(r, &error, "AttachWithFlags");
+        return 0;
 }
 
 static int verb_detach(_unused_ int argc, char *argv[])
@@ -165,64 +191,55 @@ static int verb_status(_unused_ int argc, _unused_ char *argv[])
         return 0;
 }
 
+/* The values a --sort key names, for the error when the view does not show them. */
+static const char *sort_key_values(ProfileSort key)
+{
+        if (IN_SET(key, PROFILE_SORT_ELAPSED_INCLUSIVE, PROFILE_SORT_ELAPSED_EXCLUSIVE))
+                return "elapsed";
+        if (IN_SET(key, PROFILE_SORT_APPLICATION_INCLUSIVE, PROFILE_SORT_APPLICATION_EXCLUSIVE))
+                return "application";
+        return NULL;
+}
+
 static int verb_report(int argc, char *argv[])
 {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        _cleanup_(report_table_freep) ReportTable *t = NULL;
-        const char *method;
-        uint32_t pid = 0;
+        ReportOptions o = {
+                .by = arg_by,
+                .view = arg_values,
+                .sort_given = arg_verb_options & VERB_OPTION_SORT,
+                .limit = arg_limit,
+                .unit_ms = arg_unit_ms,
+                .flags = output_flags(),
+        };
+        ProfileSort key = arg_sort;
         int r;
 
+        if ((arg_verb_options & VERB_OPTION_UNIT) && arg_values == REPORT_VIEW_SAMPLES)
+                return log_error_errno(-EINVAL, "Option --unit needs --values elapsed, application or all");
+        /* Functions by exclusive value unless told otherwise, as for the counts; the other tables of values
+         * by inclusive value, the daemon's order. */
+        if (!o.sort_given && arg_values != REPORT_VIEW_SAMPLES && arg_by != REPORT_FUNCTIONS)
+                key = PROFILE_SORT_INCLUSIVE;
+        r = report_view_sort_key(arg_values, key, &o.sort);
+        if (r < 0)
+                return log_error_errno(r, "Sort key '%s' needs --values %s or all",
+                                       profile_sort_to_string(key), sort_key_values(key) ?: "samples");
+
         if (argc > 1) {
-                r = parse_pid_argument(argv[1], &pid);
+                r = parse_pid_argument(argv[1], &o.pid);
                 if (r < 0)
                         return r;
-        } else if (arg_by != REPORT_PROCESSES)
-                return log_error_errno(-EINVAL, "report needs a PID, except with --by process");
+        } else if (!IN_SET(arg_by, REPORT_FUNCTIONS, REPORT_PROCESSES))
+                return log_error_errno(-EINVAL,
+                                       "report needs a PID, except with --by function (every target "
+                                       "merged) or --by process");
 
         r = bus_connect_system(&bus);
         if (r < 0)
                 return r;
 
-        switch (arg_by) {
-        case REPORT_FUNCTIONS:
-                method = "GetFunctions";
-                r = bus_get_functions(bus, pid, arg_sort, arg_limit, &error, &t);
-                break;
-        case REPORT_MODULES:
-                method = "GetModules";
-                r = bus_get_modules(bus, pid, &error, &t);
-                break;
-        case REPORT_THREADS:
-                method = "GetThreads";
-                r = bus_get_threads(bus, pid, &error, &t);
-                break;
-        case REPORT_PROCESSES:
-                method = "GetProcesses";
-                r = bus_get_processes(bus, &error, &t);
-                break;
-        default:
-                return -EINVAL;
-        }
-        if (r < 0)
-                return log_bus_error(r, &error, method);
-
-        if (arg_by == REPORT_PROCESSES && pid > 0) {
-                report_table_filter_id(t, pid);
-                if (t->n_rows == 0)
-                        return log_error_errno(-ENOENT, "PID %" PRIu32 " is not attached", pid);
-        }
-        /* Only GetFunctions sorts as asked; the others come in the daemon's order (modules by inclusive
-         * count, threads and processes by samples) unless --sort says otherwise. */
-        if (arg_by != REPORT_FUNCTIONS && (arg_verb_options & VERB_OPTION_SORT))
-                report_table_sort(t, arg_sort);
-        report_table_truncate(t, arg_limit);
-
-        r = output_report_table(t, pid, arg_by == REPORT_PROCESSES ? "all targets" : NULL, output_flags());
-        if (r < 0)
-                return log_error_errno(r, "Failed to print the report: %m");
-        return 0;
+        return run_report(bus, &o);
 }
 
 static int verb_top(int argc, char *argv[])
@@ -237,6 +254,11 @@ static int verb_top(int argc, char *argv[])
         };
         int r;
 
+        if (profile_sort_is_values(arg_sort))
+                return log_error_errno(-EINVAL,
+                                       "Sort key '%s' applies to report --values only; top sorts by "
+                                       "inclusive or exclusive",
+                                       profile_sort_to_string(arg_sort));
         if (argc > 1) {
                 r = parse_pid_argument(argv[1], &o.pid);
                 if (r < 0)
@@ -265,12 +287,13 @@ typedef struct Verb {
 } Verb;
 
 static const Verb verbs[] = {
-        {"attach", 1, 1, verb_attach, 0},
+        {"attach", 1, 1, verb_attach, VERB_OPTION_OFF_CPU},
         {"detach", 1, 1, verb_detach, 0},
         {"reset", 1, 1, verb_reset, 0},
         {"list", 0, 0, verb_list, 0},
         {"status", 0, 0, verb_status, 0},
-        {"report", 0, 1, verb_report, VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT},
+        {"report", 0, 1, verb_report,
+         VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT},
         {"top", 0, 1, verb_top,
          VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS},
 };
@@ -284,6 +307,9 @@ static const struct {
         {VERB_OPTION_LIMIT, "-n/--limit"},
         {VERB_OPTION_DELAY, "-d/--delay"},
         {VERB_OPTION_ITERATIONS, "--iterations"},
+        {VERB_OPTION_OFF_CPU, "--off-cpu"},
+        {VERB_OPTION_VALUES, "--values"},
+        {VERB_OPTION_UNIT, "--unit"},
 };
 
 static int dispatch_verb(int argc, char *argv[])
@@ -332,7 +358,8 @@ static void help(void)
                "  list                List the profiled processes\n"
                "  status              Show the profiler's settings and counters\n"
                "  report [PID]        Show the functions, modules, threads or processes\n"
-               "                      of a target (PID optional with --by process)\n"
+               "                      of a target (without PID: every target's\n"
+               "                      functions merged, or --by process)\n"
                "  top [PID]           Show the hottest functions, refreshed live\n"
                "                      (every target merged without PID)\n"
                "\n"
@@ -341,9 +368,18 @@ static void help(void)
                "     --version        Show the version and exit\n"
                "  -J --json           Print JSON\n"
                "     --no-headings    Print no column headings and no total line\n"
+               "     --off-cpu        attach: also track the process's time off the\n"
+               "                      CPU (blocked or preempted)\n"
                "     --by=TABLE       report: function (default), module, thread or\n"
                "                      process\n"
-               "     --sort=KEY       report, top: exclusive (default) or inclusive\n"
+               "     --values=VIEW    report: samples (default: sample counts),\n"
+               "                      elapsed, application or all (instrumentation\n"
+               "                      values)\n"
+               "     --unit=UNIT      report --values: samples (default) or ms\n"
+               "     --sort=KEY       report, top: exclusive (default for functions) or\n"
+               "                      inclusive; report --values also takes\n"
+               "                      elapsed-inclusive, elapsed-exclusive,\n"
+               "                      application-inclusive, application-exclusive\n"
                "  -n --limit=N        report, top: at most N rows, 0 for all (default:\n"
                "                      all for report, 20 for top)\n"
                "  -d --delay=SECS     top: seconds between refreshes (default 1)\n"
@@ -380,6 +416,9 @@ static int parse_argv(int argc, char *argv[])
                 ARG_BY,
                 ARG_SORT,
                 ARG_ITERATIONS,
+                ARG_OFF_CPU,
+                ARG_VALUES,
+                ARG_UNIT,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -391,6 +430,9 @@ static int parse_argv(int argc, char *argv[])
                 {"limit", required_argument, NULL, 'n'},
                 {"delay", required_argument, NULL, 'd'},
                 {"iterations", required_argument, NULL, ARG_ITERATIONS},
+                {"off-cpu", no_argument, NULL, ARG_OFF_CPU},
+                {"values", required_argument, NULL, ARG_VALUES},
+                {"unit", required_argument, NULL, ARG_UNIT},
                 {NULL, 0, NULL, 0},
         };
         int c, r;
@@ -423,8 +465,9 @@ static int parse_argv(int argc, char *argv[])
                         arg_sort = profile_sort_from_string(optarg);
                         if (arg_sort < 0)
                                 return log_error_errno(-EINVAL,
-                                                       "Invalid --sort value '%s': expected inclusive or "
-                                                       "exclusive",
+                                                       "Invalid --sort value '%s': expected inclusive, "
+                                                       "exclusive, elapsed-inclusive, elapsed-exclusive, "
+                                                       "application-inclusive or application-exclusive",
                                                        optarg);
                         arg_verb_options |= VERB_OPTION_SORT;
                         break;
@@ -453,6 +496,30 @@ static int parse_argv(int argc, char *argv[])
                                                        "positive number",
                                                        optarg);
                         arg_verb_options |= VERB_OPTION_ITERATIONS;
+                        break;
+                case ARG_OFF_CPU:
+                        arg_off_cpu = true;
+                        arg_verb_options |= VERB_OPTION_OFF_CPU;
+                        break;
+                case ARG_VALUES:
+                        if (report_view_from_string(optarg, &arg_values) < 0)
+                                return log_error_errno(
+                                        -EINVAL,
+                                        "Invalid --values value '%s': expected samples, elapsed, "
+                                        "application or all",
+                                        optarg);
+                        arg_verb_options |= VERB_OPTION_VALUES;
+                        break;
+                case ARG_UNIT:
+                        if (strcmp(optarg, "samples") == 0)
+                                arg_unit_ms = false;
+                        else if (strcmp(optarg, "ms") == 0)
+                                arg_unit_ms = true;
+                        else
+                                return log_error_errno(-EINVAL,
+                                                       "Invalid --unit value '%s': expected samples or ms",
+                                                       optarg);
+                        arg_verb_options |= VERB_OPTION_UNIT;
                         break;
                 case ':':
                 case '?':

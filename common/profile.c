@@ -7,12 +7,16 @@
 #include "profile.h"
 
 /* "Distinct per sample" is enforced with a generation stamp: each sample gets a new generation and an entry
- * counts its inclusive sample only if its stamp is older. No per-sample allocation, no set to clear. */
+ * counts its inclusive sample only if its stamp is older. No per-sample allocation, no set to clear. The
+ * sampling pass (every frame) and the values pass (user frames) each have their own stamp. */
 
 typedef struct Counts {
         uint64_t inclusive;
         uint64_t exclusive;
         uint64_t generation;
+        uint64_t values_generation;
+        ProfileValues inclusive_values;
+        ProfileValues exclusive_values;
 } Counts;
 
 typedef struct Module {
@@ -36,11 +40,15 @@ typedef struct Thread {
         uint32_t tid;
         char *name;
         uint64_t samples;
+        ProfileValues values;
 } Thread;
 
 struct Profile {
+        uint32_t frequency;
         uint64_t total;
+        ProfileValues total_values;
         uint64_t generation;
+        uint32_t unknown_id; /* "[unknown]", for intervals without a user stack; UINT32_MAX until needed */
 
         Function **functions; /* by id */
         size_t n_functions, allocated_functions;
@@ -56,6 +64,10 @@ struct Profile {
 static const char *const sort_names[_PROFILE_SORT_MAX] = {
         [PROFILE_SORT_INCLUSIVE] = "inclusive",
         [PROFILE_SORT_EXCLUSIVE] = "exclusive",
+        [PROFILE_SORT_ELAPSED_INCLUSIVE] = "elapsed-inclusive",
+        [PROFILE_SORT_ELAPSED_EXCLUSIVE] = "elapsed-exclusive",
+        [PROFILE_SORT_APPLICATION_INCLUSIVE] = "application-inclusive",
+        [PROFILE_SORT_APPLICATION_EXCLUSIVE] = "application-exclusive",
 };
 
 ProfileSort profile_sort_from_string(const char *s)
@@ -85,12 +97,17 @@ static bool function_key_equal(const void *a, const void *b)
 
 static const HashOps function_key_hash_ops = { .hash = function_key_hash, .equal = function_key_equal };
 
-int profile_new(Profile **ret)
+int profile_new(uint32_t frequency, Profile **ret)
 {
-        _cleanup_(profile_freep) Profile *p = calloc(1, sizeof(*p));
+        _cleanup_(profile_freep) Profile *p = NULL;
 
+        if (frequency == 0)
+                return -EINVAL;
+        p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
+        p->frequency = frequency;
+        p->unknown_id = UINT32_MAX;
         p->function_by_key = hashmap_new(&function_key_hash_ops);
         p->module_by_name = hashmap_new(&string_hash_ops);
         p->threads = hashmap_new(&uint64_hash_ops);
@@ -211,31 +228,36 @@ int profile_intern_function(Profile *p, const char *module, const char *function
         return 0;
 }
 
-static int count_thread(Profile *p, uint32_t tid, const char *name)
+static Thread *count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error)
 {
         Thread *t = hashmap_get(p->threads, UINT64_TO_PTR(tid));
         int r;
 
         if (!t) {
                 _cleanup_free_ Thread *n = calloc(1, sizeof(*n));
-                if (!n)
-                        return -ENOMEM;
+                if (!n) {
+                        *ret_error = -ENOMEM;
+                        return NULL;
+                }
                 n->tid = tid;
                 r = hashmap_put(p->threads, UINT64_TO_PTR(tid), n);
-                if (r < 0)
-                        return r;
+                if (r < 0) {
+                        *ret_error = r;
+                        return NULL;
+                }
                 t = TAKE_PTR(n);
         }
         /* Threads rename themselves (pthread_setname_np); the table shows the latest name. */
         if (name && (!t->name || strcmp(t->name, name) != 0)) {
                 char *copy = strdup(name);
-                if (!copy)
-                        return -ENOMEM;
+                if (!copy) {
+                        *ret_error = -ENOMEM;
+                        return NULL;
+                }
                 free(t->name);
                 t->name = copy;
         }
-        t->samples++;
-        return 0;
+        return t;
 }
 
 static void count_inclusive(Counts *c, uint64_t generation)
@@ -246,32 +268,114 @@ static void count_inclusive(Counts *c, uint64_t generation)
         c->inclusive++;
 }
 
-int profile_add_sample(Profile *p, const ProfileSample *s)
+static void values_add(ProfileValues *v, const ProfileSample *s)
 {
-        uint64_t gen;
-        int r;
+        switch (s->kind) {
+        case PROFILE_SAMPLE_USER:
+                v->user_samples++;
+                break;
+        case PROFILE_SAMPLE_KERNEL:
+                v->kernel_samples++;
+                break;
+        case PROFILE_SAMPLE_BLOCKED:
+                v->blocked_ns += s->duration_ns;
+                break;
+        case PROFILE_SAMPLE_PREEMPTED:
+                v->preempted_ns += s->duration_ns;
+                break;
+        default:
+                break;
+        }
+}
 
-        for (size_t i = 0; i < s->n_frames; i++)
-                if (s->frames[i] >= p->n_functions)
-                        return -EINVAL;
+static void count_inclusive_values(Counts *c, uint64_t generation, const ProfileSample *s)
+{
+        if (c->values_generation == generation)
+                return;
+        c->values_generation = generation;
+        values_add(&c->inclusive_values, s);
+}
 
-        /* The thread first: it is the only step that can fail, so a sample counts wholly or not at all. */
-        r = count_thread(p, s->tid, s->thread_name);
-        if (r < 0)
-                return r;
+static bool sample_on_cpu(const ProfileSample *s)
+{
+        return IN_SET(s->kind, PROFILE_SAMPLE_USER, PROFILE_SAMPLE_KERNEL);
+}
 
-        gen = ++p->generation;
-        p->total++;
+/* The sampling values: every frame, kernel ones included. */
+static void count_sampling(Profile *p, const ProfileSample *s, uint64_t gen)
+{
+        Function *leaf;
+
         for (size_t i = 0; i < s->n_frames; i++) {
                 Function *f = p->functions[s->frames[i]];
                 count_inclusive(&f->counts, gen);
                 count_inclusive(&p->modules[f->key.module_id]->counts, gen);
         }
-        if (s->n_frames > 0) {
-                Function *leaf = p->functions[s->frames[0]];
-                leaf->counts.exclusive++;
-                p->modules[leaf->key.module_id]->counts.exclusive++;
+        if (s->n_frames == 0)
+                return;
+        leaf = p->functions[s->frames[0]];
+        leaf->counts.exclusive++;
+        p->modules[leaf->key.module_id]->counts.exclusive++;
+}
+
+/* The elapsed and application values: the user stack, innermost first. */
+static void count_values(Profile *p, const ProfileSample *s, const uint32_t *user, size_t n_user, uint64_t gen)
+{
+        Function *leaf;
+
+        for (size_t i = 0; i < n_user; i++) {
+                Function *f = p->functions[user[i]];
+                count_inclusive_values(&f->counts, gen, s);
+                count_inclusive_values(&p->modules[f->key.module_id]->counts, gen, s);
         }
+        leaf = p->functions[user[0]];
+        values_add(&leaf->counts.exclusive_values, s);
+        values_add(&p->modules[leaf->key.module_id]->counts.exclusive_values, s);
+}
+
+int profile_add_sample(Profile *p, const ProfileSample *s)
+{
+        const uint32_t *user;
+        size_t n_user;
+        uint64_t gen;
+        Thread *t;
+        int r = 0;
+
+        if (s->kind < 0 || s->kind >= _PROFILE_SAMPLE_KIND_MAX || s->n_kernel_frames > s->n_frames)
+                return -EINVAL;
+        for (size_t i = 0; i < s->n_frames; i++)
+                if (s->frames[i] >= p->n_functions)
+                        return -EINVAL;
+
+        user = s->frames + s->n_kernel_frames;
+        n_user = s->n_frames - s->n_kernel_frames;
+        if (n_user == 0) {
+                /* The interval still counts, like an unnamed frame: the function values add up to the
+                 * session's. */
+                if (p->unknown_id == UINT32_MAX) {
+                        r = profile_intern_function(p, "[unknown]", "[unknown]", &p->unknown_id);
+                        if (r < 0)
+                                return r;
+                }
+                user = &p->unknown_id;
+                n_user = 1;
+        }
+
+        /* The thread before anything is counted: with the interning above, the only steps that can fail, so
+         * a sample counts wholly or not at all. */
+        t = count_thread(p, s->tid, s->thread_name, &r);
+        if (!t)
+                return r;
+
+        gen = ++p->generation;
+        if (sample_on_cpu(s)) {
+                p->total++;
+                t->samples++;
+                count_sampling(p, s, gen);
+        }
+        values_add(&p->total_values, s);
+        values_add(&t->values, s);
+        count_values(p, s, user, n_user, gen);
         return 0;
 }
 
@@ -280,44 +384,113 @@ uint64_t profile_total(const Profile *p)
         return p->total;
 }
 
+const ProfileValues *profile_total_values(const Profile *p)
+{
+        return &p->total_values;
+}
+
+uint32_t profile_frequency(const Profile *p)
+{
+        return p->frequency;
+}
+
+double profile_ns_to_samples(uint64_t ns, uint32_t frequency)
+{
+        return (double)ns * (double)frequency / 1e9;
+}
+
+double profile_elapsed(const ProfileValues *v, uint32_t frequency)
+{
+        return (double)(v->user_samples + v->kernel_samples) +
+               profile_ns_to_samples(v->blocked_ns + v->preempted_ns, frequency);
+}
+
+double profile_application(const ProfileValues *v)
+{
+        return (double)v->user_samples;
+}
+
+double profile_row_value(const ProfileRow *row, ProfileSort key, uint32_t frequency)
+{
+        switch (key) {
+        case PROFILE_SORT_INCLUSIVE:
+                return (double)row->inclusive;
+        case PROFILE_SORT_EXCLUSIVE:
+                return (double)row->exclusive;
+        case PROFILE_SORT_ELAPSED_INCLUSIVE:
+                return profile_elapsed(&row->inclusive_values, frequency);
+        case PROFILE_SORT_ELAPSED_EXCLUSIVE:
+                return profile_elapsed(&row->exclusive_values, frequency);
+        case PROFILE_SORT_APPLICATION_INCLUSIVE:
+                return profile_application(&row->inclusive_values);
+        case PROFILE_SORT_APPLICATION_EXCLUSIVE:
+                return profile_application(&row->exclusive_values);
+        default:
+                return 0;
+        }
+}
+
 size_t profile_n_functions(const Profile *p)
 {
         return p->n_functions;
 }
 
-static int compare_rows(const ProfileRow *a, const ProfileRow *b, ProfileSort sort)
+static ProfileSort other_key(ProfileSort key)
 {
-        uint64_t ka = sort == PROFILE_SORT_INCLUSIVE ? a->inclusive : a->exclusive;
-        uint64_t kb = sort == PROFILE_SORT_INCLUSIVE ? b->inclusive : b->exclusive;
-        uint64_t oa = sort == PROFILE_SORT_INCLUSIVE ? a->exclusive : a->inclusive;
-        uint64_t ob = sort == PROFILE_SORT_INCLUSIVE ? b->exclusive : b->inclusive;
-        int c;
+        /* The two keys of a kind pair up: inclusive with exclusive. */
+        return (ProfileSort)(key ^ 1);
+}
 
-        if (ka != kb)
-                return ka > kb ? -1 : 1;
-        if (oa != ob)
-                return oa > ob ? -1 : 1;
-        c = strcmp(a->name ? a->name : "", b->name ? b->name : "");
-        if (c != 0)
-                return c;
+typedef struct SortContext {
+        ProfileSort key;
+        uint32_t frequency;
+} SortContext;
+
+static int compare_values(double a, double b)
+{
+        return a > b ? -1 : a < b ? 1 : 0;
+}
+
+static int compare_rows(const void *x, const void *y, void *userdata)
+{
+        const ProfileRow *a = x, *b = y;
+        const SortContext *c = userdata;
+        int d;
+
+        d = compare_values(profile_row_value(a, c->key, c->frequency), profile_row_value(b, c->key, c->frequency));
+        if (d != 0)
+                return d;
+        d = compare_values(profile_row_value(a, other_key(c->key), c->frequency),
+                           profile_row_value(b, other_key(c->key), c->frequency));
+        if (d != 0)
+                return d;
+        d = strcmp(a->name ? a->name : "", b->name ? b->name : "");
+        if (d != 0)
+                return d;
         if (a->module && b->module)
                 return strcmp(a->module, b->module);
         return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-static int compare_inclusive(const void *a, const void *b)
+static void sort_rows(const Profile *p, ProfileRow *rows, size_t n, ProfileSort sort)
 {
-        return compare_rows(a, b, PROFILE_SORT_INCLUSIVE);
+        qsort_r(rows, n, sizeof(ProfileRow), compare_rows, &(SortContext){ .key = sort, .frequency = p->frequency });
 }
 
-static int compare_exclusive(const void *a, const void *b)
+/* Whether a row belongs to the table of this kind: samples for the sampling values, elapsed time (which
+ * holds the application time) for the others. Interned functions whose sample failed have neither. */
+static bool row_listed(const Counts *c, ProfileSort sort)
 {
-        return compare_rows(a, b, PROFILE_SORT_EXCLUSIVE);
+        const ProfileValues *v = &c->inclusive_values;
+
+        if (!profile_sort_is_values(sort))
+                return c->inclusive > 0;
+        return v->user_samples || v->kernel_samples || v->blocked_ns || v->preempted_ns;
 }
 
-static void sort_rows(ProfileRow *rows, size_t n, ProfileSort sort)
+static bool valid_sort(ProfileSort sort)
 {
-        qsort(rows, n, sizeof(ProfileRow), sort == PROFILE_SORT_INCLUSIVE ? compare_inclusive : compare_exclusive);
+        return sort >= 0 && sort < _PROFILE_SORT_MAX;
 }
 
 int profile_functions(const Profile *p, ProfileSort sort, size_t limit, ProfileRow **ret, size_t *ret_n)
@@ -325,69 +498,83 @@ int profile_functions(const Profile *p, ProfileSort sort, size_t limit, ProfileR
         ProfileRow *rows;
         size_t n = 0;
 
-        if (sort < 0 || sort >= _PROFILE_SORT_MAX)
+        if (!valid_sort(sort))
                 return -EINVAL;
         rows = calloc(MAX(p->n_functions, (size_t)1), sizeof(ProfileRow));
         if (!rows)
                 return -ENOMEM;
         for (size_t i = 0; i < p->n_functions; i++) {
                 const Function *f = p->functions[i];
-                if (f->counts.inclusive == 0)
-                        continue; /* interned, then the sample failed: not part of the profile */
+                if (!row_listed(&f->counts, sort))
+                        continue;
                 rows[n++] = (ProfileRow){
                         .name = f->name,
                         .module = p->modules[f->key.module_id]->name,
                         .inclusive = f->counts.inclusive,
                         .exclusive = f->counts.exclusive,
+                        .inclusive_values = f->counts.inclusive_values,
+                        .exclusive_values = f->counts.exclusive_values,
                 };
         }
-        sort_rows(rows, n, sort);
+        sort_rows(p, rows, n, sort);
         *ret = rows;
         *ret_n = limit > 0 && limit < n ? limit : n;
         return 0;
 }
 
-int profile_modules(const Profile *p, ProfileRow **ret, size_t *ret_n)
+int profile_modules(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n)
 {
         ProfileRow *rows;
         size_t n = 0;
 
+        if (!valid_sort(sort))
+                return -EINVAL;
         rows = calloc(MAX(p->n_modules, (size_t)1), sizeof(ProfileRow));
         if (!rows)
                 return -ENOMEM;
         for (size_t i = 0; i < p->n_modules; i++) {
                 const Module *m = p->modules[i];
-                if (m->counts.inclusive == 0)
+                if (!row_listed(&m->counts, sort))
                         continue;
                 rows[n++] = (ProfileRow){
                         .name = m->name,
                         .inclusive = m->counts.inclusive,
                         .exclusive = m->counts.exclusive,
+                        .inclusive_values = m->counts.inclusive_values,
+                        .exclusive_values = m->counts.exclusive_values,
                 };
         }
-        sort_rows(rows, n, PROFILE_SORT_INCLUSIVE);
+        sort_rows(p, rows, n, sort);
         *ret = rows;
         *ret_n = n;
         return 0;
 }
 
-int profile_threads(const Profile *p, ProfileRow **ret, size_t *ret_n)
+int profile_threads(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n)
 {
         ProfileRow *rows;
         const Thread *t;
         size_t n = 0;
 
+        if (!valid_sort(sort))
+                return -EINVAL;
         rows = calloc(MAX(hashmap_size(p->threads), (size_t)1), sizeof(ProfileRow));
         if (!rows)
                 return -ENOMEM;
-        HASHMAP_FOREACH(t, p->threads)
+        HASHMAP_FOREACH(t, p->threads) {
+                /* A thread seen only off the CPU has no row among the sampling values. */
+                if (!profile_sort_is_values(sort) && t->samples == 0)
+                        continue;
                 rows[n++] = (ProfileRow){
                         .name = t->name ? t->name : "",
                         .tid = t->tid,
                         .inclusive = t->samples,
                         .exclusive = t->samples,
+                        .inclusive_values = t->values,
+                        .exclusive_values = t->values,
                 };
-        sort_rows(rows, n, PROFILE_SORT_INCLUSIVE);
+        }
+        sort_rows(p, rows, n, sort);
         *ret = rows;
         *ret_n = n;
         return 0;

@@ -1,47 +1,92 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "macros.h"
 
-/* The counting rules of one target, free of BPF and D-Bus (seed 004, "sampling data values"):
+/* The counting rules of one target, free of BPF and D-Bus.
+ *
+ * Sampling values (seed 004), from on-CPU samples, kernel frames included:
  *  - every sample adds one exclusive count to the function executing (the innermost frame) and one
  *    inclusive count to every *distinct* function on the stack, so recursion counts once per sample;
  *  - modules likewise: the innermost frame's module gets the exclusive count, every distinct module on the
  *    stack an inclusive count;
  *  - threads and the process count every sample once (their inclusive and exclusive counts are equal);
- *  - percents are against the total number of samples. */
+ *  - percents are against the total number of samples.
+ *
+ * Elapsed and application values (seed 003), on the user stack only: an on-CPU sample is an interval of one
+ * sample period; it is an interval "with an operating-system event" when it was taken in kernel mode. An
+ * off-CPU interval (blocked or preempted) always is one, and lasts its measured duration. Every interval is
+ * added to the elapsed inclusive value of every distinct function on its user stack and to the elapsed
+ * exclusive value of the user leaf (for a kernel-mode sample or an off-CPU interval, the function that
+ * entered the kernel); intervals without an operating-system event go to the application values the same
+ * way. Elapsed percents are against the session's elapsed total, application percents against its
+ * application total. Values are exact: sample counts and nanoseconds are kept apart and only combined, in
+ * sample periods (1/frequency seconds), when read. */
 
 typedef struct Profile Profile;
 
 typedef enum ProfileSort {
-        PROFILE_SORT_INCLUSIVE,
+        PROFILE_SORT_INCLUSIVE, /* the sampling values */
         PROFILE_SORT_EXCLUSIVE,
+        PROFILE_SORT_ELAPSED_INCLUSIVE,
+        PROFILE_SORT_ELAPSED_EXCLUSIVE,
+        PROFILE_SORT_APPLICATION_INCLUSIVE,
+        PROFILE_SORT_APPLICATION_EXCLUSIVE,
         _PROFILE_SORT_MAX,
         _PROFILE_SORT_INVALID = -1,
 } ProfileSort;
 
 ProfileSort profile_sort_from_string(const char *s);
 const char *profile_sort_to_string(ProfileSort s);
+/* Whether the key sorts a table of elapsed and application values rather than sampling values. */
+static inline bool profile_sort_is_values(ProfileSort s)
+{
+        return s >= PROFILE_SORT_ELAPSED_INCLUSIVE && s < _PROFILE_SORT_MAX;
+}
+
+typedef enum ProfileSampleKind {
+        PROFILE_SAMPLE_USER,      /* on the CPU in user mode */
+        PROFILE_SAMPLE_KERNEL,    /* on the CPU in kernel mode, for the thread (system call, fault...) */
+        PROFILE_SAMPLE_BLOCKED,   /* off the CPU, waiting (sleep, I/O, lock): an interval of duration_ns */
+        PROFILE_SAMPLE_PREEMPTED, /* off the CPU, runnable but another task ran */
+        _PROFILE_SAMPLE_KIND_MAX,
+} ProfileSampleKind;
 
 typedef struct ProfileSample {
         uint32_t tid;
         const char *thread_name; /* may be NULL: the thread keeps its previous name */
         const uint32_t *frames;  /* function ids from profile_intern_function(), innermost first */
         size_t n_frames;         /* 0: the sample counts for the totals and the thread only */
+        ProfileSampleKind kind;
+        size_t n_kernel_frames;  /* the first frames are kernel code (on-CPU samples): not user stack */
+        uint64_t duration_ns;    /* off-CPU kinds */
 } ProfileSample;
+
+/* The seed-003 values of one function, module, thread or the whole profile, exact: on-CPU samples by mode,
+ * off-CPU time by kind. */
+typedef struct ProfileValues {
+        uint64_t user_samples;   /* application time */
+        uint64_t kernel_samples; /* on the CPU in the kernel: elapsed only */
+        uint64_t blocked_ns;     /* off the CPU: elapsed only */
+        uint64_t preempted_ns;
+} ProfileValues;
 
 typedef struct ProfileRow {
         const char *name;   /* function, module or thread name; owned by the profile */
         const char *module; /* module of a function row, else NULL */
         uint32_t tid;       /* thread rows */
-        uint64_t inclusive;
+        uint64_t inclusive; /* sampling values */
         uint64_t exclusive;
+        ProfileValues inclusive_values;
+        ProfileValues exclusive_values;
 } ProfileRow;
 
-int profile_new(Profile **ret);
+/* frequency: the sampling frequency in Hz, the length of an on-CPU sample's interval. */
+int profile_new(uint32_t frequency, Profile **ret);
 Profile *profile_free(Profile *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Profile *, profile_free);
 
@@ -49,14 +94,26 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Profile *, profile_free);
 int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id);
 int profile_add_sample(Profile *p, const ProfileSample *s);
 
-uint64_t profile_total(const Profile *p);
+uint64_t profile_total(const Profile *p); /* on-CPU samples: the sampling values' denominator */
+/* The session's values: elapsed and application totals, the denominators of the seed-003 percents. */
+const ProfileValues *profile_total_values(const Profile *p);
+uint32_t profile_frequency(const Profile *p);
 size_t profile_n_functions(const Profile *p);
 
-/* Tables, sorted descending by the sort key, then by the other count, then by name. limit 0: every row.
- * The caller frees *ret (not the strings). */
+/* Values in sample periods (1/frequency seconds); multiply by 1000/frequency for milliseconds. */
+double profile_ns_to_samples(uint64_t ns, uint32_t frequency);
+double profile_elapsed(const ProfileValues *v, uint32_t frequency);
+double profile_application(const ProfileValues *v);
+
+/* Tables, sorted descending by the sort key, then by the other value of its kind, then by name. A sampling
+ * key lists the rows with samples, a values key the rows with elapsed time. limit 0: every row. The caller
+ * frees *ret (not the strings). A thread's exclusive values are its inclusive ones. */
 int profile_functions(const Profile *p, ProfileSort sort, size_t limit, ProfileRow **ret, size_t *ret_n);
-int profile_modules(const Profile *p, ProfileRow **ret, size_t *ret_n);
-int profile_threads(const Profile *p, ProfileRow **ret, size_t *ret_n);
+int profile_modules(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n);
+int profile_threads(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n);
+
+/* The row's value for key, in sample periods for the values keys. */
+double profile_row_value(const ProfileRow *row, ProfileSort key, uint32_t frequency);
 
 static inline double profile_percent(uint64_t count, uint64_t total)
 {

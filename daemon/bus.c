@@ -1,67 +1,32 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "authz.h"
 #include "bus-names.h"
+#include "bus-target.h"
+#include "bus-values.h"
 #include "bus.h"
 #include "log.h"
 
 /* A thin layer: check every argument, authorize, call the manager, marshal the answer. */
 
-#define PID_MAX_LIMIT (UINT32_C(4) * 1024 * 1024)
+#define ATTACH_FLAGS_ALL ((uint64_t)VPROF_TARGET_OFF_CPU)
 
-static int check_pid_argument(uint32_t pid, sd_bus_error *error)
-{
-        if (pid == 0 || pid > PID_MAX_LIMIT)
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
-                                         "Invalid PID %u: expected 1..%u", pid, PID_MAX_LIMIT);
-        return 0;
-}
-
-static int access_denied(sd_bus_error *error, uint32_t pid)
-{
-        return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED, "Access denied: PID %u belongs to another user",
-                                 pid);
-}
-
-/* The attached target pid, if the caller may see it. */
-static int get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Target **ret,
-                                 sd_bus_error *error)
+static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags, sd_bus_error *error)
 {
         Target *t;
-        uid_t caller;
-        int r;
-
-        r = check_pid_argument(pid, error);
-        if (r < 0)
-                return r;
-        r = bus_caller_uid(msg, &caller, error);
-        if (r < 0)
-                return r;
-        t = manager_get_target(m, (pid_t)pid);
-        if (!t)
-                return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "PID %u is not attached", pid);
-        if (!authz_may_profile(caller, t->info.uid))
-                return access_denied(error, pid);
-        *ret = t;
-        return 0;
-}
-
-static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        Manager *m = userdata;
-        Target *t;
-        uint32_t pid;
         pid_t tgid = 0;
         uid_t caller;
         int r;
 
-        r = sd_bus_message_read(msg, "u", &pid);
-        if (r < 0)
-                return r;
-        r = check_pid_argument(pid, error);
+        if (flags & ~ATTACH_FLAGS_ALL)
+                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                                         "Unknown attach flags 0x%" PRIx64 ": expected 0x1 (off-CPU) or 0",
+                                         flags & ~ATTACH_FLAGS_ALL);
+        r = bus_check_pid_argument(pid, error);
         if (r < 0)
                 return r;
         if ((pid_t)pid == getpid())
@@ -74,12 +39,12 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         t = manager_get_target(m, (pid_t)pid);
         if (t && !authz_may_profile(caller, t->info.uid))
                 /* Do not tell other users what is attached. */
-                return access_denied(error, pid);
+                return bus_access_denied(error, pid);
         if (t)
                 return sd_bus_error_setf(error, VPROF_ERROR_ALREADY_ATTACHED, "PID %u (%s) is already attached%s",
                                          pid, t->info.comm, t->exited ? " and has exited; detach it first" : "");
 
-        r = manager_attach(m, (pid_t)pid, caller, &t, &tgid);
+        r = manager_attach(m, (pid_t)pid, caller, flags, &t, &tgid);
         switch (r) {
         case 0:
                 break;
@@ -92,7 +57,7 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "PID %u is a kernel thread, which has no user stack to profile", pid);
         case -EPERM:
-                return access_denied(error, pid);
+                return bus_access_denied(error, pid);
         case -E2BIG:
                 return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
                                          "Cannot attach PID %u: the limit of %u targets is reached", pid,
@@ -101,6 +66,30 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return sd_bus_error_set_errnof(error, r, "Cannot attach PID %u: %s", pid, strerror(-r));
         }
         return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        Manager *m = userdata;
+        uint32_t pid;
+        int r;
+
+        r = sd_bus_message_read(msg, "u", &pid);
+        if (r < 0)
+                return r;
+        return attach(m, msg, pid, m->config.off_cpu_default ? VPROF_TARGET_OFF_CPU : 0, error);
+}
+
+static int method_attach_with_flags(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        uint32_t pid;
+        uint64_t flags;
+        int r;
+
+        r = sd_bus_message_read(msg, "ut", &pid, &flags);
+        if (r < 0)
+                return r;
+        return attach(userdata, msg, pid, flags, error);
 }
 
 static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -113,7 +102,7 @@ static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = sd_bus_message_read(msg, "u", &pid);
         if (r < 0)
                 return r;
-        r = get_target_for_caller(m, msg, pid, &t, error);
+        r = bus_get_target_for_caller(m, msg, pid, &t, error);
         if (r < 0)
                 return r;
         r = manager_detach(m, t->pid);
@@ -132,7 +121,7 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
         r = sd_bus_message_read(msg, "u", &pid);
         if (r < 0)
                 return r;
-        r = get_target_for_caller(m, msg, pid, &t, error);
+        r = bus_get_target_for_caller(m, msg, pid, &t, error);
         if (r < 0)
                 return r;
         /* Samples taken before the reset belong to the old tables. */
@@ -158,14 +147,14 @@ static int method_list_targets(sd_bus_message *msg, void *userdata, sd_bus_error
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'a', "(usstt)");
+        r = sd_bus_message_open_container(reply, 'a', "(ussttt)");
         if (r < 0)
                 return r;
         HASHMAP_FOREACH(t, m->targets) {
                 if (!authz_may_profile(caller, t->info.uid))
                         continue;
-                r = sd_bus_message_append(reply, "(usstt)", (uint32_t)t->pid, t->info.comm, target_state(t),
-                                          profile_total(t->profile), t->attach_usec);
+                r = sd_bus_message_append(reply, "(ussttt)", (uint32_t)t->pid, t->info.comm, target_state(t),
+                                          profile_total(t->profile), t->attach_usec, t->flags);
                 if (r < 0)
                         return r;
         }
@@ -239,7 +228,7 @@ static int method_get_functions(sd_bus_message *msg, void *userdata, sd_bus_erro
         if (sort < 0)
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "Unknown sort key '%s': expected inclusive or exclusive", sort_name);
-        r = get_target_for_caller(m, msg, pid, &t, error);
+        r = bus_get_target_for_caller(m, msg, pid, &t, error);
         if (r < 0)
                 return r;
         manager_sync(m);
@@ -250,23 +239,15 @@ static int method_get_functions(sd_bus_message *msg, void *userdata, sd_bus_erro
 }
 
 /* GetModules and GetThreads: one target's table, whole. */
-static int reply_target_table(sd_bus_message *msg, Manager *m, sd_bus_error *error,
-                              int (*table)(const Profile *p, ProfileRow **ret, size_t *ret_n), const char *signature)
+static int reply_target_table(sd_bus_message *msg, Manager *m, sd_bus_error *error, profile_table_fn table,
+                              const char *signature)
 {
         _cleanup_free_ ProfileRow *rows = NULL;
-        uint32_t pid;
         Target *t;
         size_t n;
         int r;
 
-        r = sd_bus_message_read(msg, "u", &pid);
-        if (r < 0)
-                return r;
-        r = get_target_for_caller(m, msg, pid, &t, error);
-        if (r < 0)
-                return r;
-        manager_sync(m);
-        r = table(t->profile, &rows, &n);
+        r = bus_read_target_table(m, msg, table, PROFILE_SORT_INCLUSIVE, &t, &rows, &n, error);
         if (r < 0)
                 return r;
         return reply_rows(msg, signature, rows, n, profile_total(t->profile));
@@ -342,6 +323,8 @@ static int property_get(sd_bus *bus _unused_, const char *path _unused_, const c
                 return sd_bus_message_append(reply, "u", sampler_n_cpus(m->sampler));
         if (strcmp(property, "Targets") == 0)
                 return sd_bus_message_append(reply, "u", (uint32_t)hashmap_size(m->targets));
+        if (strcmp(property, "OffCpuDefault") == 0)
+                return sd_bus_message_append(reply, "b", m->config.off_cpu_default);
 
         r = manager_get_stats(m, &stats);
         if (r < 0)
@@ -360,6 +343,14 @@ static int property_get(sd_bus *bus _unused_, const char *path _unused_, const c
                 return sd_bus_message_append(reply, "t", stats.truncated);
         if (strcmp(property, "SamplesUnclaimed") == 0)
                 return sd_bus_message_append(reply, "t", stats.unclaimed);
+        if (strcmp(property, "OffCpuBlocked") == 0)
+                return sd_bus_message_append(reply, "t", stats.off_cpu_blocked);
+        if (strcmp(property, "OffCpuPreempted") == 0)
+                return sd_bus_message_append(reply, "t", stats.off_cpu_preempted);
+        if (strcmp(property, "OffCpuLost") == 0)
+                return sd_bus_message_append(reply, "t", stats.off_cpu_lost);
+        if (strcmp(property, "OffCpuUnclaimed") == 0)
+                return sd_bus_message_append(reply, "t", stats.off_cpu_unclaimed);
         return -ENOENT;
 }
 
@@ -378,13 +369,20 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_PROPERTY("StackErrors", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("StacksTruncated", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("SamplesUnclaimed", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("OffCpuDefault", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("OffCpuBlocked", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("OffCpuPreempted", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("OffCpuLost", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("OffCpuUnclaimed", "t", property_get, 0, 0),
         SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_attach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("AttachWithFlags", SD_BUS_ARGS("u", pid, "t", flags), SD_BUS_NO_RESULT,
+                                method_attach_with_flags, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Detach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_detach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Reset", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_reset,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListTargets", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(usstt)", targets),
+        SD_BUS_METHOD_WITH_ARGS("ListTargets", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ussttt)", targets),
                                 method_list_targets, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctions", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),
                                 SD_BUS_RESULT("t", total_samples, "a(ssttdd)", functions), method_get_functions,
@@ -398,6 +396,20 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetProcesses", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("t", total_samples, "a(usttdd)", processes),
                                 method_get_processes, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetFunctionValues", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),
+                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "a(ssdddddddddd)",
+                                              functions),
+                                method_get_function_values, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetModuleValues", SD_BUS_ARGS("u", pid),
+                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "a(sdddddddddd)", modules),
+                                method_get_module_values, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetThreadValues", SD_BUS_ARGS("u", pid),
+                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "a(usdddddddddd)", threads),
+                                method_get_thread_values, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetProcessValues", SD_BUS_NO_ARGS,
+                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "a(usdddddddddd)",
+                                              processes),
+                                method_get_process_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 

@@ -53,14 +53,49 @@ static int on_sample(void *userdata, const struct vprof_sample *s)
 {
         Manager *m = userdata;
         Target *t = hashmap_get(m->targets, UINT64_TO_PTR(s->tgid));
+        bool off_cpu = s->flags & VPROF_SAMPLE_OFF_CPU;
 
         if (!t) {
-                m->samples_unclaimed++;
+                if (off_cpu)
+                        m->off_cpu_unclaimed++;
+                else
+                        m->samples_unclaimed++;
                 return 0;
         }
         /* Only ENOMEM fails here: count the loss and go on with the other records. */
-        if (target_add_sample(t, s) < 0)
-                m->samples_failed++;
+        if (target_add_sample(t, s) < 0) {
+                if (!off_cpu)
+                        m->samples_failed++;
+                else if (s->flags & VPROF_SAMPLE_PREEMPTED)
+                        m->off_cpu_failed_preempted++;
+                else
+                        m->off_cpu_failed_blocked++;
+        }
+        return 0;
+}
+
+/* The context-switch program runs while some running target wants off-CPU time. */
+static int off_cpu_targets_changed(Manager *m, int delta)
+{
+        int r;
+
+        m->n_off_cpu_targets += delta;
+        r = sampler_track_off_cpu(m->sampler, m->n_off_cpu_targets > 0);
+        if (r < 0)
+                m->n_off_cpu_targets -= delta;
+        return r;
+}
+
+/* The target stops being sampled: out of the BPF map, and off the context-switch program. */
+static int target_leave_sampler(Manager *m, Target *t)
+{
+        int r;
+
+        r = sampler_remove_target(m->sampler, (uint32_t)t->pid);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (t->flags & VPROF_TARGET_OFF_CPU)
+                (void)off_cpu_targets_changed(m, -1);
         return 0;
 }
 
@@ -130,8 +165,8 @@ static int on_target_exit(sd_event_source *s _unused_, int fd _unused_, uint32_t
 
         /* Its last samples may still be in the ring: count them before it leaves the BPF map. */
         manager_sync(m);
-        r = sampler_remove_target(m->sampler, (uint32_t)t->pid);
-        if (r < 0 && r != -ENOENT)
+        r = target_leave_sampler(m, t);
+        if (r < 0)
                 log_warning_errno(r, "Failed to remove PID %d from the BPF targets: %m", (int)t->pid);
         t->exited = true;
         t->exit_source = sd_event_source_disable_unref(t->exit_source);
@@ -146,29 +181,39 @@ Target *manager_get_target(Manager *m, pid_t pid)
         return hashmap_get(m->targets, UINT64_TO_PTR((uint64_t)pid));
 }
 
-int manager_attach(Manager *m, pid_t pid, uid_t caller, Target **ret, pid_t *ret_tgid)
+int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid)
 {
         _cleanup_(target_freep) Target *t = NULL;
+        bool off_cpu = flags & VPROF_TARGET_OFF_CPU;
         int r;
 
         /* Exited targets count: their tables use memory until detached. */
         if (hashmap_size(m->targets) >= m->config.max_targets)
                 return -E2BIG;
-        r = target_new(m, pid, caller, &t, ret_tgid);
+        r = target_new(m, pid, caller, flags, &t, ret_tgid);
         if (r < 0)
                 return r;
         r = sd_event_add_io(m->event, &t->exit_source, t->pidfd, EPOLLIN, on_target_exit, t);
         if (r < 0)
                 return r;
+        /* The program first, so that no switch of the target goes unseen once it is in the map. */
+        if (off_cpu) {
+                r = off_cpu_targets_changed(m, +1);
+                if (r < 0)
+                        return r;
+        }
         r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)pid), t);
-        if (r < 0)
-                return r;
-        r = sampler_add_target(m->sampler, (uint32_t)pid);
+        if (r >= 0) {
+                r = sampler_add_target(m->sampler, (uint32_t)pid, flags);
+                if (r < 0)
+                        hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)pid));
+        }
         if (r < 0) {
-                hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)pid));
+                if (off_cpu)
+                        (void)off_cpu_targets_changed(m, -1);
                 return r;
         }
-        log_info("Attached to %d (%s).", (int)pid, t->info.comm);
+        log_info("Attached to %d (%s)%s.", (int)pid, t->info.comm, off_cpu ? ", off-CPU time included" : "");
         *ret = TAKE_PTR(t);
         update_drain_timer(m);
         return 0;
@@ -183,8 +228,8 @@ int manager_detach(Manager *m, pid_t pid)
         if (!t)
                 return -ENOENT;
         if (!t->exited) {
-                r = sampler_remove_target(m->sampler, (uint32_t)pid);
-                if (r < 0 && r != -ENOENT)
+                r = target_leave_sampler(m, t);
+                if (r < 0)
                         return r;
         }
         /* Samples already in the ring will find no target and count as unclaimed. */
@@ -218,6 +263,12 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                                 stats[VPROF_STAT_KERNEL_STACK_ERROR],
                 .truncated = stats[VPROF_STAT_USER_TRUNCATED] + stats[VPROF_STAT_KERNEL_TRUNCATED],
                 .unclaimed = m->samples_unclaimed,
+                /* Likewise an interval the daemon failed to count moves from its kind to lost. */
+                .off_cpu_blocked = stats[VPROF_STAT_OFF_CPU_BLOCKED] - m->off_cpu_failed_blocked,
+                .off_cpu_preempted = stats[VPROF_STAT_OFF_CPU_PREEMPTED] - m->off_cpu_failed_preempted,
+                .off_cpu_lost = stats[VPROF_STAT_OFF_CPU_UNTRACKED] + stats[VPROF_STAT_OFF_CPU_RING_FULL] +
+                                m->off_cpu_failed_blocked + m->off_cpu_failed_preempted,
+                .off_cpu_unclaimed = m->off_cpu_unclaimed + sampler_off_cpu_dropped(m->sampler),
         };
         return 0;
 }

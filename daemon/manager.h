@@ -23,13 +23,20 @@ typedef struct Manager {
         Symbolizer *symbolizer;
         Hashmap *targets; /* pid -> Target */
 
+        unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
+
         uint64_t samples_unclaimed; /* drained after their target was detached */
         uint64_t samples_failed;    /* drained but not counted: out of memory */
+        uint64_t off_cpu_unclaimed; /* intervals of detached targets, drained or dropped from the map */
+        uint64_t off_cpu_failed_blocked; /* drained but not counted: out of memory */
+        uint64_t off_cpu_failed_preempted;
 } Manager;
 
-/* Accounting as the bus shows it. */
+/* Accounting as the bus shows it. Off-CPU intervals: blocked and preempted ones were counted in a table or,
+ * for a detached target, as unclaimed; lost ones were not. */
 typedef struct ManagerStats {
         uint64_t seen, kept, discarded, lost, stack_errors, truncated, unclaimed;
+        uint64_t off_cpu_blocked, off_cpu_preempted, off_cpu_lost, off_cpu_unclaimed;
 } ManagerStats;
 
 int manager_new(const SamplerConfig *config, Manager **ret);
@@ -42,8 +49,8 @@ int manager_start_sampling(Manager *m);
 /* Bring every table up to date: drain the ring buffer. Called before answering any query. */
 void manager_sync(Manager *m);
 
-/* Errors as target_new(), and -E2BIG when the BPF targets map is full. */
-int manager_attach(Manager *m, pid_t pid, uid_t caller, Target **ret, pid_t *ret_tgid);
+/* flags: VPROF_TARGET_*. Errors as target_new(), and -E2BIG when the BPF targets map is full. */
+int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
 int manager_detach(Manager *m, pid_t pid);
 Target *manager_get_target(Manager *m, pid_t pid);
 int manager_get_stats(Manager *m, ManagerStats *ret);

@@ -21,6 +21,8 @@ struct Sampler {
         struct ring_buffer *ring;
         int *perf_fds;
         struct bpf_link **links;
+        struct bpf_link *switch_link; /* off-CPU tracking, while attached */
+        uint64_t off_cpu_dropped;
         unsigned n_events;
         SamplerEvent event;
         char reason[256];
@@ -203,6 +205,9 @@ int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdat
         r = bpf_map__set_max_entries(s->skel->maps.targets, config->max_targets);
         if (r < 0)
                 return log_error_errno(r, "Failed to size the targets map: %m");
+        r = bpf_map__set_max_entries(s->skel->maps.off_cpu, config->max_off_cpu_threads);
+        if (r < 0)
+                return log_error_errno(r, "Failed to size the off-CPU map: %m");
 
         r = vprof_bpf__load(s->skel);
         if (r < 0)
@@ -227,6 +232,7 @@ Sampler *sampler_free(Sampler *s)
                 return NULL;
         if (s->links)
                 close_events(s);
+        bpf_link__destroy(s->switch_link);
         ring_buffer__free(s->ring);
         vprof_bpf__destroy(s->skel);
         free(s->links);
@@ -250,9 +256,9 @@ unsigned sampler_n_cpus(const Sampler *s)
         return s->n_events;
 }
 
-int sampler_add_target(Sampler *s, uint32_t tgid)
+int sampler_add_target(Sampler *s, uint32_t tgid, uint64_t flags)
 {
-        struct vprof_target value = {};
+        struct vprof_target value = { .flags = flags };
 
         if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &tgid, &value, BPF_NOEXIST) < 0)
                 return negative_errno();
@@ -264,6 +270,51 @@ int sampler_remove_target(Sampler *s, uint32_t tgid)
         if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &tgid) < 0)
                 return negative_errno();
         return 0;
+}
+
+/* With the program detached nothing ends the intervals left in the map; a later attachment would see a
+ * stale start. Nothing writes the map now, so the walk is stable. */
+static void drop_open_intervals(Sampler *s)
+{
+        int fd = bpf_map__fd(s->skel->maps.off_cpu);
+        __u32 key;
+
+        while (bpf_map_get_next_key(fd, NULL, &key) == 0) {
+                if (bpf_map_delete_elem(fd, &key) < 0)
+                        break;
+                s->off_cpu_dropped++;
+        }
+}
+
+int sampler_track_off_cpu(Sampler *s, bool on)
+{
+        int r;
+
+        if (on == !!s->switch_link)
+                return 0;
+        if (!on) {
+                bpf_link__destroy(s->switch_link);
+                s->switch_link = NULL;
+                drop_open_intervals(s);
+                return 0;
+        }
+        s->switch_link = bpf_program__attach(s->skel->progs.vprof_sched_switch);
+        if (!s->switch_link) {
+                r = negative_errno();
+                s->switch_link = NULL;
+                return log_error_errno(r, "Failed to attach the context switch program: %m");
+        }
+        return 0;
+}
+
+bool sampler_tracks_off_cpu(const Sampler *s)
+{
+        return s->switch_link;
+}
+
+uint64_t sampler_off_cpu_dropped(const Sampler *s)
+{
+        return s->off_cpu_dropped;
 }
 
 int sampler_wakeup_fd(const Sampler *s)

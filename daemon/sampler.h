@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,8 @@ typedef struct SamplerConfig {
         SamplerEvent event;
         size_t ring_size;    /* bytes, a power of two */
         uint32_t max_targets;
+        uint32_t max_off_cpu_threads; /* target threads off the CPU at once, for off-CPU tracking */
+        bool off_cpu_default;         /* Attach tracks off-CPU time unless told otherwise */
 } SamplerConfig;
 
 /* Called for every record the ring buffer yields; returns 0 to go on. */
@@ -40,9 +43,16 @@ SamplerEvent sampler_event(const Sampler *s);
 const char *sampler_event_reason(const Sampler *s);
 unsigned sampler_n_cpus(const Sampler *s);
 
-/* -EEXIST when present, -E2BIG when the targets map is full. */
-int sampler_add_target(Sampler *s, uint32_t tgid);
+/* flags: VPROF_TARGET_*. -EEXIST when present, -E2BIG when the targets map is full. */
+int sampler_add_target(Sampler *s, uint32_t tgid, uint64_t flags);
 int sampler_remove_target(Sampler *s, uint32_t tgid);
+
+/* Attach or detach the context-switch program: on while some target tracks off-CPU time, since it runs on
+ * every context switch of the machine. */
+int sampler_track_off_cpu(Sampler *s, bool on);
+bool sampler_tracks_off_cpu(const Sampler *s);
+/* Off-CPU intervals still open when the program was detached (their targets had all gone), dropped. */
+uint64_t sampler_off_cpu_dropped(const Sampler *s);
 
 /* The fd that turns readable when the BPF program asks for a wakeup. */
 int sampler_wakeup_fd(const Sampler *s);

@@ -30,11 +30,18 @@ static uint64_t now_realtime_usec(void)
         return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+static uint64_t now_monotonic_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int target_alloc_tables(Target *t)
 {
         int r;
 
-        r = profile_new(&t->profile);
+        r = profile_new(t->manager->config.frequency, &t->profile);
         if (r < 0)
                 return r;
         t->user_frames = hashmap_new(&uint64_hash_ops);
@@ -44,7 +51,7 @@ static int target_alloc_tables(Target *t)
         return 0;
 }
 
-int target_new(Manager *m, pid_t pid, uid_t caller, Target **ret, pid_t *ret_tgid)
+int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid)
 {
         _cleanup_(target_freep) Target *t = NULL;
         _cleanup_close_ int pidfd = -1;
@@ -88,6 +95,8 @@ int target_new(Manager *m, pid_t pid, uid_t caller, Target **ret, pid_t *ret_tgi
         t->pid = pid;
         t->info = info;
         t->attach_usec = now_realtime_usec();
+        t->epoch_ns = now_monotonic_ns();
+        t->flags = flags;
         r = target_alloc_tables(t);
         if (r < 0)
                 return r;
@@ -123,7 +132,7 @@ int target_reset(Target *t)
         _cleanup_(profile_freep) Profile *p = NULL;
         int r;
 
-        r = profile_new(&p);
+        r = profile_new(t->manager->config.frequency, &p);
         if (r < 0)
                 return r;
         profile_free(t->profile);
@@ -131,6 +140,7 @@ int target_reset(Target *t)
         /* The caches hold ids of the old profile. */
         hashmap_clear(t->user_frames);
         hashmap_clear(t->kernel_frames);
+        t->epoch_ns = now_monotonic_ns();
         return 0;
 }
 
@@ -201,14 +211,83 @@ static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_addr
         return 0;
 }
 
+/* What the record counts as, and for how long: on-CPU samples by mode, off-CPU intervals by kind. An interval
+ * that began before the attach or the last reset (a thread that left the CPU under an earlier attachment
+ * of the same process) counts from then on only. Returns false for nothing left to count. */
+static bool classify(const Target *t, const struct vprof_sample *s, ProfileSampleKind *ret_kind,
+                     uint64_t *ret_duration_ns)
+{
+        uint64_t start = s->time_ns, end = s->time_ns + s->period;
+
+        if (!(s->flags & VPROF_SAMPLE_OFF_CPU)) {
+                *ret_kind = s->kernel_depth > 0 ? PROFILE_SAMPLE_KERNEL : PROFILE_SAMPLE_USER;
+                *ret_duration_ns = 0;
+                return true;
+        }
+        start = MAX(start, t->epoch_ns);
+        if (end <= start)
+                return false;
+        *ret_kind = s->flags & VPROF_SAMPLE_PREEMPTED ? PROFILE_SAMPLE_PREEMPTED : PROFILE_SAMPLE_BLOCKED;
+        *ret_duration_ns = end - start;
+        return true;
+}
+
+/* Callers put back in one stack, at most: deeper than that, the stack window has run out anyway. */
+#define MAX_RECOVERED_CALLERS 8
+
+/* The user stack with the callers that the kernel's frame-pointer walk skipped put back. A function that has
+ * not set up a frame (a GCC leaf, a libc system call wrapper, any function in its prologue) leaves the frame
+ * pointer at its caller's frame, so the walk goes from it to its caller's caller. From the leaf up, each
+ * frame's caller is found from its CFI and the words of stack in the record, until that caller is the next
+ * frame of the walk (the walk is right from there on) or the window runs out. Returns the depth. */
+static size_t complete_user_stack(Target *t, const struct vprof_sample *s, uint64_t *out)
+{
+        const __u64 *user = s->frames + s->kernel_depth; /* depths checked against the record's size */
+        size_t udepth = s->user_depth, n = 0;
+        UnwindRegs regs, caller;
+
+        if (udepth == 0)
+                return 0;
+        out[n++] = user[0];
+        regs = (UnwindRegs){ .ip = user[0], .sp = s->user_sp, .bp = s->user_bp };
+        for (unsigned step = 0; step < MAX_RECOVERED_CALLERS && s->window_words > 0; step++) {
+                uint64_t offset = regs.sp - s->user_sp;
+                size_t words;
+
+                if (regs.sp < s->user_sp || offset % sizeof(uint64_t) != 0)
+                        break;
+                offset /= sizeof(uint64_t);
+                words = MIN((size_t)s->window_words, (size_t)VPROF_STACK_WINDOW_WORDS);
+                if (offset >= words)
+                        break;
+                if (address_space_unwind_step(t->address_space, &regs, step > 0,
+                                              (const uint64_t *)s->user_window + offset,
+                                              words - offset, &caller) < 0)
+                        break;
+                if (udepth > 1 && caller.ip == user[1])
+                        break;
+                out[n++] = caller.ip;
+                regs = caller;
+        }
+        for (size_t i = 1; i < udepth && n < VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS; i++)
+                out[n++] = user[i];
+        return n;
+}
+
 int target_add_sample(Target *t, const struct vprof_sample *s)
 {
-        uint32_t frames[VPROF_MAX_FRAMES];
-        const __u64 *user = s->frames + s->kernel_depth; /* depths checked against the record's size */
-        unsigned kdepth = s->kernel_depth, udepth = s->user_depth;
+        uint32_t frames[VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS];
+        uint64_t user[VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS];
+        unsigned kdepth = s->kernel_depth, udepth;
         char comm[VPROF_COMM_LEN + 1];
-        size_t n = 0;
+        ProfileSampleKind kind;
+        uint64_t duration_ns;
+        size_t n = 0, n_kernel;
         int r;
+
+        if (!classify(t, s, &kind, &duration_ns))
+                return 0;
+        udepth = complete_user_stack(t, s, user);
 
         /* Innermost first: the kernel frames of a kernel-mode sample, then the user frames. Frame 0 of each
          * stack is an interrupted instruction, the others are return addresses. */
@@ -218,6 +297,7 @@ int target_add_sample(Target *t, const struct vprof_sample *s)
                         return r;
                 n++;
         }
+        n_kernel = n;
         for (unsigned i = 0; i < udepth; i++) {
                 r = resolve_frame(t, user[i], false, i > 0, &frames[n]);
                 if (r < 0)
@@ -241,6 +321,9 @@ int target_add_sample(Target *t, const struct vprof_sample *s)
                 .thread_name = comm,
                 .frames = frames,
                 .n_frames = n,
+                .kind = kind,
+                .n_kernel_frames = n_kernel,
+                .duration_ns = duration_ns,
         });
         if (r < 0)
                 return r;

@@ -24,6 +24,8 @@ typedef struct Target {
         sd_event_source *exit_source;
         ProcInfo info;          /* as read at attach; comm follows the main thread's name */
         uint64_t attach_usec;   /* CLOCK_REALTIME */
+        uint64_t epoch_ns;      /* CLOCK_MONOTONIC (BPF's clock) of the attach or the last reset */
+        uint64_t flags;         /* VPROF_TARGET_* */
         bool exited;
 
         AddressSpace *address_space;
@@ -35,14 +37,14 @@ typedef struct Target {
 /* Validates the process, opens its pidfd and maps; does not touch BPF or the event loop. -ESRCH when the
  * process does not exist or exits meanwhile, -EINVAL for a kernel thread, -ECHILD for a thread ID that is not
  * a process (ret_tgid then holds its process), -EPERM when caller may not profile it. */
-int target_new(Manager *m, pid_t pid, uid_t caller, Target **ret, pid_t *ret_tgid);
+int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
 Target *target_free(Target *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Target *, target_free);
 
 /* Clear the tables, keep sampling. */
 int target_reset(Target *t);
 
-/* Symbolize one sample and count it. */
+/* Symbolize one sample or off-CPU interval and count it. */
 int target_add_sample(Target *t, const struct vprof_sample *s);
 
 const char *target_state(const Target *t);

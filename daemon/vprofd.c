@@ -15,6 +15,8 @@ static uint32_t arg_frequency = 99;
 static SamplerEvent arg_event = SAMPLER_EVENT_AUTO;
 static uint32_t arg_ring_mib; /* 0: sized from CPUs and frequency */
 static uint32_t arg_max_targets = VPROF_MAX_TARGETS_DEFAULT;
+static uint32_t arg_max_off_cpu_threads = VPROF_MAX_OFF_CPU_THREADS_DEFAULT;
+static bool arg_off_cpu;
 
 static void help(void)
 {
@@ -25,20 +27,27 @@ static void help(void)
                "      --ring-size=MIB    ring buffer size in MiB, 1..1024, rounded up to a power of two\n"
                "                         (default: a second of samples of every CPU, 1..256 MiB)\n"
                "      --max-targets=N    most processes attached at once, 1..65536 (default %u)\n"
+               "      --off-cpu          track off-CPU time of every target attached with Attach\n"
+               "                         (default: only of targets attached with the off-CPU flag)\n"
+               "      --max-off-cpu-threads=N\n"
+               "                         most target threads off the CPU at once whose wait is timed,\n"
+               "                         1..1048576 (default %u; about 2.3 KiB of kernel memory each)\n"
                "  -v, --verbose          log debug messages\n"
                "  -h, --help             show this help\n"
                "      --version          show the version\n",
-               VPROF_MAX_TARGETS_DEFAULT);
+               VPROF_MAX_TARGETS_DEFAULT, VPROF_MAX_OFF_CPU_THREADS_DEFAULT);
 }
 
 static int parse_argv(int argc, char *argv[])
 {
-        enum { ARG_VERSION = 0x100, ARG_RING_SIZE, ARG_MAX_TARGETS };
+        enum { ARG_VERSION = 0x100, ARG_RING_SIZE, ARG_MAX_TARGETS, ARG_OFF_CPU, ARG_MAX_OFF_CPU_THREADS };
         static const struct option options[] = {
                 { "frequency", required_argument, NULL, 'F' },
                 { "event", required_argument, NULL, 'e' },
                 { "ring-size", required_argument, NULL, ARG_RING_SIZE },
                 { "max-targets", required_argument, NULL, ARG_MAX_TARGETS },
+                { "off-cpu", no_argument, NULL, ARG_OFF_CPU },
+                { "max-off-cpu-threads", required_argument, NULL, ARG_MAX_OFF_CPU_THREADS },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -72,6 +81,16 @@ static int parse_argv(int argc, char *argv[])
                         r = parse_u32(optarg, 1, 65536, &arg_max_targets);
                         if (r < 0)
                                 return log_error_errno(-EINVAL, "Invalid target limit '%s': expected 1..65536.",
+                                                       optarg);
+                        break;
+                case ARG_OFF_CPU:
+                        arg_off_cpu = true;
+                        break;
+                case ARG_MAX_OFF_CPU_THREADS:
+                        r = parse_u32(optarg, 1, 1048576, &arg_max_off_cpu_threads);
+                        if (r < 0)
+                                return log_error_errno(-EINVAL,
+                                                       "Invalid off-CPU thread limit '%s': expected 1..1048576.",
                                                        optarg);
                         break;
                 case 'v':
@@ -129,6 +148,8 @@ static int run(int argc, char *argv[])
                 .ring_size = arg_ring_mib ? round_up_pow2((size_t)arg_ring_mib << 20)
                                           : default_ring_size(arg_frequency),
                 .max_targets = arg_max_targets,
+                .max_off_cpu_threads = arg_max_off_cpu_threads,
+                .off_cpu_default = arg_off_cpu,
         };
         r = manager_new(&config, &m);
         if (r < 0)
@@ -143,6 +164,8 @@ static int run(int argc, char *argv[])
                 return r;
         log_info("Sampling with %s at %u Hz on %u CPUs (%s).", sampler_event_to_string(sampler_event(m->sampler)),
                  config.frequency, sampler_n_cpus(m->sampler), sampler_event_reason(m->sampler));
+        log_info("Off-CPU time: %s.", config.off_cpu_default ? "tracked for every target"
+                                                             : "tracked for targets attached with the off-CPU flag");
         log_debug("Ring buffer: %zu KiB.", config.ring_size >> 10);
 
         r = bus_setup(m);

@@ -147,7 +147,8 @@ class Client(unittest.TestCase):
         s = ENV.ctl_json("status")
         self.assertEqual(set(s), {"version", "event", "event_reason", "frequency", "cpus", "targets",
                                   "samples_seen", "samples_kept", "samples_discarded", "samples_lost",
-                                  "stack_errors", "stacks_truncated", "samples_unclaimed"})
+                                  "stack_errors", "stacks_truncated", "samples_unclaimed", "off_cpu_default",
+                                  "off_cpu_blocked", "off_cpu_preempted", "off_cpu_lost", "off_cpu_unclaimed"})
         r = ENV.ctl("--version")
         self.assertEqual(r.stdout.strip(), f"vprofctl {s['version']}")
 

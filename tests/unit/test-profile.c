@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <check.h>
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "check-main.h"
@@ -21,7 +22,7 @@ static Profile *build(uint32_t id[N])
 {
         Profile *p = NULL;
 
-        ck_assert_int_eq(profile_new(&p), 0);
+        ck_assert_int_eq(profile_new(1000, &p), 0);
         ck_assert_int_eq(profile_intern_function(p, "app", "main", &id[MAIN]), 0);
         ck_assert_int_eq(profile_intern_function(p, "app", "a", &id[A]), 0);
         ck_assert_int_eq(profile_intern_function(p, "libx.so", "b", &id[B]), 0);
@@ -113,7 +114,7 @@ START_TEST(test_modules)
         size_t n;
 
         p = build(id);
-        ck_assert_int_eq(profile_modules(p, &rows, &n), 0);
+        ck_assert_int_eq(profile_modules(p, PROFILE_SORT_INCLUSIVE, &rows, &n), 0);
         ck_assert_uint_eq(n, 2);
         ck_assert_str_eq(rows[0].name, "app");
         ck_assert_uint_eq(rows[0].inclusive, 4);
@@ -132,7 +133,7 @@ START_TEST(test_threads)
         size_t n;
 
         p = build(id);
-        ck_assert_int_eq(profile_threads(p, &rows, &n), 0);
+        ck_assert_int_eq(profile_threads(p, PROFILE_SORT_INCLUSIVE, &rows, &n), 0);
         ck_assert_uint_eq(n, 2);
         ck_assert_uint_eq(rows[0].tid, 10);
         ck_assert_str_eq(rows[0].name, "worker"); /* a NULL name keeps the previous one */
@@ -147,7 +148,7 @@ START_TEST(test_threads)
         ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ 11, "io-renamed", s, 1 }), 0);
         free(rows);
         rows = NULL;
-        ck_assert_int_eq(profile_threads(p, &rows, &n), 0);
+        ck_assert_int_eq(profile_threads(p, PROFILE_SORT_INCLUSIVE, &rows, &n), 0);
         ck_assert_str_eq(find(rows, n, "io-renamed")->name, "io-renamed");
         ck_assert_uint_eq(find(rows, n, "io-renamed")->inclusive, 2);
 }
@@ -160,7 +161,7 @@ START_TEST(test_same_name_in_two_modules)
         uint32_t x, y, again;
         size_t n;
 
-        ck_assert_int_eq(profile_new(&p), 0);
+        ck_assert_int_eq(profile_new(1000, &p), 0);
         ck_assert_int_eq(profile_intern_function(p, "liba.so", "init", &x), 0);
         ck_assert_int_eq(profile_intern_function(p, "libb.so", "init", &y), 0);
         ck_assert_int_eq(profile_intern_function(p, "liba.so", "init", &again), 0);
@@ -188,7 +189,7 @@ START_TEST(test_empty_stack_and_bad_ids)
         uint32_t f;
         size_t n;
 
-        ck_assert_int_eq(profile_new(&p), 0);
+        ck_assert_int_eq(profile_new(1000, &p), 0);
         ck_assert_int_eq(profile_intern_function(p, "m", "f", &f), 0);
 
         /* A sample without frames counts in the total and its thread, in no function. */
@@ -205,7 +206,7 @@ START_TEST(test_empty_stack_and_bad_ids)
         ck_assert_uint_eq(n, 0);
         free(rows);
         rows = NULL;
-        ck_assert_int_eq(profile_threads(p, &rows, &n), 0);
+        ck_assert_int_eq(profile_threads(p, PROFILE_SORT_INCLUSIVE, &rows, &n), 0);
         ck_assert_uint_eq(n, 1);
         ck_assert_uint_eq(rows[0].inclusive, 1);
         ck_assert_int_eq(profile_functions(p, _PROFILE_SORT_MAX, 0, &rows, &n), -EINVAL);
@@ -219,7 +220,7 @@ START_TEST(test_many_samples_recursion_depth)
         uint32_t ids[3], stack[100];
         size_t n;
 
-        ck_assert_int_eq(profile_new(&p), 0);
+        ck_assert_int_eq(profile_new(1000, &p), 0);
         ck_assert_int_eq(profile_intern_function(p, "m", "leaf", &ids[0]), 0);
         ck_assert_int_eq(profile_intern_function(p, "m", "even", &ids[1]), 0);
         ck_assert_int_eq(profile_intern_function(p, "m", "odd", &ids[2]), 0);
@@ -238,6 +239,248 @@ START_TEST(test_many_samples_recursion_depth)
 }
 END_TEST
 
+/* A hand-computed profile of the seed-003 values at 1000 Hz, so one sample period is 1 ms:
+ *   #1 user    tid 10  main -> compute
+ *   #2 user    tid 10  main -> compute
+ *   #3 user    tid 10  main -> r -> r                       (recursion: r counts once)
+ *   #4 kernel  tid 10  main -> wait_io -> read -> [sys_read] (kernel mode: read is the user leaf)
+ *   #5 blocked tid 10  main -> wait_io -> read, 5 ms
+ *   #6 preempted tid 11 main -> r -> r -> compute, 2 ms
+ *   #7 user    tid 11  main -> r
+ * Session: elapsed 4 user + 1 kernel + 5 + 2 = 12 periods, application 4.
+ *               EI  EE  AI  AE  blocked preempted
+ *   main        12   0   4   0    5       2
+ *   read         6   6   0   0    5       0
+ *   wait_io      6   0   0   0    5       0
+ *   compute      4   4   2   2    0       2
+ *   r            4   2   2   2    0       2
+ *   sys_read: sampling values only (inclusive 1, exclusive 1).
+ * Modules: app EI 12 EE 6 AI 4 AE 4; libc.so EI 6 EE 6 AI 0 AE 0; [kernel] none.
+ * Threads: 10 EI 9 AI 3 (4 samples); 11 EI 3 AI 1 (1 sample). */
+
+enum { V_MAIN, V_COMPUTE, V_R, V_WAIT, V_READ, V_SYS_READ, V_N };
+
+static Profile *build_values(void)
+{
+        Profile *p = NULL;
+        uint32_t id[V_N];
+
+        ck_assert_int_eq(profile_new(1000, &p), 0);
+        ck_assert_int_eq(profile_intern_function(p, "app", "main", &id[V_MAIN]), 0);
+        ck_assert_int_eq(profile_intern_function(p, "app", "compute", &id[V_COMPUTE]), 0);
+        ck_assert_int_eq(profile_intern_function(p, "app", "r", &id[V_R]), 0);
+        ck_assert_int_eq(profile_intern_function(p, "app", "wait_io", &id[V_WAIT]), 0);
+        ck_assert_int_eq(profile_intern_function(p, "libc.so", "read", &id[V_READ]), 0);
+        ck_assert_int_eq(profile_intern_function(p, "[kernel]", "sys_read", &id[V_SYS_READ]), 0);
+
+        const uint32_t s1[] = { id[V_COMPUTE], id[V_MAIN] };
+        const uint32_t s3[] = { id[V_R], id[V_R], id[V_MAIN] };
+        const uint32_t s4[] = { id[V_SYS_READ], id[V_READ], id[V_WAIT], id[V_MAIN] };
+        const uint32_t s5[] = { id[V_READ], id[V_WAIT], id[V_MAIN] };
+        const uint32_t s6[] = { id[V_COMPUTE], id[V_R], id[V_R], id[V_MAIN] };
+        const uint32_t s7[] = { id[V_R], id[V_MAIN] };
+        const ProfileSample samples[] = {
+                { .tid = 10, .thread_name = "worker", .frames = s1, .n_frames = 2 },
+                { .tid = 10, .frames = s1, .n_frames = 2, .kind = PROFILE_SAMPLE_USER },
+                { .tid = 10, .frames = s3, .n_frames = 3 },
+                { .tid = 10, .frames = s4, .n_frames = 4, .kind = PROFILE_SAMPLE_KERNEL, .n_kernel_frames = 1 },
+                { .tid = 10, .frames = s5, .n_frames = 3, .kind = PROFILE_SAMPLE_BLOCKED, .duration_ns = 5000000 },
+                { .tid = 11, .thread_name = "helper", .frames = s6, .n_frames = 4,
+                  .kind = PROFILE_SAMPLE_PREEMPTED, .duration_ns = 2000000 },
+                { .tid = 11, .frames = s7, .n_frames = 2 },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(samples); i++)
+                ck_assert_int_eq(profile_add_sample(p, &samples[i]), 0);
+        return p;
+}
+
+typedef struct ExpectedValues {
+        const char *name;
+        double ei, ee, ai, ae, blocked, preempted;
+} ExpectedValues;
+
+static void check_values(const ProfileRow *row, const ExpectedValues *e, const Profile *p)
+{
+        const ProfileValues *total = profile_total_values(p);
+        double session_elapsed = profile_elapsed(total, 1000), session_application = profile_application(total);
+
+        ck_assert_msg(fabs(profile_row_value(row, PROFILE_SORT_ELAPSED_INCLUSIVE, 1000) - e->ei) < 1e-9,
+                      "%s: elapsed inclusive %f, expected %f", e->name,
+                      profile_row_value(row, PROFILE_SORT_ELAPSED_INCLUSIVE, 1000), e->ei);
+        ck_assert_double_eq_tol(profile_row_value(row, PROFILE_SORT_ELAPSED_EXCLUSIVE, 1000), e->ee, 1e-9);
+        ck_assert_double_eq_tol(profile_row_value(row, PROFILE_SORT_APPLICATION_INCLUSIVE, 1000), e->ai, 1e-9);
+        ck_assert_double_eq_tol(profile_row_value(row, PROFILE_SORT_APPLICATION_EXCLUSIVE, 1000), e->ae, 1e-9);
+        ck_assert_double_eq_tol(profile_ns_to_samples(row->inclusive_values.blocked_ns, 1000), e->blocked, 1e-9);
+        ck_assert_double_eq_tol(profile_ns_to_samples(row->inclusive_values.preempted_ns, 1000), e->preempted,
+                                1e-9);
+        /* Seed 003: both elapsed percents against the session's elapsed inclusive, both application ones
+         * against its application inclusive. */
+        ck_assert_double_eq_tol(100.0 * e->ee / session_elapsed,
+                                100.0 * profile_elapsed(&row->exclusive_values, 1000) / session_elapsed, 1e-9);
+        ck_assert_double_eq_tol(100.0 * e->ai / session_application,
+                                100.0 * profile_application(&row->inclusive_values) / session_application, 1e-9);
+}
+
+START_TEST(test_values_functions)
+{
+        _cleanup_(profile_freep) Profile *p = build_values();
+        _cleanup_free_ ProfileRow *rows = NULL;
+        size_t n;
+
+        ck_assert_uint_eq(profile_total(p), 5); /* on-CPU samples: the sampling values' total is unchanged */
+        ck_assert_double_eq_tol(profile_elapsed(profile_total_values(p), 1000), 12.0, 1e-9);
+        ck_assert_double_eq_tol(profile_application(profile_total_values(p)), 4.0, 1e-9);
+        ck_assert_uint_eq(profile_total_values(p)->kernel_samples, 1);
+        ck_assert_uint_eq(profile_total_values(p)->blocked_ns, 5000000);
+        ck_assert_uint_eq(profile_total_values(p)->preempted_ns, 2000000);
+
+        static const ExpectedValues expected[] = {
+                { "main", 12, 0, 4, 0, 5, 2 },   { "read", 6, 6, 0, 0, 5, 0 }, { "wait_io", 6, 0, 0, 0, 5, 0 },
+                { "compute", 4, 4, 2, 2, 0, 2 }, { "r", 4, 2, 2, 2, 0, 2 },
+        };
+        ck_assert_int_eq(profile_functions(p, PROFILE_SORT_ELAPSED_INCLUSIVE, 0, &rows, &n), 0);
+        /* The kernel function has no elapsed values: it is not a row of this table. */
+        ck_assert_uint_eq(n, ELEMENTSOF(expected));
+        for (size_t i = 0; i < n; i++) {
+                /* Sorted by elapsed inclusive, ties by elapsed exclusive then name. */
+                ck_assert_str_eq(rows[i].name, expected[i].name);
+                check_values(&rows[i], &expected[i], p);
+        }
+        ck_assert_double_eq_tol(100.0 * profile_row_value(&rows[3], PROFILE_SORT_ELAPSED_INCLUSIVE, 1000) / 12.0,
+                                100.0 / 3, 1e-9);
+
+        /* The exclusive values add up to the session: every interval has exactly one leaf. */
+        double ee = 0, ae = 0;
+        for (size_t i = 0; i < n; i++) {
+                ee += profile_row_value(&rows[i], PROFILE_SORT_ELAPSED_EXCLUSIVE, 1000);
+                ae += profile_row_value(&rows[i], PROFILE_SORT_APPLICATION_EXCLUSIVE, 1000);
+        }
+        ck_assert_double_eq_tol(ee, 12.0, 1e-9);
+        ck_assert_double_eq_tol(ae, 4.0, 1e-9);
+}
+END_TEST
+
+START_TEST(test_values_sorting)
+{
+        _cleanup_(profile_freep) Profile *p = build_values();
+        _cleanup_free_ ProfileRow *rows = NULL;
+        size_t n;
+
+        /* Application exclusive: compute 2 and r 2 tie, and tie on application inclusive too (2): by name.
+         * Then main (0, 4), then read and wait_io (0, 0) by name. */
+        ck_assert_int_eq(profile_functions(p, PROFILE_SORT_APPLICATION_EXCLUSIVE, 0, &rows, &n), 0);
+        ck_assert_uint_eq(n, 5);
+        ck_assert_str_eq(rows[0].name, "compute");
+        ck_assert_str_eq(rows[1].name, "r");
+        ck_assert_str_eq(rows[2].name, "main");
+        ck_assert_str_eq(rows[3].name, "read");
+        ck_assert_str_eq(rows[4].name, "wait_io");
+        free(rows);
+        rows = NULL;
+
+        /* The sampling table is the seed-004 one, kernel frames included, off-CPU intervals excluded. */
+        ck_assert_int_eq(profile_functions(p, PROFILE_SORT_EXCLUSIVE, 0, &rows, &n), 0);
+        ck_assert_uint_eq(n, 6);
+        ck_assert_str_eq(rows[0].name, "compute");
+        ck_assert_uint_eq(rows[0].exclusive, 2);
+        ck_assert_str_eq(rows[1].name, "r");
+        ck_assert_uint_eq(rows[1].exclusive, 2);
+        ck_assert_str_eq(rows[2].name, "sys_read");
+        ck_assert_uint_eq(rows[2].exclusive, 1);
+        ck_assert_str_eq(find(rows, n, "main")->name, "main");
+        ck_assert_uint_eq(find(rows, n, "main")->inclusive, 5);
+        ck_assert_uint_eq(find(rows, n, "read")->inclusive, 1);
+        ck_assert_uint_eq(find(rows, n, "read")->exclusive, 0);
+
+        ck_assert_int_eq(profile_sort_from_string("elapsed-exclusive"), PROFILE_SORT_ELAPSED_EXCLUSIVE);
+        ck_assert_str_eq(profile_sort_to_string(PROFILE_SORT_APPLICATION_INCLUSIVE), "application-inclusive");
+        ck_assert(profile_sort_is_values(PROFILE_SORT_ELAPSED_INCLUSIVE));
+        ck_assert(!profile_sort_is_values(PROFILE_SORT_EXCLUSIVE));
+}
+END_TEST
+
+START_TEST(test_values_modules_threads)
+{
+        _cleanup_(profile_freep) Profile *p = build_values();
+        _cleanup_free_ ProfileRow *rows = NULL;
+        size_t n;
+
+        ck_assert_int_eq(profile_modules(p, PROFILE_SORT_ELAPSED_INCLUSIVE, &rows, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        check_values(&rows[0], &(ExpectedValues){ "app", 12, 6, 4, 4, 5, 2 }, p);
+        ck_assert_str_eq(rows[0].name, "app");
+        check_values(&rows[1], &(ExpectedValues){ "libc.so", 6, 6, 0, 0, 5, 0 }, p);
+        ck_assert_str_eq(rows[1].name, "libc.so");
+        free(rows);
+        rows = NULL;
+
+        /* Among the sampling values the kernel module is there. */
+        ck_assert_int_eq(profile_modules(p, PROFILE_SORT_INCLUSIVE, &rows, &n), 0);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_uint_eq(find(rows, n, "[kernel]")->exclusive, 1);
+        free(rows);
+        rows = NULL;
+
+        ck_assert_int_eq(profile_threads(p, PROFILE_SORT_ELAPSED_INCLUSIVE, &rows, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_uint_eq(rows[0].tid, 10);
+        check_values(&rows[0], &(ExpectedValues){ "worker", 9, 9, 3, 3, 5, 0 }, p);
+        ck_assert_uint_eq(rows[0].inclusive, 4);
+        ck_assert_uint_eq(rows[1].tid, 11);
+        ck_assert_str_eq(rows[1].name, "helper");
+        check_values(&rows[1], &(ExpectedValues){ "helper", 3, 3, 1, 1, 0, 2 }, p);
+}
+END_TEST
+
+START_TEST(test_values_without_user_stack)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        _cleanup_free_ ProfileRow *rows = NULL;
+        uint32_t k;
+        size_t n;
+
+        /* At 250 Hz a period is 4 ms: 6 ms blocked is 1.5 periods. */
+        ck_assert_int_eq(profile_new(250, &p), 0);
+        ck_assert_int_eq(profile_intern_function(p, "[kernel]", "do_exit", &k), 0);
+        /* A thread seen only off the CPU, whose user stack could not be read, and a kernel-mode sample
+         * without a user stack: both count, under [unknown]. */
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ .tid = 7, .thread_name = "sleeper",
+                                                                 .kind = PROFILE_SAMPLE_BLOCKED,
+                                                                 .duration_ns = 6000000 }), 0);
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ .tid = 8, .thread_name = "exiting", .frames = &k,
+                                                                 .n_frames = 1, .kind = PROFILE_SAMPLE_KERNEL,
+                                                                 .n_kernel_frames = 1 }), 0);
+        ck_assert_double_eq_tol(profile_elapsed(profile_total_values(p), 250), 2.5, 1e-9);
+        ck_assert_double_eq_tol(profile_application(profile_total_values(p)), 0.0, 1e-9);
+
+        ck_assert_int_eq(profile_functions(p, PROFILE_SORT_ELAPSED_INCLUSIVE, 0, &rows, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_str_eq(rows[0].name, "[unknown]");
+        ck_assert_double_eq_tol(profile_row_value(&rows[0], PROFILE_SORT_ELAPSED_EXCLUSIVE, 250), 2.5, 1e-9);
+        free(rows);
+        rows = NULL;
+
+        /* The sleeper has no sampling row; both have values rows. */
+        ck_assert_int_eq(profile_threads(p, PROFILE_SORT_INCLUSIVE, &rows, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_uint_eq(rows[0].tid, 8);
+        free(rows);
+        rows = NULL;
+        ck_assert_int_eq(profile_threads(p, PROFILE_SORT_ELAPSED_INCLUSIVE, &rows, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_uint_eq(rows[0].tid, 7);
+        ck_assert_double_eq_tol(profile_row_value(&rows[0], PROFILE_SORT_ELAPSED_INCLUSIVE, 250), 1.5, 1e-9);
+
+        /* Bad input is refused whole. */
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ .tid = 8, .frames = &k, .n_frames = 1,
+                                                                 .n_kernel_frames = 2 }), -EINVAL);
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ .tid = 8, .kind = _PROFILE_SAMPLE_KIND_MAX }),
+                         -EINVAL);
+        ck_assert_uint_eq(profile_total(p), 1);
+        ck_assert_int_eq(profile_new(0, &(Profile *){ NULL }), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("profile");
@@ -250,6 +493,13 @@ int main(void)
         tcase_add_test(tc, test_same_name_in_two_modules);
         tcase_add_test(tc, test_empty_stack_and_bad_ids);
         tcase_add_test(tc, test_many_samples_recursion_depth);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("elapsed and application values");
+        tcase_add_test(tc, test_values_functions);
+        tcase_add_test(tc, test_values_sorting);
+        tcase_add_test(tc, test_values_modules_threads);
+        tcase_add_test(tc, test_values_without_user_stack);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <check.h>
+#include <errno.h>
 #include <string.h>
 
 #include "check-main.h"
 #include "report-table.h"
 
-/* vprofctl's own table logic: the merge behind "top" without a PID, and the daemon's sort order. */
+/* vprofctl's own table logic: the merge behind "top" and "report" without a PID, the daemon's sort order,
+ * and the choice of sort key and unit of the seed-003 values. */
 
 static ReportTable *functions(uint64_t total)
 {
@@ -38,8 +40,8 @@ START_TEST(test_merge_sums_by_function_and_module)
         /* Same name, another module: a different function. */
         ck_assert_int_eq(report_table_append(b, 0, "hot", "other", 270, 270, 90.0, 90.0), 0);
 
-        ReportTable *const tables[] = { a, b };
-        ck_assert_int_eq(report_tables_merge(tables, 2, &merged), 0);
+        ReportTable *const tables[] = {a, b};
+        ck_assert_int_eq(report_tables_merge(tables, 2, false, &merged), 0);
         ck_assert_uint_eq(merged->total_samples, 400);
         ck_assert_uint_eq(merged->n_rows, 4);
 
@@ -77,13 +79,218 @@ START_TEST(test_filter_and_empty_merge)
         ck_assert_uint_eq(p->rows[0].id, 20);
 
         /* No targets: an empty table, no division by zero. */
-        ck_assert_int_eq(report_tables_merge(NULL, 0, &merged), 0);
+        ck_assert_int_eq(report_tables_merge(NULL, 0, false, &merged), 0);
         ck_assert_uint_eq(merged->total_samples, 0);
         ck_assert_uint_eq(merged->n_rows, 0);
 
         ck_assert_int_eq(report_kind_from_string("thread", &kind), 0);
         ck_assert_int_eq(kind, REPORT_THREADS);
         ck_assert_int_lt(report_kind_from_string("colour", &kind), 0);
+}
+END_TEST
+
+static ReportTable *values_table(double elapsed_total, double application_total)
+{
+        ReportTable *t = NULL;
+
+        ck_assert_int_eq(report_table_new_values(REPORT_FUNCTIONS, &t), 0);
+        ck_assert(t->has_values);
+        t->elapsed_total = elapsed_total;
+        t->application_total = application_total;
+        return t;
+}
+
+/* EI, EE, AI, AE, then the off-CPU parts; the percents as a daemon would send them, which a merge must not
+ * keep (99 everywhere, so a kept one shows). */
+static void append_values(ReportTable *t, const char *name, const char *module, double ei, double ee,
+                          double ai, double ae, double blocked, double preempted)
+{
+        const double v[_REPORT_VALUE_MAX] = {
+                [REPORT_VALUE_ELAPSED_INCLUSIVE] = ei,
+                [REPORT_VALUE_ELAPSED_EXCLUSIVE] = ee,
+                [REPORT_VALUE_APPLICATION_INCLUSIVE] = ai,
+                [REPORT_VALUE_APPLICATION_EXCLUSIVE] = ae,
+                [REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT] = 99,
+                [REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT] = 99,
+                [REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT] = 99,
+                [REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT] = 99,
+                [REPORT_VALUE_BLOCKED] = blocked,
+                [REPORT_VALUE_PREEMPTED] = preempted,
+        };
+
+        ck_assert_int_eq(report_table_append_values(t, 0, name, module, v), 0);
+}
+
+static void assert_order(const ReportTable *t, const char *first, const char *second, const char *third)
+{
+        ck_assert_uint_eq(t->n_rows, 3);
+        ck_assert_str_eq(t->rows[0].name, first);
+        ck_assert_str_eq(t->rows[1].name, second);
+        ck_assert_str_eq(t->rows[2].name, third);
+}
+
+/* Two targets. A: main calls hot (60 samples on the CPU in user mode) and read (40 samples waiting: 30
+ * blocked, 10 preempted); elapsed 100, application 60. B: main runs 10 samples itself and calls hot for 40;
+ * elapsed and application 50. */
+static ReportTable *merged_values(void)
+{
+        _cleanup_(report_table_freep) ReportTable *a = values_table(100, 60), *b = values_table(50, 50);
+        ReportTable *merged = NULL;
+
+        append_values(a, "main", "app", 100, 0, 60, 0, 30, 10);
+        append_values(a, "hot", "app", 60, 60, 60, 60, 0, 0);
+        append_values(a, "read", "libc.so.6", 40, 40, 0, 0, 30, 10);
+        append_values(b, "main", "app", 50, 10, 50, 10, 0, 0);
+        append_values(b, "hot", "app", 40, 40, 40, 40, 0, 0);
+
+        ReportTable *const tables[] = {a, b};
+        ck_assert_int_eq(report_tables_merge(tables, 2, true, &merged), 0);
+        return merged;
+}
+
+START_TEST(test_merge_values)
+{
+        _cleanup_(report_table_freep) ReportTable *merged = merged_values();
+        const ReportRow *r;
+
+        ck_assert(merged->has_values);
+        ck_assert_double_eq_tol(merged->elapsed_total, 150, 1e-9);
+        ck_assert_double_eq_tol(merged->application_total, 110, 1e-9);
+        ck_assert_uint_eq(merged->n_rows, 3);
+
+        /* Values summed; elapsed percents against 150, application percents against 110. */
+        r = find(merged, "main", "app");
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_INCLUSIVE], 150, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_EXCLUSIVE], 10, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_INCLUSIVE], 110, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_EXCLUSIVE], 10, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT], 100.0, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT], 100.0 / 15, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT], 100.0, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT], 100.0 / 11, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_BLOCKED], 30, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_PREEMPTED], 10, 1e-9);
+
+        r = find(merged, "hot", "app");
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_EXCLUSIVE], 100, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT], 200.0 / 3, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT], 200.0 / 3, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT], 1000.0 / 11, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT], 1000.0 / 11, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_BLOCKED], 0, 1e-9);
+
+        /* Waiting only: elapsed time, no application time. */
+        r = find(merged, "read", "libc.so.6");
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT], 80.0 / 3, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT], 80.0 / 3, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT], 0, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT], 0, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_BLOCKED], 30, 1e-9);
+        ck_assert_double_eq_tol(r->values[REPORT_VALUE_PREEMPTED], 10, 1e-9);
+
+        /* The application view leaves read out. */
+        report_table_filter_positive(merged, REPORT_VALUE_APPLICATION_INCLUSIVE);
+        ck_assert_uint_eq(merged->n_rows, 2);
+        for (size_t i = 0; i < merged->n_rows; i++)
+                ck_assert_str_ne(merged->rows[i].name, "read");
+}
+END_TEST
+
+START_TEST(test_sort_values)
+{
+        _cleanup_(report_table_freep) ReportTable *merged = merged_values(), *ties = values_table(20, 20);
+
+        report_table_sort(merged, PROFILE_SORT_ELAPSED_INCLUSIVE);
+        assert_order(merged, "main", "hot", "read");
+        report_table_sort(merged, PROFILE_SORT_ELAPSED_EXCLUSIVE);
+        assert_order(merged, "hot", "read", "main");
+        report_table_sort(merged, PROFILE_SORT_APPLICATION_INCLUSIVE);
+        assert_order(merged, "main", "hot", "read");
+        report_table_sort(merged, PROFILE_SORT_APPLICATION_EXCLUSIVE);
+        assert_order(merged, "hot", "main", "read");
+
+        /* Ties: the other value of the key's kind, then the name. */
+        append_values(ties, "c", "m", 5, 5, 5, 5, 0, 0);
+        append_values(ties, "b", "m", 5, 5, 8, 5, 0, 0);
+        append_values(ties, "a", "m", 8, 5, 5, 5, 0, 0);
+        report_table_sort(ties, PROFILE_SORT_ELAPSED_EXCLUSIVE);
+        assert_order(ties, "a", "b", "c");
+        report_table_sort(ties, PROFILE_SORT_APPLICATION_EXCLUSIVE);
+        assert_order(ties, "b", "a", "c");
+        report_table_sort(ties, PROFILE_SORT_ELAPSED_INCLUSIVE);
+        assert_order(ties, "a", "b", "c");
+        report_table_sort(ties, PROFILE_SORT_APPLICATION_INCLUSIVE);
+        assert_order(ties, "b", "a", "c");
+}
+END_TEST
+
+START_TEST(test_merge_refuses_mixed_tables)
+{
+        _cleanup_(report_table_freep) ReportTable *counts = functions(10), *values = values_table(10, 10),
+                                                  *merged = NULL;
+        ReportTable *const tables[] = {counts, values};
+
+        ck_assert_int_eq(report_tables_merge(tables, 2, true, &merged), -EINVAL);
+        ck_assert_int_eq(report_tables_merge(tables, 2, false, &merged), -EINVAL);
+        ck_assert_ptr_null(merged);
+
+        /* No targets: still a table of values, with nothing to divide by. */
+        ck_assert_int_eq(report_tables_merge(NULL, 0, true, &merged), 0);
+        ck_assert(merged->has_values);
+        ck_assert_double_eq(merged->elapsed_total, 0);
+        ck_assert_uint_eq(merged->n_rows, 0);
+}
+END_TEST
+
+START_TEST(test_view_sort_key)
+{
+        static const struct {
+                ReportView view;
+                ProfileSort asked;
+                ProfileSort expected; /* _PROFILE_SORT_INVALID: refused */
+        } cases[] = {
+                {REPORT_VIEW_SAMPLES, PROFILE_SORT_INCLUSIVE, PROFILE_SORT_INCLUSIVE},
+                {REPORT_VIEW_SAMPLES, PROFILE_SORT_EXCLUSIVE, PROFILE_SORT_EXCLUSIVE},
+                {REPORT_VIEW_SAMPLES, PROFILE_SORT_ELAPSED_INCLUSIVE, _PROFILE_SORT_INVALID},
+                {REPORT_VIEW_SAMPLES, PROFILE_SORT_APPLICATION_EXCLUSIVE, _PROFILE_SORT_INVALID},
+                {REPORT_VIEW_ELAPSED, PROFILE_SORT_INCLUSIVE, PROFILE_SORT_ELAPSED_INCLUSIVE},
+                {REPORT_VIEW_ELAPSED, PROFILE_SORT_EXCLUSIVE, PROFILE_SORT_ELAPSED_EXCLUSIVE},
+                {REPORT_VIEW_ELAPSED, PROFILE_SORT_ELAPSED_INCLUSIVE, PROFILE_SORT_ELAPSED_INCLUSIVE},
+                {REPORT_VIEW_ELAPSED, PROFILE_SORT_APPLICATION_INCLUSIVE, _PROFILE_SORT_INVALID},
+                {REPORT_VIEW_APPLICATION, PROFILE_SORT_INCLUSIVE, PROFILE_SORT_APPLICATION_INCLUSIVE},
+                {REPORT_VIEW_APPLICATION, PROFILE_SORT_EXCLUSIVE, PROFILE_SORT_APPLICATION_EXCLUSIVE},
+                {REPORT_VIEW_APPLICATION, PROFILE_SORT_ELAPSED_EXCLUSIVE, _PROFILE_SORT_INVALID},
+                {REPORT_VIEW_APPLICATION, PROFILE_SORT_APPLICATION_EXCLUSIVE,
+                 PROFILE_SORT_APPLICATION_EXCLUSIVE},
+                {REPORT_VIEW_ALL, PROFILE_SORT_INCLUSIVE, PROFILE_SORT_ELAPSED_INCLUSIVE},
+                {REPORT_VIEW_ALL, PROFILE_SORT_EXCLUSIVE, PROFILE_SORT_ELAPSED_EXCLUSIVE},
+                {REPORT_VIEW_ALL, PROFILE_SORT_APPLICATION_INCLUSIVE, PROFILE_SORT_APPLICATION_INCLUSIVE},
+                {REPORT_VIEW_ALL, PROFILE_SORT_ELAPSED_EXCLUSIVE, PROFILE_SORT_ELAPSED_EXCLUSIVE},
+        };
+        ReportView view;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                ProfileSort key = _PROFILE_SORT_INVALID;
+                int r = report_view_sort_key(cases[i].view, cases[i].asked, &key);
+
+                ck_assert_msg(r == (cases[i].expected == _PROFILE_SORT_INVALID ? -EINVAL : 0), "case %zu",
+                              i);
+                ck_assert_msg(key == cases[i].expected, "case %zu: key %d", i, key);
+        }
+
+        ck_assert_int_eq(report_view_from_string("application", &view), 0);
+        ck_assert_int_eq(view, REPORT_VIEW_APPLICATION);
+        ck_assert_int_lt(report_view_from_string("time", &view), 0);
+}
+END_TEST
+
+START_TEST(test_value_to_ms)
+{
+        /* One sample is 1/frequency seconds. */
+        ck_assert_double_eq_tol(report_value_to_ms(150, 100), 1500, 1e-9);
+        ck_assert_double_eq_tol(report_value_to_ms(2.5, 1000), 2.5, 1e-9);
+        ck_assert_double_eq_tol(report_value_to_ms(1, 99), 1000.0 / 99, 1e-9);
+        ck_assert_double_eq(report_value_to_ms(7, 0), 0);
 }
 END_TEST
 
@@ -94,6 +301,11 @@ int main(void)
 
         tcase_add_test(tc, test_merge_sums_by_function_and_module);
         tcase_add_test(tc, test_filter_and_empty_merge);
+        tcase_add_test(tc, test_merge_values);
+        tcase_add_test(tc, test_sort_values);
+        tcase_add_test(tc, test_merge_refuses_mixed_tables);
+        tcase_add_test(tc, test_view_sort_key);
+        tcase_add_test(tc, test_value_to_ms);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdio.h>
+
+#include "output-util.h"
+
+int table_new(const ColumnSpec *columns, size_t n_columns, OutputFlags flags, struct libscols_table **ret)
+{
+        _cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
+        int r;
+
+        tb = scols_new_table();
+        if (!tb)
+                return -ENOMEM;
+        r = scols_table_enable_noheadings(tb, !!(flags & OUTPUT_NO_HEADINGS));
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_columns; i++)
+                if (!scols_table_new_column(tb, columns[i].name, columns[i].whint, columns[i].flags))
+                        return -ENOMEM;
+
+        *ret = TAKE_PTR(tb);
+        return 0;
+}
+
+int table_add_line(struct libscols_table *tb, size_t n_cells, const char *const *cells)
+{
+        struct libscols_line *ln;
+        int r;
+
+        ln = scols_table_new_line(tb, NULL);
+        if (!ln)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_cells; i++) {
+                r = scols_line_set_data(ln, i, cells[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int print_json(json_object *o, OutputFlags flags)
+{
+        int f = JSON_C_TO_STRING_NOSLASHESCAPE;
+        const char *s;
+
+        f |= flags & OUTPUT_JSON_ONE_LINE ? JSON_C_TO_STRING_PLAIN
+                                          : JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+        s = json_object_to_json_string_ext(o, f);
+        if (!s)
+                return -ENOMEM;
+        if (puts(s) == EOF)
+                return -EIO;
+        return 0;
+}
+
+int json_add(json_object *o, const char *key, json_object *v)
+{
+        if (!v)
+                return -ENOMEM;
+        if (json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int json_add_string(json_object *o, const char *key, const char *s)
+{
+        if (!s)
+                return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
+        return json_add(o, key, json_object_new_string(s));
+}
+
+int json_add_u64(json_object *o, const char *key, uint64_t v)
+{
+        return json_add(o, key, json_object_new_uint64(v));
+}
+
+int json_add_double(json_object *o, const char *key, double v)
+{
+        return json_add(o, key, json_object_new_double(v));
+}
+
+int json_add_bool(json_object *o, const char *key, bool v)
+{
+        return json_add(o, key, json_object_new_boolean(v));
+}
+
+int json_append(json_object *a, json_object *v)
+{
+        if (!v)
+                return -ENOMEM;
+        if (json_object_array_add(a, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row)
+{
+        int r;
+
+        switch (kind) {
+        case REPORT_FUNCTIONS:
+                r = json_add_string(o, "function", row->name);
+                if (r < 0)
+                        return r;
+                return json_add_string(o, "module", row->module);
+        case REPORT_MODULES:
+                return json_add_string(o, "module", row->name);
+        case REPORT_THREADS:
+        case REPORT_PROCESSES:
+                r = json_add_u64(o, kind == REPORT_THREADS ? "tid" : "pid", row->id);
+                if (r < 0)
+                        return r;
+                return json_add_string(o, kind == REPORT_THREADS ? "name" : "command", row->name);
+        default:
+                return -EINVAL;
+        }
+}

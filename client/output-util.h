@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+#include <libsmartcols.h>
+
+#include "macros.h"
+#include "output.h"
+#include "report-table.h"
+
+/* The libsmartcols and json-c plumbing shared by the output files. Negative errno on failure. */
+
+static inline void scols_unref_tablep(struct libscols_table **tb)
+{
+        scols_unref_table(*tb);
+}
+
+static inline void json_object_putp(json_object **o)
+{
+        json_object_put(*o);
+}
+#define _cleanup_json_ _cleanup_(json_object_putp)
+
+typedef struct ColumnSpec {
+        const char *name;
+        double whint;
+        int flags;
+} ColumnSpec;
+
+int table_new(const ColumnSpec *columns, size_t n_columns, OutputFlags flags, struct libscols_table **ret);
+/* Sets the cells of a new line from the strings given, one per column. */
+int table_add_line(struct libscols_table *tb, size_t n_cells, const char *const *cells);
+
+/* Prints o on stdout, pretty or on one line as flags say. */
+int print_json(json_object *o, OutputFlags flags);
+/* Takes v, also on failure, so that callers can pass a constructor's result directly. */
+int json_add(json_object *o, const char *key, json_object *v);
+/* NULL adds a JSON null. */
+int json_add_string(json_object *o, const char *key, const char *s);
+int json_add_u64(json_object *o, const char *key, uint64_t v);
+int json_add_double(json_object *o, const char *key, double v);
+int json_add_bool(json_object *o, const char *key, bool v);
+/* Appends v to the array a, taking it also on failure. */
+int json_append(json_object *a, json_object *v);
+
+/* The naming keys of a row of kind: function and module, module, tid and name, or pid and command. */
+int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row);

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+
+#include "all-targets.h"
+#include "bus-client-values.h"
+#include "bus-client.h"
+#include "log.h"
+#include "report.h"
+
+/* One target's table, or the process table, of the view's kind: sampling counts or values. */
+static int fetch_table(sd_bus *bus, const ReportOptions *o, const char **ret_method, sd_bus_error *error,
+                       ReportTable **ret)
+{
+        bool values = o->view != REPORT_VIEW_SAMPLES;
+
+        switch (o->by) {
+        case REPORT_FUNCTIONS:
+                *ret_method = values ? "GetFunctionValues" : "GetFunctions";
+                return values ? bus_get_function_values(bus, o->pid, o->sort, o->limit, error, ret)
+                              : bus_get_functions(bus, o->pid, o->sort, o->limit, error, ret);
+        case REPORT_MODULES:
+                *ret_method = values ? "GetModuleValues" : "GetModules";
+                return values ? bus_get_module_values(bus, o->pid, error, ret)
+                              : bus_get_modules(bus, o->pid, error, ret);
+        case REPORT_THREADS:
+                *ret_method = values ? "GetThreadValues" : "GetThreads";
+                return values ? bus_get_thread_values(bus, o->pid, error, ret)
+                              : bus_get_threads(bus, o->pid, error, ret);
+        case REPORT_PROCESSES:
+                *ret_method = values ? "GetProcessValues" : "GetProcesses";
+                return values ? bus_get_process_values(bus, error, ret) : bus_get_processes(bus, error, ret);
+        default:
+                *ret_method = "report";
+                return -EINVAL;
+        }
+}
+
+int run_report(sd_bus *bus, const ReportOptions *o)
+{
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(report_table_freep) ReportTable *t = NULL;
+        bool values = o->view != REPORT_VIEW_SAMPLES, merged = o->by == REPORT_FUNCTIONS && o->pid == 0;
+        const char *method, *note = o->by == REPORT_PROCESSES ? "all targets" : NULL;
+        char targets_note[64];
+        uint32_t frequency = 0;
+        int r;
+
+        if (values) {
+                /* The unit of the values, needed for milliseconds, which the JSON always has. */
+                r = bus_get_frequency(bus, &error, &frequency);
+                if (r < 0)
+                        return log_bus_error(r, &error, "Get");
+                if (frequency == 0)
+                        return log_error_errno(-EBADMSG, "vprofd reports a sampling frequency of 0 Hz");
+        }
+
+        if (merged) {
+                size_t n_targets = 0, n_denied = 0;
+
+                r = fetch_all_functions(bus, o->sort, &t, &n_targets, &n_denied);
+                if (r < 0)
+                        return r;
+                format_targets_note(targets_note, sizeof(targets_note), n_targets, n_denied);
+                note = targets_note;
+        } else {
+                r = fetch_table(bus, o, &method, &error, &t);
+                if (r < 0)
+                        return log_bus_error(r, &error, method);
+        }
+
+        if (o->by == REPORT_PROCESSES && o->pid > 0) {
+                report_table_filter_id(t, o->pid);
+                if (t->n_rows == 0)
+                        return log_error_errno(-ENOENT, "PID %" PRIu32 " is not attached", o->pid);
+        }
+        /* Function tables come sorted as asked. The others come in the daemon's order (modules by inclusive
+         * count or elapsed inclusive value, threads and processes by samples or elapsed value): the sampling
+         * view keeps it unless --sort says otherwise, the values views sort by their own key. */
+        if (o->by != REPORT_FUNCTIONS && (values || o->sort_given))
+                report_table_sort(t, o->sort);
+        /* Rows that only ever waited or ran in the kernel have no application time to show. */
+        if (o->view == REPORT_VIEW_APPLICATION)
+                report_table_filter_positive(t, REPORT_VALUE_APPLICATION_INCLUSIVE);
+        report_table_truncate(t, o->limit);
+
+        if (values)
+                r = output_values_table(t, o->view, o->unit_ms, frequency, o->pid, note, o->flags);
+        else
+                r = output_report_table(t, o->pid, note, o->flags);
+        if (r < 0)
+                return log_error_errno(r, "Failed to print the report: %m");
+        return 0;
+}

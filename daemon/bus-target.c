@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "authz.h"
+#include "bus-names.h"
+#include "bus-target.h"
+
+int bus_check_pid_argument(uint32_t pid, sd_bus_error *error)
+{
+        if (pid == 0 || pid > PID_MAX_LIMIT)
+                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                                         "Invalid PID %u: expected 1..%u", pid, PID_MAX_LIMIT);
+        return 0;
+}
+
+int bus_access_denied(sd_bus_error *error, uint32_t pid)
+{
+        return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED, "Access denied: PID %u belongs to another user",
+                                 pid);
+}
+
+/* The attached target pid, if the caller may see it. */
+int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Target **ret, sd_bus_error *error)
+{
+        Target *t;
+        uid_t caller;
+        int r;
+
+        r = bus_check_pid_argument(pid, error);
+        if (r < 0)
+                return r;
+        r = bus_caller_uid(msg, &caller, error);
+        if (r < 0)
+                return r;
+        t = manager_get_target(m, (pid_t)pid);
+        if (!t)
+                return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "PID %u is not attached", pid);
+        if (!authz_may_profile(caller, t->info.uid))
+                return bus_access_denied(error, pid);
+        *ret = t;
+        return 0;
+}
+
+int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn table, ProfileSort sort,
+                          Target **ret_target, ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error)
+{
+        uint32_t pid;
+        Target *t;
+        int r;
+
+        r = sd_bus_message_read(msg, "u", &pid);
+        if (r < 0)
+                return r;
+        r = bus_get_target_for_caller(m, msg, pid, &t, error);
+        if (r < 0)
+                return r;
+        manager_sync(m);
+        r = table(t->profile, sort, ret_rows, ret_n);
+        if (r < 0)
+                return r;
+        *ret_target = t;
+        return 0;
+}

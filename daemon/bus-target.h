@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include <systemd/sd-bus.h>
+
+#include "manager.h"
+
+/* The checks every method that names a target shares. Each returns a negative errno and fills error. */
+
+#define PID_MAX_LIMIT (UINT32_C(4) * 1024 * 1024)
+
+/* InvalidArgument for PID 0 and PIDs no kernel hands out. */
+int bus_check_pid_argument(uint32_t pid, sd_bus_error *error);
+int bus_access_denied(sd_bus_error *error, uint32_t pid);
+/* The attached target pid, if the caller may see it: InvalidArgument, NotAttached or AccessDenied else. */
+int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Target **ret, sd_bus_error *error);
+
+/* The table of the target named by the message's only argument, a PID, for the caller, after draining the
+ * ring buffer; as profile_modules() and profile_threads(). The caller frees *ret_rows. */
+typedef int (*profile_table_fn)(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n);
+int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn table, ProfileSort sort,
+                          Target **ret_target, ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error);
