@@ -1,14 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The main job, from a fresh Debian 12 machine (as root): install the build dependencies, build, start vprofd,
-# run the bundled demo workload, attach it, and print its hot functions.
-#   DEMO_SECONDS=10 DEMO_THREADS=2 VPROF_FREQUENCY=99 tools/demo.sh
+# run the bundled demo workload, attach it, and print its hot functions; then the same with off-CPU time for a
+# workload that computes a quarter of its time and waits the rest, and its elapsed and application values.
+#   DEMO_SECONDS=10 DEMO_THREADS=2 DEMO_WAIT_SECONDS=4 VPROF_FREQUENCY=99 tools/demo.sh
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 seconds=${DEMO_SECONDS:-10}
 threads=${DEMO_THREADS:-2}
+wait_seconds=${DEMO_WAIT_SECONDS:-4}
 frequency=${VPROF_FREQUENCY:-99}
 
 tools/install-deps.sh
@@ -68,3 +70,19 @@ echo
 "$vprofctl" report "$demo_pid" --by function -n 12
 echo
 "$vprofctl" report "$demo_pid" --by thread
+
+# Seed 003's values: vprof-wait spends 10 ms computing, 20 ms in clock_nanosleep() and 10 ms in read() per
+# cycle; attached with --off-cpu, its waits count as elapsed time under the functions that wait.
+coproc WAIT { exec build/tests/workloads/vprof-wait --seconds "$wait_seconds" --wait-stdin; }
+read -r _ wait_pid <&"${WAIT[0]}"
+pids+=("$wait_pid")
+"$vprofctl" attach "$wait_pid" --off-cpu
+echo
+echo "demo: attached vprof-wait (PID $wait_pid) with off-CPU time, for $wait_seconds s..."
+echo go >&"${WAIT[1]}"
+wait "$WAIT_PID" || true
+
+echo
+"$vprofctl" report "$wait_pid" --values elapsed --unit ms --sort inclusive -n 10
+echo
+"$vprofctl" report "$wait_pid" --values application --unit ms -n 4
