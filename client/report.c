@@ -36,6 +36,24 @@ static int fetch_table(sd_bus *bus, const ReportOptions *o, const char **ret_met
         }
 }
 
+/* Whether target pid tracks its off-CPU time; without it its elapsed time is on-CPU time only, which the
+ * table says. A target that is not listed (any more) tracks nothing. */
+static int target_tracks_off_cpu(sd_bus *bus, uint32_t pid, bool *ret)
+{
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(target_list_freep) TargetList *l = NULL;
+        int r;
+
+        r = bus_list_targets(bus, &error, &l);
+        if (r < 0)
+                return log_bus_error(r, &error, "ListTargets");
+        *ret = false;
+        for (size_t i = 0; i < l->n_targets; i++)
+                if (l->targets[i].pid == pid)
+                        *ret = l->targets[i].flags & VPROF_ATTACH_OFF_CPU;
+        return 0;
+}
+
 int run_report(sd_bus *bus, const ReportOptions *o)
 {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -67,6 +85,16 @@ int run_report(sd_bus *bus, const ReportOptions *o)
                 r = fetch_table(bus, o, &method, &error, &t);
                 if (r < 0)
                         return log_bus_error(r, &error, method);
+        }
+
+        if (values && o->view != REPORT_VIEW_APPLICATION && o->pid > 0 && o->by != REPORT_PROCESSES) {
+                bool off_cpu = false;
+
+                r = target_tracks_off_cpu(bus, o->pid, &off_cpu);
+                if (r < 0)
+                        return r;
+                if (!off_cpu)
+                        note = "on-CPU time only: attached without --off-cpu";
         }
 
         if (o->by == REPORT_PROCESSES && o->pid > 0) {

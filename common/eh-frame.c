@@ -6,66 +6,13 @@
 #include <libelf.h>
 #include <string.h>
 
+#include "cfa-program.h"
+#include "dwarf-cursor.h"
 #include "eh-frame.h"
 #include "elf-util.h"
 #include "log.h"
 
-/* The formats are those of the LSB (.eh_frame, .eh_frame_hdr) and DWARF 5 section 6.4 (the CFA program). */
-
-/* DWARF register numbers on x86-64. */
-#define DWARF_REG_RBP 6
-#define DWARF_REG_RSP 7
-
-/* Pointer encodings, DW_EH_PE_*: the low nibble is the format, bits 4-6 what it is relative to. */
-#define PE_ABSPTR 0x00
-#define PE_ULEB128 0x01
-#define PE_UDATA2 0x02
-#define PE_UDATA4 0x03
-#define PE_UDATA8 0x04
-#define PE_SIGNED 0x08
-#define PE_SLEB128 0x09
-#define PE_SDATA2 0x0a
-#define PE_SDATA4 0x0b
-#define PE_SDATA8 0x0c
-#define PE_FORMAT_MASK 0x0f
-#define PE_PCREL 0x10
-#define PE_DATAREL 0x30
-#define PE_APPLICATION_MASK 0x70
-#define PE_OMIT 0xff
-
-/* Call frame instructions, DW_CFA_*: the first three carry an operand in their low 6 bits. */
-#define CFA_ADVANCE_LOC 0x40
-#define CFA_OFFSET 0x80
-#define CFA_RESTORE 0xc0
-#define CFA_NOP 0x00
-#define CFA_SET_LOC 0x01
-#define CFA_ADVANCE_LOC1 0x02
-#define CFA_ADVANCE_LOC2 0x03
-#define CFA_ADVANCE_LOC4 0x04
-#define CFA_OFFSET_EXTENDED 0x05
-#define CFA_RESTORE_EXTENDED 0x06
-#define CFA_UNDEFINED 0x07
-#define CFA_SAME_VALUE 0x08
-#define CFA_REGISTER 0x09
-#define CFA_REMEMBER_STATE 0x0a
-#define CFA_RESTORE_STATE 0x0b
-#define CFA_DEF_CFA 0x0c
-#define CFA_DEF_CFA_REGISTER 0x0d
-#define CFA_DEF_CFA_OFFSET 0x0e
-#define CFA_DEF_CFA_EXPRESSION 0x0f
-#define CFA_EXPRESSION 0x10
-#define CFA_OFFSET_EXTENDED_SF 0x11
-#define CFA_DEF_CFA_SF 0x12
-#define CFA_DEF_CFA_OFFSET_SF 0x13
-#define CFA_VAL_OFFSET 0x14
-#define CFA_VAL_OFFSET_SF 0x15
-#define CFA_VAL_EXPRESSION 0x16
-#define CFA_GNU_WINDOW_SAVE 0x2d
-#define CFA_GNU_ARGS_SIZE 0x2e
-#define CFA_GNU_NEGATIVE_OFFSET_EXTENDED 0x2f
-
-/* GCC nests remember_state at most a few deep (one per epilogue in flight); deeper is a broken file. */
-#define STATE_STACK_MAX 16
+/* The formats are those of the LSB (.eh_frame, .eh_frame_hdr) and DWARF 5 section 6.4 (CIE and FDE). */
 
 /* One function: its start, relative to .eh_frame like the 32-bit .eh_frame_hdr table, and its FDE. */
 typedef struct EhFrameEntry {
@@ -81,204 +28,16 @@ struct EhFrame {
         size_t n_entries;
 };
 
-/* A bounded reader: every read checks end, which is the end of the record being read, at most the
- * section's. */
-typedef struct Cursor {
-        const uint8_t *data;
-        size_t pos, end;
-        uint64_t vaddr; /* of data[0], for pc-relative pointers */
-} Cursor;
-
 typedef struct Cie {
-        uint64_t code_align;
-        int64_t data_align;
-        uint64_t ra_register;
-        uint8_t fde_encoding; /* of pc_begin and pc_range in its FDEs */
-        bool augmented;       /* "z": FDEs carry augmentation data to skip */
-        size_t insns, insns_end;
+        CfaCie program;
+        bool augmented; /* "z": FDEs carry augmentation data to skip */
+        Cursor insns;   /* the initial instructions, up to the end of the record */
 } Cie;
 
 typedef struct Fde {
         uint64_t pc_begin, pc_range;
-        size_t insns, insns_end;
+        Cursor insns;
 } Fde;
-
-typedef enum RuleType {
-        RULE_SAME,
-        RULE_UNDEFINED,
-        RULE_OFFSET,     /* saved at CFA + value */
-        RULE_VAL_OFFSET, /* is CFA + value */
-        RULE_REGISTER,   /* saved in register value */
-        RULE_EXPRESSION, /* a DWARF expression, which we do not evaluate */
-} RuleType;
-
-typedef struct Rule {
-        RuleType type;
-        int64_t value;
-} Rule;
-
-/* Only the registers a step needs have rules kept; the rest are parsed and dropped. */
-enum {
-        COLUMN_RBP,
-        COLUMN_RA,
-        N_COLUMNS,
-};
-
-typedef struct Row {
-        bool cfa_defined;
-        bool cfa_expression;
-        uint64_t cfa_register;
-        int64_t cfa_offset;
-        Rule columns[N_COLUMNS];
-} Row;
-
-/* The state of the CFA program run up to pc. */
-typedef struct Interp {
-        const EhFrame *e;
-        const Cie *cie;
-        uint64_t pc;
-        uint64_t loc; /* where the current row starts */
-        bool in_cie;
-        Row row;
-        Row initial; /* after the CIE's instructions: what DW_CFA_restore goes back to */
-        Row stack[STATE_STACK_MAX];
-        size_t n_stack;
-} Interp;
-
-static int read_le(Cursor *c, size_t n, uint64_t *ret)
-{
-        uint64_t v = 0;
-
-        if (c->end - c->pos < n)
-                return -EBADMSG;
-        for (size_t i = 0; i < n; i++)
-                v |= (uint64_t)c->data[c->pos + i] << (8 * i);
-        c->pos += n;
-        *ret = v;
-        return 0;
-}
-
-static int read_u8(Cursor *c, uint8_t *ret)
-{
-        if (c->pos >= c->end)
-                return -EBADMSG;
-        *ret = c->data[c->pos++];
-        return 0;
-}
-
-/* The bits beyond 64 of an over-long LEB128 are dropped; the end of the record bounds the loop. */
-static int read_leb128(Cursor *c, bool is_signed, uint64_t *ret)
-{
-        uint64_t v = 0;
-        unsigned shift = 0;
-        uint8_t b;
-
-        do {
-                if (c->pos >= c->end)
-                        return -EBADMSG;
-                b = c->data[c->pos++];
-                if (shift < 64)
-                        v |= (uint64_t)(b & 0x7f) << shift;
-                shift += 7;
-        } while (b & 0x80);
-
-        if (is_signed && shift < 64 && (b & 0x40))
-                v |= UINT64_MAX << shift;
-        *ret = v;
-        return 0;
-}
-
-static int read_uleb128(Cursor *c, uint64_t *ret)
-{
-        return read_leb128(c, false, ret);
-}
-
-static int read_sleb128(Cursor *c, int64_t *ret)
-{
-        uint64_t v;
-        int r;
-
-        r = read_leb128(c, true, &v);
-        if (r < 0)
-                return r;
-        *ret = (int64_t)v;
-        return 0;
-}
-
-static int skip_block(Cursor *c)
-{
-        uint64_t len;
-        int r;
-
-        r = read_uleb128(c, &len);
-        if (r < 0)
-                return r;
-        if (len > c->end - c->pos)
-                return -EBADMSG;
-        c->pos += len;
-        return 0;
-}
-
-/* A pointer in the given DW_EH_PE_* encoding. datarel: the base of DW_EH_PE_datarel, NULL where it has none
- * we know (.eh_frame itself: the GOT). An indirect pointer is given as the address where it is stored: only
- * personality routines use that, and we never need their value. */
-static int read_encoded(Cursor *c, uint8_t encoding, const uint64_t *datarel, uint64_t *ret)
-{
-        uint64_t field = c->vaddr + c->pos, v;
-        size_t size;
-        int r;
-
-        if (encoding == PE_OMIT)
-                return -EBADMSG;
-
-        switch (encoding & PE_FORMAT_MASK) {
-        case PE_ULEB128:
-        case PE_SLEB128:
-                size = 0;
-                break;
-        case PE_UDATA2:
-        case PE_SDATA2:
-                size = 2;
-                break;
-        case PE_UDATA4:
-        case PE_SDATA4:
-                size = 4;
-                break;
-        case PE_ABSPTR:
-        case PE_SIGNED:
-        case PE_UDATA8:
-        case PE_SDATA8:
-                size = 8;
-                break;
-        default:
-                return -EBADMSG;
-        }
-        if (size == 0)
-                r = read_leb128(c, encoding & PE_SIGNED, &v);
-        else
-                r = read_le(c, size, &v);
-        if (r < 0)
-                return r;
-        if (size > 0 && size < 8 && (encoding & PE_SIGNED) && (v >> (size * 8 - 1)))
-                v |= UINT64_MAX << (size * 8);
-
-        switch (encoding & PE_APPLICATION_MASK) {
-        case 0:
-                break;
-        case PE_PCREL:
-                v += field;
-                break;
-        case PE_DATAREL:
-                if (!datarel)
-                        return -EOPNOTSUPP;
-                v += *datarel;
-                break;
-        default: /* textrel, funcrel, aligned: not emitted for x86-64 */
-                return -EOPNOTSUPP;
-        }
-        *ret = v;
-        return 0;
-}
 
 /* The header of the CIE or FDE at off: the offset of its id field, its end, and the id (0 for a CIE, else the
  * distance back from the id field to the FDE's CIE). -ENODATA at the zero-length terminator. */
@@ -323,7 +82,7 @@ static int parse_augmentation(Cursor *c, const char *letters, Cie *cie)
         for (const char *a = letters; *a; a++) {
                 switch (*a) {
                 case 'R':
-                        r = read_u8(c, &cie->fde_encoding);
+                        r = read_u8(c, &cie->program.fde_encoding);
                         break;
                 case 'L':
                         r = read_u8(c, &encoding);
@@ -350,7 +109,7 @@ static int parse_augmentation(Cursor *c, const char *letters, Cie *cie)
 static int parse_cie(const EhFrame *e, size_t off, Cie *ret)
 {
         Cursor c = { .data = e->data, .vaddr = e->vaddr };
-        Cie cie = { .fde_encoding = PE_ABSPTR };
+        Cie cie = { .program.fde_encoding = PE_ABSPTR };
         const char *augmentation, *nul;
         size_t id_off, end;
         uint32_t id;
@@ -376,16 +135,16 @@ static int parse_cie(const EhFrame *e, size_t off, Cie *ret)
         if (!nul)
                 return -EBADMSG;
         c.pos += (size_t)(nul - augmentation) + 1;
-        r = read_uleb128(&c, &cie.code_align);
+        r = read_uleb128(&c, &cie.program.code_align);
         if (r >= 0)
-                r = read_sleb128(&c, &cie.data_align);
+                r = read_sleb128(&c, &cie.program.data_align);
         if (r >= 0 && version == 1) {
                 uint8_t ra;
 
                 r = read_u8(&c, &ra);
-                cie.ra_register = r >= 0 ? ra : 0;
+                cie.program.ra_register = r >= 0 ? ra : 0;
         } else if (r >= 0)
-                r = read_uleb128(&c, &cie.ra_register);
+                r = read_uleb128(&c, &cie.program.ra_register);
         if (r < 0)
                 return r;
 
@@ -407,8 +166,7 @@ static int parse_cie(const EhFrame *e, size_t off, Cie *ret)
         } else if (augmentation[0] != '\0')
                 return -EBADMSG; /* "eh" and other pre-"z" forms, of which we cannot size the data */
 
-        cie.insns = c.pos;
-        cie.insns_end = c.end;
+        cie.insns = c;
         *ret = cie;
         return 0;
 }
@@ -434,15 +192,14 @@ static int parse_fde(const EhFrame *e, size_t off, Fde *ret_fde, Cie *ret_cie)
 
         c.pos = id_off + 4;
         c.end = end;
-        r = read_encoded(&c, cie.fde_encoding, NULL, &fde.pc_begin);
+        r = read_encoded(&c, cie.program.fde_encoding, NULL, &fde.pc_begin);
         if (r >= 0)
-                r = read_encoded(&c, cie.fde_encoding & PE_FORMAT_MASK, NULL, &fde.pc_range);
+                r = read_encoded(&c, cie.program.fde_encoding & PE_FORMAT_MASK, NULL, &fde.pc_range);
         if (r >= 0 && cie.augmented)
                 r = skip_block(&c);
         if (r < 0)
                 return r;
-        fde.insns = c.pos;
-        fde.insns_end = c.end;
+        fde.insns = c;
 
         *ret_fde = fde;
         *ret_cie = cie;
@@ -791,278 +548,14 @@ static int find_fde(const EhFrame *e, uint64_t pc, size_t *ret)
         return 0;
 }
 
-static Rule default_rule(int column)
-{
-        /* rbp is callee-saved: untouched unless said otherwise. A return address without a rule is none. */
-        return (Rule) { .type = column == COLUMN_RBP ? RULE_SAME : RULE_UNDEFINED };
-}
-
-static int column_of(const Interp *in, uint64_t reg)
-{
-        if (reg == in->cie->ra_register)
-                return COLUMN_RA;
-        if (reg == DWARF_REG_RBP)
-                return COLUMN_RBP;
-        return -1;
-}
-
-static void set_rule(Interp *in, uint64_t reg, RuleType type, int64_t value)
-{
-        int col = column_of(in, reg);
-
-        if (col >= 0)
-                in->row.columns[col] = (Rule) { .type = type, .value = value };
-}
-
-static void restore_rule(Interp *in, uint64_t reg)
-{
-        int col = column_of(in, reg);
-
-        if (col >= 0)
-                in->row.columns[col] = in->in_cie ? default_rule(col) : in->initial.columns[col];
-}
-
-/* Offsets are factored by the CIE's data alignment; the arithmetic wraps instead of overflowing. */
-static int64_t factored(const Interp *in, uint64_t n)
-{
-        return (int64_t)(n * (uint64_t)in->cie->data_align);
-}
-
-/* 1 when the new row starts beyond pc: the current one is the answer. */
-static int set_loc(Interp *in, uint64_t loc)
-{
-        if (loc < in->loc)
-                return -EBADMSG;
-        if (loc > in->pc)
-                return 1;
-        in->loc = loc;
-        return 0;
-}
-
-static int advance(Interp *in, uint64_t delta)
-{
-        uint64_t d = delta * in->cie->code_align;
-
-        /* Past the end of the address space is past pc too. */
-        if ((in->cie->code_align != 0 && d / in->cie->code_align != delta) || in->loc + d < in->loc)
-                return 1;
-        return set_loc(in, in->loc + d);
-}
-
-/* Run the instructions in [start, end) of .eh_frame: 1 when stopped at pc, 0 at their end. Every instruction
- * takes at least a byte, so end bounds the loop. */
-static int run_program(Interp *in, size_t start, size_t end)
-{
-        Cursor c = { .data = in->e->data, .pos = start, .end = end, .vaddr = in->e->vaddr };
-        int r = 0;
-
-        while (r == 0 && c.pos < c.end) {
-                uint64_t reg, n, v;
-                int64_t s;
-                uint8_t op;
-
-                r = read_u8(&c, &op);
-                if (r < 0)
-                        return r;
-
-                switch (op & 0xc0) {
-                case CFA_ADVANCE_LOC:
-                        r = advance(in, op & 0x3f);
-                        continue;
-                case CFA_OFFSET:
-                        r = read_uleb128(&c, &n);
-                        if (r >= 0)
-                                set_rule(in, op & 0x3f, RULE_OFFSET, factored(in, n));
-                        continue;
-                case CFA_RESTORE:
-                        restore_rule(in, op & 0x3f);
-                        continue;
-                }
-
-                switch (op) {
-                case CFA_NOP:
-                case CFA_GNU_WINDOW_SAVE: /* SPARC, or AArch64's negate_ra_state: nothing on x86-64 */
-                        break;
-                case CFA_SET_LOC:
-                        r = read_encoded(&c, in->cie->fde_encoding, NULL, &v);
-                        if (r >= 0)
-                                r = set_loc(in, v);
-                        break;
-                case CFA_ADVANCE_LOC1:
-                case CFA_ADVANCE_LOC2:
-                case CFA_ADVANCE_LOC4:
-                        r = read_le(&c, op == CFA_ADVANCE_LOC1 ? 1 : op == CFA_ADVANCE_LOC2 ? 2 : 4, &v);
-                        if (r >= 0)
-                                r = advance(in, v);
-                        break;
-                case CFA_OFFSET_EXTENDED:
-                case CFA_VAL_OFFSET:
-                case CFA_GNU_NEGATIVE_OFFSET_EXTENDED:
-                        r = read_uleb128(&c, &reg);
-                        if (r >= 0)
-                                r = read_uleb128(&c, &n);
-                        if (r >= 0)
-                                set_rule(in, reg, op == CFA_VAL_OFFSET ? RULE_VAL_OFFSET : RULE_OFFSET,
-                                         factored(in, op == CFA_GNU_NEGATIVE_OFFSET_EXTENDED ? 0 - n : n));
-                        break;
-                case CFA_OFFSET_EXTENDED_SF:
-                case CFA_VAL_OFFSET_SF:
-                        r = read_uleb128(&c, &reg);
-                        if (r >= 0)
-                                r = read_sleb128(&c, &s);
-                        if (r >= 0)
-                                set_rule(in, reg, op == CFA_VAL_OFFSET_SF ? RULE_VAL_OFFSET : RULE_OFFSET,
-                                         factored(in, (uint64_t)s));
-                        break;
-                case CFA_RESTORE_EXTENDED:
-                case CFA_UNDEFINED:
-                case CFA_SAME_VALUE:
-                        r = read_uleb128(&c, &reg);
-                        if (r < 0)
-                                break;
-                        if (op == CFA_RESTORE_EXTENDED)
-                                restore_rule(in, reg);
-                        else
-                                set_rule(in, reg, op == CFA_UNDEFINED ? RULE_UNDEFINED : RULE_SAME, 0);
-                        break;
-                case CFA_REGISTER:
-                        r = read_uleb128(&c, &reg);
-                        if (r >= 0)
-                                r = read_uleb128(&c, &n);
-                        if (r >= 0)
-                                set_rule(in, reg, RULE_REGISTER, (int64_t)n);
-                        break;
-                case CFA_REMEMBER_STATE:
-                        if (in->n_stack >= STATE_STACK_MAX)
-                                return -EBADMSG;
-                        in->stack[in->n_stack++] = in->row;
-                        break;
-                case CFA_RESTORE_STATE:
-                        /* The CFA rule comes back too, as GCC expects after an epilogue. */
-                        if (in->n_stack == 0)
-                                return -EBADMSG;
-                        in->row = in->stack[--in->n_stack];
-                        break;
-                case CFA_DEF_CFA:
-                case CFA_DEF_CFA_SF:
-                        r = read_uleb128(&c, &reg);
-                        if (r < 0)
-                                break;
-                        if (op == CFA_DEF_CFA) {
-                                r = read_uleb128(&c, &n);
-                                s = (int64_t)n;
-                        } else {
-                                r = read_sleb128(&c, &s);
-                                s = factored(in, (uint64_t)s);
-                        }
-                        if (r >= 0) {
-                                in->row.cfa_defined = true;
-                                in->row.cfa_expression = false;
-                                in->row.cfa_register = reg;
-                                in->row.cfa_offset = s;
-                        }
-                        break;
-                case CFA_DEF_CFA_REGISTER:
-                        r = read_uleb128(&c, &reg);
-                        if (r < 0)
-                                break;
-                        if (!in->row.cfa_defined || in->row.cfa_expression)
-                                return -EBADMSG;
-                        in->row.cfa_register = reg;
-                        break;
-                case CFA_DEF_CFA_OFFSET:
-                case CFA_DEF_CFA_OFFSET_SF:
-                        if (op == CFA_DEF_CFA_OFFSET) {
-                                r = read_uleb128(&c, &n);
-                                s = (int64_t)n;
-                        } else {
-                                r = read_sleb128(&c, &s);
-                                s = factored(in, (uint64_t)s);
-                        }
-                        if (r < 0)
-                                break;
-                        if (!in->row.cfa_defined || in->row.cfa_expression)
-                                return -EBADMSG;
-                        in->row.cfa_offset = s;
-                        break;
-                case CFA_DEF_CFA_EXPRESSION:
-                        r = skip_block(&c);
-                        in->row.cfa_defined = true;
-                        in->row.cfa_expression = true;
-                        break;
-                case CFA_EXPRESSION:
-                case CFA_VAL_EXPRESSION:
-                        r = read_uleb128(&c, &reg);
-                        if (r >= 0)
-                                r = skip_block(&c);
-                        if (r >= 0)
-                                set_rule(in, reg, RULE_EXPRESSION, 0);
-                        break;
-                case CFA_GNU_ARGS_SIZE:
-                        r = read_uleb128(&c, &n);
-                        break;
-                default:
-                        return -EBADMSG;
-                }
-        }
-        return r;
-}
-
-static int register_value(const UnwindRegs *regs, uint64_t reg, uint64_t *ret)
-{
-        if (reg == DWARF_REG_RSP)
-                *ret = regs->sp;
-        else if (reg == DWARF_REG_RBP)
-                *ret = regs->bp;
-        else
-                return -EOPNOTSUPP; /* the sample has no other register */
-        return 0;
-}
-
-static int window_read(const UnwindRegs *regs, const uint64_t *window, size_t n_words, uint64_t addr,
-                       uint64_t *ret)
-{
-        size_t size = MIN(n_words, SIZE_MAX / sizeof(uint64_t)) * sizeof(uint64_t);
-        uint64_t off = addr - regs->sp;
-
-        if (addr < regs->sp || size < sizeof(uint64_t) || off > size - sizeof(uint64_t))
-                return -ERANGE;
-        memcpy(ret, (const uint8_t *)window + off, sizeof(uint64_t));
-        return 0;
-}
-
-/* The caller's value of a register, by its rule; current is its value in the frame itself. */
-static int rule_value(const Rule *rule, uint64_t cfa, uint64_t current, const UnwindRegs *regs,
-                      const uint64_t *window, size_t n_words, uint64_t *ret)
-{
-        switch (rule->type) {
-        case RULE_SAME:
-                *ret = current;
-                return 0;
-        case RULE_UNDEFINED:
-                *ret = 0;
-                return 0;
-        case RULE_OFFSET:
-                return window_read(regs, window, n_words, cfa + (uint64_t)rule->value, ret);
-        case RULE_VAL_OFFSET:
-                *ret = cfa + (uint64_t)rule->value;
-                return 0;
-        case RULE_REGISTER:
-                return register_value(regs, (uint64_t)rule->value, ret);
-        case RULE_EXPRESSION:
-                return -EOPNOTSUPP;
-        }
-        return -EBADMSG;
-}
-
 int eh_frame_unwind_step(const EhFrame *e, uint64_t bias, const UnwindRegs *regs, const uint64_t *window,
                          size_t n_words, UnwindRegs *ret_caller)
 {
-        uint64_t pc, cfa, ra, bp;
+        uint64_t pc;
         size_t off;
-        Interp in;
         Cie cie;
         Fde fde;
+        Row row;
         int r;
 
         if (!e || !regs || (!window && n_words > 0) || !ret_caller)
@@ -1078,43 +571,8 @@ int eh_frame_unwind_step(const EhFrame *e, uint64_t bias, const UnwindRegs *regs
         if (pc < fde.pc_begin || pc - fde.pc_begin >= fde.pc_range)
                 return -ENOENT;
 
-        in = (Interp) { .e = e, .cie = &cie, .pc = pc, .loc = fde.pc_begin, .in_cie = true };
-        for (int col = 0; col < N_COLUMNS; col++)
-                in.row.columns[col] = default_rule(col);
-        r = run_program(&in, cie.insns, cie.insns_end);
-        if (r == 0) {
-                in.initial = in.row;
-                in.in_cie = false;
-                r = run_program(&in, fde.insns, fde.insns_end);
-        }
+        r = cfa_program_run(&cie.program, cie.insns, fde.insns, fde.pc_begin, pc, &row);
         if (r < 0)
                 return r;
-
-        if (!in.row.cfa_defined)
-                return -EBADMSG;
-        if (in.row.cfa_expression)
-                return -EOPNOTSUPP;
-        r = register_value(regs, in.row.cfa_register, &cfa);
-        if (r < 0)
-                return r;
-        cfa += (uint64_t)in.row.cfa_offset;
-
-        switch (in.row.columns[COLUMN_RA].type) {
-        case RULE_UNDEFINED:
-                return -ENOENT; /* the outermost frame: _start, a thread's start */
-        case RULE_SAME:
-                return -EBADMSG;
-        default:
-                break;
-        }
-        r = rule_value(&in.row.columns[COLUMN_RA], cfa, regs->ip, regs, window, n_words, &ra);
-        if (r < 0)
-                return r;
-        r = rule_value(&in.row.columns[COLUMN_RBP], cfa, regs->bp, regs, window, n_words, &bp);
-        if (r < 0)
-                return r;
-
-        /* On x86-64 the CFA is the caller's sp by definition. */
-        *ret_caller = (UnwindRegs) { .ip = ra, .sp = cfa, .bp = bp };
-        return 0;
+        return cfa_row_unwind(&row, regs, window, n_words, ret_caller);
 }

@@ -208,8 +208,10 @@ class OffCpuIsOptIn(unittest.TestCase):
         report = ENV.ctl_json("report", pid, "--values", "all")
         self.assertFalse(rows_by(ENV.ctl_json("list")["targets"], "pid")[pid]["off_cpu"])
         self.assertTrue(all(f["blocked"] == 0 and f["preempted"] == 0 for f in report["functions"]))
-        # Elapsed is then CPU time: far below the wall time, which is mostly sleep.
+        # Elapsed is then CPU time: far below the wall time, which is mostly sleep; the table says so.
         self.assertLess(report["elapsed_total_ms"], 0.5 * 1000 * truth["wall_seconds"])
+        text = ENV.ctl("report", pid, "--values", "elapsed")
+        self.assertIn("on-CPU time only: attached without --off-cpu", text.stdout.splitlines()[0])
         self.assertEqual(sched_switch_links(), [])
 
     def test_context_switch_program_runs_only_while_needed(self):
