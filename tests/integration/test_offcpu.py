@@ -169,6 +169,29 @@ class ComputeAndWait(unittest.TestCase):
         self.assertIn(self.pid, [row[0] for row in data[2]])
 
 
+class DaemonDefault(unittest.TestCase):
+    """vprofd --off-cpu: a plain Attach tracks off-CPU time."""
+
+    def test_plain_attach_tracks_off_cpu(self):
+        env = vprof_env.VprofEnv(frequency=99, extra_args=["--off-cpu"]).start()
+        try:
+            self.assertIs(env.ctl_json("status")["off_cpu_default"], True)
+            p = env.spawn_demo("--seconds", 1, "--cpu-ms", 5, "--sleep-ms", 20, "--read-ms", 0,
+                               binary=os.environ["VPROF_WAIT"])
+            r = env.ctl("attach", p.pid)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertTrue(rows_by(env.ctl_json("list")["targets"], "pid")[p.pid]["off_cpu"])
+            env.go(p)
+            p.wait(60)
+            rows = rows_by(env.ctl_json("report", p.pid, "--values", "elapsed")["functions"], "function")
+            # Mostly asleep: the sleeping function holds most of the elapsed time.
+            self.assertGreater(rows["wait_sleep"]["elapsed_inclusive_percent"], 60.0)
+        finally:
+            problems = env.stop()
+        self.assertEqual(problems, [])
+        self.assertIs(ENV.ctl_json("status")["off_cpu_default"], False)
+
+
 class SystemCallBound(unittest.TestCase):
     """A loop of write() to /dev/null: its time is elapsed time, in the kernel, not application time."""
 

@@ -60,9 +60,10 @@ class VprofEnv:
         return self
 
     def start_daemon(self):
-        log = open(self.daemon_log, "a")
-        self.daemon = subprocess.Popen([os.environ["VPROFD"], "--frequency", str(self.frequency)] + self.extra_args,
-                                       env=self.env, stdout=log, stderr=log)
+        # The child keeps its own copy of the descriptor.
+        with open(self.daemon_log, "a") as log:
+            self.daemon = subprocess.Popen([os.environ["VPROFD"], "--frequency", str(self.frequency)] +
+                                           self.extra_args, env=self.env, stdout=log, stderr=log)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.daemon.poll() is not None:
