@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "macros.h"
 #include "proc-info.h"
@@ -30,21 +31,25 @@ int proc_stat_parse(const char *text, unsigned *ret_flags, uint64_t *ret_start_t
         return 0;
 }
 
-int proc_status_parse(const char *text, pid_t *ret_tgid, uid_t ret_uid[3])
+int proc_status_parse(const char *text, pid_t *ret_tgid, uid_t ret_uid[3], gid_t ret_gid[3])
 {
-        const char *tgid = strstr(text, "\nTgid:"), *uid = strstr(text, "\nUid:");
-        unsigned long u[3];
+        const char *tgid = strstr(text, "\nTgid:"), *uid = strstr(text, "\nUid:"), *gid = strstr(text, "\nGid:");
+        unsigned long u[3], g[3];
         long t;
 
-        if (!tgid || !uid)
+        if (!tgid || !uid || !gid)
                 return -EINVAL;
         if (sscanf(tgid + 6, "%ld", &t) != 1)
                 return -EINVAL;
         if (sscanf(uid + 5, "%lu %lu %lu", &u[0], &u[1], &u[2]) != 3)
                 return -EINVAL;
+        if (sscanf(gid + 5, "%lu %lu %lu", &g[0], &g[1], &g[2]) != 3)
+                return -EINVAL;
         *ret_tgid = (pid_t)t;
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 3; i++) {
                 ret_uid[i] = (uid_t)u[i];
+                ret_gid[i] = (gid_t)g[i];
+        }
         return 0;
 }
 
@@ -67,7 +72,8 @@ static int read_proc_file(pid_t pid, const char *name, char *buf, size_t size)
 
 int proc_info_read(pid_t pid, ProcInfo *ret)
 {
-        char buf[4096];
+        char buf[4096], path[32];
+        struct stat st;
         ProcInfo info = {};
         unsigned flags;
         size_t n;
@@ -84,9 +90,17 @@ int proc_info_read(pid_t pid, ProcInfo *ret)
         r = read_proc_file(pid, "status", buf, sizeof(buf));
         if (r < 0)
                 return r;
-        r = proc_status_parse(buf, &info.tgid, info.uid);
+        r = proc_status_parse(buf, &info.tgid, info.uid, info.gid);
         if (r < 0)
                 return r;
+
+        /* The kernel hands the files in a process's /proc directory (not the directory itself) to root when
+         * the process is not dumpable (set-ID, or prctl(PR_SET_DUMPABLE, 0)), and to its effective user and
+         * group otherwise: ptrace's second rule, readable without ptrace. */
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        if (stat(path, &st) < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        info.dumpable = st.st_uid == info.uid[1] && st.st_gid == info.gid[1];
 
         r = read_proc_file(pid, "comm", buf, sizeof(buf));
         if (r < 0)

@@ -9,6 +9,8 @@
 typedef struct ProcInfo {
         pid_t tgid;
         uid_t uid[3];           /* real, effective, saved */
+        gid_t gid[3];
+        bool dumpable;          /* its /proc files belong to its effective user: not set-ID, not PR_SET_DUMPABLE 0 */
         bool kernel_thread;
         uint64_t start_time;    /* clock ticks since boot: with the PID, identifies the process */
         char comm[16];
@@ -16,7 +18,7 @@ typedef struct ProcInfo {
 
 /* Parsers of the file texts (pure, for tests). */
 int proc_stat_parse(const char *text, unsigned *ret_flags, uint64_t *ret_start_time);
-int proc_status_parse(const char *text, pid_t *ret_tgid, uid_t ret_uid[3]);
+int proc_status_parse(const char *text, pid_t *ret_tgid, uid_t ret_uid[3], gid_t ret_gid[3]);
 
 /* -ESRCH when the process does not exist. */
 int proc_info_read(pid_t pid, ProcInfo *ret);

@@ -27,9 +27,10 @@ int bus_caller_uid(sd_bus_message *m, uid_t *ret, sd_bus_error *error)
         return 0;
 }
 
-bool authz_may_profile(uid_t caller, const uid_t target_uid[3])
+bool authz_may_profile(uid_t caller, const ProcInfo *target)
 {
         if (caller == 0)
                 return true;
-        return target_uid[0] == caller && target_uid[1] == caller && target_uid[2] == caller;
+        return target->uid[0] == caller && target->uid[1] == caller && target->uid[2] == caller &&
+               target->dumpable;
 }

@@ -6,12 +6,15 @@
 
 #include <systemd/sd-bus.h>
 
+#include "proc-info.h"
+
 /* The one place that decides who may do what. Root may do everything; any other caller may attach to, query,
- * reset and detach a process only if the process's real, effective and saved UIDs are all the caller's (the
- * core of ptrace's rule). */
+ * reset and detach a process only if it could ptrace it: the process's real, effective and saved UIDs are all
+ * the caller's and it is dumpable (not set-ID, not marked non-dumpable). Anything else is put to polkit
+ * (authz-polkit.h) by the method handlers. */
 
 /* The caller's effective UID from the bus credentials; refuses credentials that sd-bus only guessed from
  * /proc (augmented), which a caller could race. */
 int bus_caller_uid(sd_bus_message *m, uid_t *ret, sd_bus_error *error);
 
-bool authz_may_profile(uid_t caller, const uid_t target_uid[3]);
+bool authz_may_profile(uid_t caller, const ProcInfo *target);

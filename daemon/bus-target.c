@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+
+#include "authz-polkit.h"
 #include "authz.h"
 #include "bus-names.h"
 #include "bus-target.h"
@@ -17,7 +20,23 @@ int bus_access_denied(sd_bus_error *error, uint32_t pid)
                                  pid);
 }
 
-/* The attached target pid, if the caller may see it. */
+bool bus_caller_may_see(Target *t, uid_t caller)
+{
+        /* A running target's credentials are read again: a process that exec()ed a set-ID program since the
+         * attach is no longer its former owner's to read. */
+        target_refresh_credentials(t);
+        return authz_may_profile(caller, &t->info);
+}
+
+int bus_verify_profile_access(Manager *m, sd_bus_message *msg, uint32_t pid, sd_bus_error *error)
+{
+        char pid_text[16];
+        const char *details[] = { "pid", pid_text, NULL, NULL };
+
+        snprintf(pid_text, sizeof(pid_text), "%u", pid);
+        return polkit_verify_async(&m->polkit_registry, msg, VPROF_POLKIT_ACTION_PROFILE, details, error);
+}
+
 int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Target **ret, sd_bus_error *error)
 {
         Target *t;
@@ -33,10 +52,13 @@ int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Tar
         t = manager_get_target(m, (pid_t)pid);
         if (!t)
                 return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "PID %u is not attached", pid);
-        if (!authz_may_profile(caller, t->info.uid))
-                return bus_access_denied(error, pid);
+        if (!bus_caller_may_see(t, caller)) {
+                r = bus_verify_profile_access(m, msg, pid, error);
+                if (r <= 0)
+                        return r;
+        }
         *ret = t;
-        return 0;
+        return 1;
 }
 
 int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn table, ProfileSort sort,
@@ -50,12 +72,12 @@ int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn tabl
         if (r < 0)
                 return r;
         r = bus_get_target_for_caller(m, msg, pid, &t, error);
-        if (r < 0)
+        if (r <= 0)
                 return r;
         manager_sync(m);
         r = table(t->profile, sort, ret_rows, ret_n);
         if (r < 0)
                 return r;
         *ret_target = t;
-        return 0;
+        return 1;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <systemd/sd-bus.h>
@@ -14,11 +15,19 @@
 /* InvalidArgument for PID 0 and PIDs no kernel hands out. */
 int bus_check_pid_argument(uint32_t pid, sd_bus_error *error);
 int bus_access_denied(sd_bus_error *error, uint32_t pid);
-/* The attached target pid, if the caller may see it: InvalidArgument, NotAttached or AccessDenied else. */
+/* Whether caller may see and act on t by the local rules (authz.h), with t's credentials read afresh. */
+bool bus_caller_may_see(Target *t, uid_t caller);
+/* For a caller the local rules refuse: polkit_verify_async() on profiling pid. */
+int bus_verify_profile_access(Manager *m, sd_bus_message *msg, uint32_t pid, sd_bus_error *error);
+
+/* The attached target pid, if the caller may see it. 1 with *ret set; 0 when polkit was asked, and the
+ * method handler must return 1 and leave the call unanswered until it runs again; negative with
+ * InvalidArgument, NotAttached or AccessDenied in error. */
 int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Target **ret, sd_bus_error *error);
 
 /* The table of the target named by the message's only argument, a PID, for the caller, after draining the
- * ring buffer; as profile_modules() and profile_threads(). The caller frees *ret_rows. */
+ * ring buffer; as profile_modules() and profile_threads(). The caller frees *ret_rows. Returns as
+ * bus_get_target_for_caller(). */
 typedef int (*profile_table_fn)(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n);
 int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn table, ProfileSort sort,
                           Target **ret_target, ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error);

@@ -124,8 +124,8 @@ int method_get_function_values(sd_bus_message *msg, void *userdata, sd_bus_error
         if (!profile_sort_is_values(sort))
                 return invalid_values_sort(error, sort_name);
         r = bus_get_target_for_caller(m, msg, pid, &t, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         manager_sync(m);
         r = profile_functions(t->profile, sort, limit, &rows, &n);
         if (r < 0)
@@ -142,8 +142,8 @@ static int reply_target_values(sd_bus_message *msg, Manager *m, sd_bus_error *er
         int r;
 
         r = bus_read_target_table(m, msg, table, PROFILE_SORT_ELAPSED_INCLUSIVE, &t, &rows, &n, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         return reply_values(msg, shape, rows, n, profile_total_values(t->profile), m->config.frequency);
 }
 
@@ -196,7 +196,7 @@ int method_get_process_values(sd_bus_message *msg, void *userdata, sd_bus_error 
                 return -ENOMEM;
         HASHMAP_FOREACH(t, m->targets) {
                 const ProfileValues *v = profile_total_values(t->profile);
-                if (!authz_may_profile(caller, t->info.uid))
+                if (!bus_caller_may_see(t, caller))
                         continue;
                 rows[n++] = (ProfileRow){
                         .name = t->info.comm,

@@ -37,14 +37,24 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
                 return r;
 
         t = manager_get_target(m, (pid_t)pid);
-        if (t && !authz_may_profile(caller, t->info.uid))
-                /* Do not tell other users what is attached. */
-                return bus_access_denied(error, pid);
+        if (t && !bus_caller_may_see(t, caller)) {
+                /* Tell other users what is attached only if polkit lets them see it. */
+                r = bus_verify_profile_access(m, msg, pid, error);
+                if (r <= 0)
+                        return r < 0 ? r : 1;
+        }
         if (t)
                 return sd_bus_error_setf(error, VPROF_ERROR_ALREADY_ATTACHED, "PID %u (%s) is already attached%s",
                                          pid, t->info.comm, t->exited ? " and has exited; detach it first" : "");
 
         r = manager_attach(m, (pid_t)pid, caller, flags, &t, &tgid);
+        if (r == -EPERM) {
+                /* Not the caller's by the local rules: polkit decides; when it allows, attach as root would. */
+                r = bus_verify_profile_access(m, msg, pid, error);
+                if (r <= 0)
+                        return r < 0 ? r : 1;
+                r = manager_attach(m, (pid_t)pid, 0, flags, &t, &tgid);
+        }
         switch (r) {
         case 0:
                 break;
@@ -56,8 +66,6 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
         case -EINVAL:
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "PID %u is a kernel thread, which has no user stack to profile", pid);
-        case -EPERM:
-                return bus_access_denied(error, pid);
         case -E2BIG:
                 return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
                                          "Cannot attach PID %u: the limit of %u targets is reached", pid,
@@ -103,8 +111,8 @@ static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r < 0)
                 return r;
         r = bus_get_target_for_caller(m, msg, pid, &t, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         r = manager_detach(m, t->pid);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot detach PID %u: %s", pid, strerror(-r));
@@ -122,8 +130,8 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
         if (r < 0)
                 return r;
         r = bus_get_target_for_caller(m, msg, pid, &t, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         /* Samples taken before the reset belong to the old tables. */
         manager_sync(m);
         r = target_reset(t);
@@ -151,7 +159,7 @@ static int method_list_targets(sd_bus_message *msg, void *userdata, sd_bus_error
         if (r < 0)
                 return r;
         HASHMAP_FOREACH(t, m->targets) {
-                if (!authz_may_profile(caller, t->info.uid))
+                if (!bus_caller_may_see(t, caller))
                         continue;
                 r = sd_bus_message_append(reply, "(ussttt)", (uint32_t)t->pid, t->info.comm, target_state(t),
                                           profile_total(t->profile), t->attach_usec, t->flags);
@@ -229,8 +237,8 @@ static int method_get_functions(sd_bus_message *msg, void *userdata, sd_bus_erro
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "Unknown sort key '%s': expected inclusive or exclusive", sort_name);
         r = bus_get_target_for_caller(m, msg, pid, &t, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         manager_sync(m);
         r = profile_functions(t->profile, sort, limit, &rows, &n);
         if (r < 0)
@@ -248,8 +256,8 @@ static int reply_target_table(sd_bus_message *msg, Manager *m, sd_bus_error *err
         int r;
 
         r = bus_read_target_table(m, msg, table, PROFILE_SORT_INCLUSIVE, &t, &rows, &n, error);
-        if (r < 0)
-                return r;
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         return reply_rows(msg, signature, rows, n, profile_total(t->profile));
 }
 
@@ -282,7 +290,7 @@ static int method_get_processes(sd_bus_message *msg, void *userdata, sd_bus_erro
                 return -ENOMEM;
         HASHMAP_FOREACH(t, m->targets) {
                 uint64_t samples = profile_total(t->profile);
-                if (!authz_may_profile(caller, t->info.uid))
+                if (!bus_caller_may_see(t, caller))
                         continue;
                 rows[n++] = (ProfileRow){
                         .name = t->info.comm,
@@ -302,6 +310,30 @@ static int method_get_processes(sd_bus_message *msg, void *userdata, sd_bus_erro
                         rows[j - 1] = tmp;
                 }
         return reply_rows(msg, "(usttdd)", rows, n, total);
+}
+
+/* The counters as of the call being answered: GetAll asks for every property in turn, and counters read
+ * apart would not add up while samples keep coming. A call is known by its sender and cookie. */
+static int stats_for_call(Manager *m, sd_bus_message *reply, ManagerStats *ret)
+{
+        sd_bus_message *call = sd_bus_get_current_message(sd_bus_message_get_bus(reply));
+        const char *sender = call ? sd_bus_message_get_sender(call) : NULL;
+        uint64_t cookie = 0;
+        int r;
+
+        if (call)
+                (void)sd_bus_message_get_cookie(call, &cookie);
+        if (sender && cookie && m->stats_cookie == cookie && strcmp(m->stats_sender, sender) == 0) {
+                *ret = m->stats_snapshot;
+                return 0;
+        }
+        r = manager_get_stats(m, &m->stats_snapshot);
+        if (r < 0)
+                return r;
+        m->stats_cookie = sender ? cookie : 0;
+        snprintf(m->stats_sender, sizeof(m->stats_sender), "%s", sender ?: "");
+        *ret = m->stats_snapshot;
+        return 0;
 }
 
 static int property_get(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
@@ -326,7 +358,7 @@ static int property_get(sd_bus *bus _unused_, const char *path _unused_, const c
         if (strcmp(property, "OffCpuDefault") == 0)
                 return sd_bus_message_append(reply, "b", m->config.off_cpu_default);
 
-        r = manager_get_stats(m, &stats);
+        r = stats_for_call(m, reply, &stats);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot read the sampler's counters: %s", strerror(-r));
         if (strcmp(property, "SamplesSeen") == 0)

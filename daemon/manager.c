@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <sys/epoll.h>
 
+#include <systemd/sd-daemon.h>
+
+#include "authz-polkit.h"
+#include "bus-names.h"
 #include "log.h"
 #include "manager.h"
 
@@ -39,8 +44,12 @@ Manager *manager_free(Manager *m)
         HASHMAP_FOREACH(t, m->targets)
                 target_free(t);
         hashmap_free(m->targets);
+        polkit_registry_free(m->polkit_registry);
         sd_event_source_disable_unref(m->wakeup_source);
         sd_event_source_disable_unref(m->drain_timer);
+        sd_event_source_disable_unref(m->idle_timer);
+        sd_bus_slot_unref(m->idle_filter_slot);
+        sd_bus_slot_unref(m->release_slot);
         sampler_free(m->sampler);
         symbolizer_free(m->symbolizer);
         sd_bus_flush_close_unref(m->bus);
@@ -133,6 +142,116 @@ static void update_drain_timer(Manager *m)
                 (void)sd_event_source_set_enabled(m->drain_timer, any_running_target(m) ? SD_EVENT_ON : SD_EVENT_OFF);
 }
 
+void manager_notify_status(Manager *m, const char *state)
+{
+        unsigned running = 0;
+        Target *t;
+        int r;
+
+        if (!m->sampler)
+                return;
+        HASHMAP_FOREACH(t, m->targets)
+                if (!t->exited)
+                        running++;
+        r = sd_notifyf(false, "%sSTATUS=Sampling with %s at %u Hz on %u CPUs; %zu target%s (%u running).",
+                       state ?: "", sampler_event_to_string(sampler_event(m->sampler)), m->config.frequency,
+                       sampler_n_cpus(m->sampler), hashmap_size(m->targets),
+                       hashmap_size(m->targets) == 1 ? "" : "s", running);
+        if (r < 0)
+                log_debug_errno(r, "Failed to notify the service manager: %m");
+}
+
+/* The idle timer runs, for the whole idle time, from the moment the last target goes; off while any target is
+ * attached. Exited targets count: their tables would be lost. */
+static void update_idle_timer(Manager *m)
+{
+        int r;
+
+        if (!m->idle_timer || m->exiting)
+                return;
+        if (hashmap_size(m->targets) > 0)
+                r = sd_event_source_set_enabled(m->idle_timer, SD_EVENT_OFF);
+        else if (sd_event_source_get_enabled(m->idle_timer, NULL) > 0)
+                return; /* already counting */
+        else {
+                r = sd_event_source_set_time_relative(m->idle_timer, m->exit_idle_usec);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->idle_timer, SD_EVENT_ONESHOT);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to update the idle timer: %m");
+}
+
+static int on_name_released(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error _unused_)
+{
+        Manager *m = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        m->release_slot = sd_bus_slot_unref(m->release_slot);
+        if (e)
+                log_warning("Failed to release %s: %s", VPROF_BUS_NAME, e->message);
+        /* The bus sent us every call addressed to the name before this reply, and we have answered them (the
+         * connection dispatches in order); later calls go to the next instance, started by bus activation. */
+        log_info("Released %s.", VPROF_BUS_NAME);
+        return sd_event_exit(m->event, 0);
+}
+
+static int on_idle_timer(sd_event_source *s, uint64_t usec _unused_, void *userdata)
+{
+        Manager *m = userdata;
+        int r;
+
+        /* A call waiting for polkit is not idle: wait another period. */
+        if (hashmap_size(m->polkit_registry) > 0) {
+                r = sd_event_source_set_time_relative(s, m->exit_idle_usec);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+                return r;
+        }
+        log_info("No target for %" PRIu64 " s: releasing %s and exiting.", m->exit_idle_usec / 1000000,
+                 VPROF_BUS_NAME);
+        m->exiting = true;
+        /* STOPPING=1 first: from now on systemd queues a start request (bus activation) until we are gone,
+         * instead of taking us for the running instance that will own the name. */
+        (void)sd_notifyf(false, "STOPPING=1\nSTATUS=Exiting after %" PRIu64 " s without targets.",
+                         m->exit_idle_usec / 1000000);
+        r = sd_bus_release_name_async(m->bus, &m->release_slot, VPROF_BUS_NAME, on_name_released, m);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to release %s: %m", VPROF_BUS_NAME);
+                return sd_event_exit(m->event, 0);
+        }
+        return 0;
+}
+
+/* Every call to the daemon restarts the idle time, so that a client between two calls does not find it gone. */
+static int on_bus_message(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error _unused_)
+{
+        Manager *m = userdata;
+
+        if (sd_bus_message_is_method_call(msg, NULL, NULL) > 0 && !m->exiting &&
+            sd_event_source_get_enabled(m->idle_timer, NULL) > 0)
+                (void)sd_event_source_set_time_relative(m->idle_timer, m->exit_idle_usec);
+        return 0;
+}
+
+int manager_enable_idle_exit(Manager *m, uint64_t usec)
+{
+        int r;
+
+        if (!m->bus || usec == 0)
+                return -EINVAL;
+        m->exit_idle_usec = usec;
+        r = sd_event_add_time_relative(m->event, &m->idle_timer, CLOCK_MONOTONIC, usec, 0, on_idle_timer, m);
+        if (r < 0)
+                return r;
+        (void)sd_event_source_set_enabled(m->idle_timer, SD_EVENT_OFF);
+        r = sd_bus_add_filter(m->bus, &m->idle_filter_slot, on_bus_message, m);
+        if (r < 0)
+                return r;
+        update_idle_timer(m);
+        return 0;
+}
+
 static int on_drain_timer(sd_event_source *s, uint64_t usec _unused_, void *userdata)
 {
         manager_sync(userdata);
@@ -173,6 +292,7 @@ static int on_target_exit(sd_event_source *s _unused_, int fd _unused_, uint32_t
         t->pidfd = safe_close(t->pidfd);
         log_info("Target %d (%s) exited; its tables stay until it is detached.", (int)t->pid, t->info.comm);
         update_drain_timer(m);
+        manager_notify_status(m, NULL);
         return 0;
 }
 
@@ -187,6 +307,9 @@ int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target *
         bool off_cpu = flags & VPROF_TARGET_OFF_CPU;
         int r;
 
+        /* The bus name is going: the target would be lost with the daemon. */
+        if (m->exiting)
+                return -ESHUTDOWN;
         /* Exited targets count: their tables use memory until detached. */
         if (hashmap_size(m->targets) >= m->config.max_targets)
                 return -E2BIG;
@@ -216,6 +339,8 @@ int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target *
         log_info("Attached to %d (%s)%s.", (int)pid, t->info.comm, off_cpu ? ", off-CPU time included" : "");
         *ret = TAKE_PTR(t);
         update_drain_timer(m);
+        update_idle_timer(m);
+        manager_notify_status(m, NULL);
         return 0;
 }
 
@@ -237,6 +362,8 @@ int manager_detach(Manager *m, pid_t pid)
         log_info("Detached from %d (%s).", (int)pid, t->info.comm);
         target_free(t);
         update_drain_timer(m);
+        update_idle_timer(m);
+        manager_notify_status(m, NULL);
         return 0;
 }
 

@@ -11,6 +11,13 @@
 #include "symbolizer.h"
 #include "target.h"
 
+/* Accounting as the bus shows it. Off-CPU intervals: blocked and preempted ones were counted in a table or,
+ * for a detached target, as unclaimed; lost ones were not. */
+typedef struct ManagerStats {
+        uint64_t seen, kept, discarded, lost, stack_errors, truncated, unclaimed;
+        uint64_t off_cpu_blocked, off_cpu_preempted, off_cpu_lost, off_cpu_unclaimed;
+} ManagerStats;
+
 /* All daemon state: one per process, created and freed in run(). */
 typedef struct Manager {
         sd_event *event;
@@ -22,22 +29,28 @@ typedef struct Manager {
         Sampler *sampler;
         Symbolizer *symbolizer;
         Hashmap *targets; /* pid -> Target */
+        Hashmap *polkit_registry; /* calls waiting for polkit's answer */
 
         unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
+
+        /* Idle exit (0: never): the timer runs while no target is attached, and restarts on every call. */
+        uint64_t exit_idle_usec;
+        sd_event_source *idle_timer;
+        sd_bus_slot *idle_filter_slot;
+        sd_bus_slot *release_slot; /* the ReleaseName call, while the name is being released */
+        bool exiting;              /* the name is released or being released: no new targets */
 
         uint64_t samples_unclaimed; /* drained after their target was detached */
         uint64_t samples_failed;    /* drained but not counted: out of memory */
         uint64_t off_cpu_unclaimed; /* intervals of detached targets, drained or dropped from the map */
         uint64_t off_cpu_failed_blocked; /* drained but not counted: out of memory */
         uint64_t off_cpu_failed_preempted;
+        /* The counters read for the call being answered (see bus.c), so that GetAll's add up. */
+        ManagerStats stats_snapshot;
+        uint64_t stats_cookie;
+        char stats_sender[256];
 } Manager;
 
-/* Accounting as the bus shows it. Off-CPU intervals: blocked and preempted ones were counted in a table or,
- * for a detached target, as unclaimed; lost ones were not. */
-typedef struct ManagerStats {
-        uint64_t seen, kept, discarded, lost, stack_errors, truncated, unclaimed;
-        uint64_t off_cpu_blocked, off_cpu_preempted, off_cpu_lost, off_cpu_unclaimed;
-} ManagerStats;
 
 int manager_new(const SamplerConfig *config, Manager **ret);
 Manager *manager_free(Manager *m);
@@ -46,10 +59,19 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 /* Load BPF, open the events, hook the ring buffer into the event loop. */
 int manager_start_sampling(Manager *m);
 
+/* Exit after usec (> 0) with no target attached and no call: STOPPING=1, release the bus name, answer the calls
+ * that came before the release, exit the event loop with 0. Needs the bus (after bus_setup()). */
+int manager_enable_idle_exit(Manager *m, uint64_t usec);
+
+/* Send the service manager (NOTIFY_SOCKET, if set) the status line: event, frequency and targets, after
+ * "READY=1\n" or the like when state is not NULL. */
+void manager_notify_status(Manager *m, const char *state);
+
 /* Bring every table up to date: drain the ring buffer. Called before answering any query. */
 void manager_sync(Manager *m);
 
-/* flags: VPROF_TARGET_*. Errors as target_new(), and -E2BIG when the BPF targets map is full. */
+/* flags: VPROF_TARGET_*. Errors as target_new(), -E2BIG when the BPF targets map is full, and -ESHUTDOWN when
+ * the daemon is exiting (idle exit began: the call came in just before the bus name was released). */
 int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
 int manager_detach(Manager *m, pid_t pid);
 Target *manager_get_target(Manager *m, pid_t pid);

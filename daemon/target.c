@@ -84,7 +84,7 @@ int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret
                 *ret_tgid = info.tgid;
                 return -ECHILD;
         }
-        if (!authz_may_profile(caller, info.uid))
+        if (!authz_may_profile(caller, &info))
                 return -EPERM;
 
         t = calloc(1, sizeof(*t));
@@ -142,6 +142,18 @@ int target_reset(Target *t)
         hashmap_clear(t->kernel_frames);
         t->epoch_ns = now_monotonic_ns();
         return 0;
+}
+
+void target_refresh_credentials(Target *t)
+{
+        ProcInfo info;
+
+        /* The pidfd pins the process, so this is still it; an exited one keeps its last credentials. */
+        if (t->exited || proc_info_read(t->pid, &info) < 0)
+                return;
+        memcpy(t->info.uid, info.uid, sizeof(info.uid));
+        memcpy(t->info.gid, info.gid, sizeof(info.gid));
+        t->info.dumpable = info.dumpable;
 }
 
 const char *target_state(const Target *t)

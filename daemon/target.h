@@ -36,7 +36,8 @@ typedef struct Target {
 
 /* Validates the process, opens its pidfd and maps; does not touch BPF or the event loop. -ESRCH when the
  * process does not exist or exits meanwhile, -EINVAL for a kernel thread, -ECHILD for a thread ID that is not
- * a process (ret_tgid then holds its process), -EPERM when caller may not profile it. */
+ * a process (ret_tgid then holds its process), -EPERM when caller may not profile it by the local rules
+ * (authz.h; caller 0 stands for root, or a caller polkit allowed). */
 int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
 Target *target_free(Target *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Target *, target_free);
@@ -46,5 +47,8 @@ int target_reset(Target *t);
 
 /* Symbolize one sample or off-CPU interval and count it. */
 int target_add_sample(Target *t, const struct vprof_sample *s);
+
+/* Read the process's user, group and dumpable flag again (they change on exec of a set-ID program). */
+void target_refresh_credentials(Target *t);
 
 const char *target_state(const Target *t);

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check-main.h"
@@ -56,6 +58,7 @@ START_TEST(test_stat_and_status_parsers)
         uint64_t start;
         pid_t tgid;
         uid_t uid[3];
+        gid_t gid[3];
 
         /* A command with spaces and parentheses must not shift the fields. */
         const char *stat = "1234 (we ird) (x)) S 1 1234 1234 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 1 0 987654 "
@@ -67,13 +70,17 @@ START_TEST(test_stat_and_status_parsers)
         ck_assert_int_eq(proc_stat_parse("1 (x) S 1", &flags, &start), -EINVAL);
 
         const char *status = "Name:\tdemo\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4321\nNgid:\t0\n"
-                             "Pid:\t4322\nPPid:\t1\nTracerPid:\t0\nUid:\t1000\t1001\t1002\t1003\nGid:\t0\t0\t0\t0\n";
-        ck_assert_int_eq(proc_status_parse(status, &tgid, uid), 0);
+                             "Pid:\t4322\nPPid:\t1\nTracerPid:\t0\nUid:\t1000\t1001\t1002\t1003\nGid:\t10\t20\t30\t40\n";
+        ck_assert_int_eq(proc_status_parse(status, &tgid, uid, gid), 0);
         ck_assert_int_eq(tgid, 4321);
         ck_assert_uint_eq(uid[0], 1000);
         ck_assert_uint_eq(uid[1], 1001);
         ck_assert_uint_eq(uid[2], 1002);
-        ck_assert_int_eq(proc_status_parse("Name:\tx\n", &tgid, uid), -EINVAL);
+        ck_assert_uint_eq(gid[0], 10);
+        ck_assert_uint_eq(gid[1], 20);
+        ck_assert_uint_eq(gid[2], 30);
+        ck_assert_int_eq(proc_status_parse("Name:\tx\n", &tgid, uid, gid), -EINVAL);
+        ck_assert_int_eq(proc_status_parse("Name:\tx\nTgid:\t1\nUid:\t1 1 1 1\n", &tgid, uid, gid), -EINVAL);
 }
 END_TEST
 
@@ -105,6 +112,46 @@ START_TEST(test_read_real_processes)
 }
 END_TEST
 
+/* A child that turns into another user, then makes itself not dumpable, each step acknowledged on a pipe. */
+START_TEST(test_dumpable)
+{
+        int to_child[2], from_child[2];
+        ProcInfo info;
+        char c;
+        pid_t pid;
+
+        if (geteuid() != 0)
+                return; /* only root can switch users; the parser part is tested above */
+        ck_assert_int_eq(pipe(to_child), 0);
+        ck_assert_int_eq(pipe(from_child), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0)
+                        _exit(1);
+                /* Changing credentials clears the dumpable flag; a process that wants to be traced sets it. */
+                prctl(PR_SET_DUMPABLE, 1);
+                if (write(from_child[1], "1", 1) != 1 || read(to_child[0], &c, 1) != 1)
+                        _exit(1);
+                prctl(PR_SET_DUMPABLE, 0);
+                if (write(from_child[1], "2", 1) != 1 || read(to_child[0], &c, 1) != 1)
+                        _exit(1);
+                _exit(0);
+        }
+        ck_assert_int_eq(read(from_child[0], &c, 1), 1);
+        ck_assert_int_eq(proc_info_read(pid, &info), 0);
+        ck_assert_uint_eq(info.uid[1], 65534);
+        ck_assert_uint_eq(info.gid[2], 65534);
+        ck_assert(info.dumpable);
+        ck_assert_int_eq(write(to_child[1], "x", 1), 1);
+        ck_assert_int_eq(read(from_child[0], &c, 1), 1);
+        ck_assert_int_eq(proc_info_read(pid, &info), 0);
+        ck_assert(!info.dumpable);
+        ck_assert_int_eq(write(to_child[1], "x", 1), 1);
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("proc-info");
@@ -114,6 +161,7 @@ int main(void)
         tcase_add_test(tc, test_cpu_list);
         tcase_add_test(tc, test_stat_and_status_parsers);
         tcase_add_test(tc, test_read_real_processes);
+        tcase_add_test(tc, test_dumpable);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

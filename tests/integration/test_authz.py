@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Who may do what, with real users: the test adds two unprivileged users, runs vprofctl as them on the
+private bus (which has no polkit), and checks every method against processes of root, of the caller, of the
+other user, and of the caller but not dumpable. Prints the matrix as 'authz:' lines."""
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vprof_env  # noqa: E402
+
+ENV = None
+USERS = ("vprof-test-a", "vprof-test-b")
+DENIED = re.compile(r"^vprofctl: Access denied")
+
+
+def add_user(name):
+    if subprocess.run(["id", "-u", name], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                       check=True)
+    return int(subprocess.run(["id", "-u", name], capture_output=True, text=True, check=True).stdout)
+
+
+def spawn_as(uid, *cmd):
+    """A process of user uid (root when None) that lives until the test kills it."""
+    full = list(cmd)
+    if uid is not None:
+        full = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *cmd]
+    p = subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    ENV.children.append(p)
+    line = p.stdout.readline()
+    assert line.startswith("ready "), line
+    return p
+
+
+# A sleeper that says when it is ready; optionally not dumpable (prctl(PR_SET_DUMPABLE, 0)).
+SLEEPER = ("import ctypes, os, sys, time\n"
+           "if sys.argv[1] == 'undumpable':\n"
+           "    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
+           "print('ready', os.getpid(), flush=True)\n"
+           "time.sleep(120)\n")
+
+
+def sleeper(uid, kind="dumpable"):
+    return spawn_as(uid, "/usr/bin/python3", "-c", SLEEPER, kind)
+
+
+class Matrix(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.a, cls.b = (add_user(u) for u in USERS)
+        cls.rows = []
+
+    @classmethod
+    def tearDownClass(cls):
+        for line in cls.rows:
+            print(f"\nauthz: {line}", end="", file=sys.stderr)
+        for p in ENV.children:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for u in USERS:
+            subprocess.run(["userdel", u], capture_output=True)
+
+    def record(self, caller, target, method, r):
+        result = "ok" if r.returncode == 0 else r.stderr.strip()
+        self.rows.append(f"{caller:>6} x {target:<22} x {method:<14} -> {result}")
+        return r
+
+    def ctl(self, caller_name, caller_uid, target_name, method, *args):
+        return self.record(caller_name, target_name, method, ENV.ctl(*args, user=caller_uid))
+
+    def assert_denied(self, r):
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertRegex(r.stderr, DENIED)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        # Without polkit on the bus the message says why nobody could allow it.
+        self.assertIn("polkit is not running", r.stderr)
+
+    def test_own_process_every_method(self):
+        own = sleeper(self.a)
+        for method, args in (("attach", ["attach", own.pid]), ("report", ["report", own.pid]),
+                             ("report values", ["report", own.pid, "--values", "all"]),
+                             ("report thread", ["report", own.pid, "--by", "thread"]),
+                             ("reset", ["reset", own.pid]), ("detach", ["detach", own.pid])):
+            r = self.ctl("user a", self.a, "own process", method, *args)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_foreign_processes_are_refused(self):
+        root_proc, other, undumpable = sleeper(None), sleeper(self.b), sleeper(self.a, "undumpable")
+        for name, p in (("root's process", root_proc), ("user b's process", other),
+                        ("own, not dumpable", undumpable)):
+            self.assert_denied(self.ctl("user a", self.a, name, "attach", "attach", p.pid))
+            self.assert_denied(self.ctl("user a", self.a, name, "attach --off-cpu", "attach", p.pid, "--off-cpu"))
+        # Root may attach all of them.
+        for name, p in (("root's process", root_proc), ("own, not dumpable", undumpable)):
+            r = self.ctl("root", None, name, "attach", "attach", p.pid)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+        # What root attached, user a may neither read, reset nor detach, nor learn is attached.
+        for name, p in (("root's process", root_proc), ("own, not dumpable", undumpable)):
+            for method, args in (("report", ["report", p.pid]),
+                                 ("report values", ["report", p.pid, "--values", "elapsed"]),
+                                 ("report module", ["report", p.pid, "--by", "module"]),
+                                 ("reset", ["reset", p.pid]), ("detach", ["detach", p.pid]),
+                                 ("attach again", ["attach", p.pid])):
+                self.assert_denied(self.ctl("user a", self.a, f"{name} (attached)", method, *args))
+        listed = [t["pid"] for t in ENV.ctl_json("list", user=self.a)["targets"]]
+        self.record("user a", "root's targets", "list", subprocess.CompletedProcess([], 0, "", ""))
+        self.assertNotIn(root_proc.pid, listed)
+        self.assertNotIn(undumpable.pid, listed)
+        processes = ENV.ctl_json("report", "--by", "process", user=self.a)["processes"]
+        self.assertNotIn(root_proc.pid, [p["pid"] for p in processes])
+        # The daemon's aggregate counters stay visible to everyone.
+        status = ENV.ctl_json("status", user=self.a)
+        self.assertEqual(status["targets"], ENV.ctl_json("status")["targets"])
+        self.assertGreaterEqual(status["targets"], 2)
+        for p in (root_proc, undumpable):
+            self.assertEqual(ENV.ctl("detach", p.pid).returncode, 0)
+
+    def test_process_that_stops_being_dumpable_is_no_longer_readable(self):
+        # Attached while dumpable, then it turns itself non-dumpable: the owner loses access to it.
+        p = spawn_as(self.a, "/usr/bin/python3", "-c",
+                     "import ctypes, os, sys, time\n"
+                     "print('ready', os.getpid(), flush=True)\n"
+                     "sys.stdin.readline()\n"
+                     "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
+                     "print('done', flush=True)\n"
+                     "time.sleep(120)\n")
+        r = self.ctl("user a", self.a, "own process", "attach", "attach", p.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(ENV.ctl("report", p.pid, user=self.a).returncode, 0)
+        ENV.go(p)
+        self.assertEqual(p.stdout.readline().strip(), "done")
+        self.assert_denied(self.ctl("user a", self.a, "own, turned undumpable", "report", "report", p.pid))
+        self.assertNotIn(p.pid, [t["pid"] for t in ENV.ctl_json("list", user=self.a)["targets"]])
+        self.assertEqual(ENV.ctl("detach", p.pid).returncode, 0)
+
+    def test_dbus_error_name(self):
+        root_proc = sleeper(None)
+        r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={self.a}", "--clear-groups",
+                            "dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1",
+                            "/org/vprof/Profiler1", "org.vprof.Profiler1.Attach", f"uint32:{root_proc.pid}"],
+                           env=ENV.env, capture_output=True, text=True, timeout=30)
+        self.assertIn("org.vprof.Profiler1.Error.AccessDenied", r.stderr)
+
+
+if __name__ == "__main__":
+    vprof_env.run_tests(sys.modules[__name__], frequency=99)
