@@ -66,6 +66,9 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
         case -EINVAL:
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "PID %u is a kernel thread, which has no user stack to profile", pid);
+        case -ESHUTDOWN:
+                return sd_bus_error_setf(error, SD_BUS_ERROR_NO_SERVER,
+                                         "vprofd is exiting after being idle; call again to start it anew");
         case -E2BIG:
                 return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
                                          "Cannot attach PID %u: the limit of %u targets is reached", pid,
@@ -461,7 +464,7 @@ int bus_setup(Manager *m)
         r = sd_bus_set_exit_on_disconnect(m->bus, true);
         if (r < 0)
                 return log_error_errno(r, "Failed to set exit on disconnect: %m");
-        /* Last: owning the name tells systemd (Type=dbus) and clients that we are ready. */
+        /* Last: owning the name lets clients in; vprofd.c then tells systemd it is ready (Type=notify). */
         r = sd_bus_request_name(m->bus, VPROF_BUS_NAME, 0);
         if (r == -EEXIST)
                 return log_error_errno(r, "Another vprofd owns %s already.", VPROF_BUS_NAME);

@@ -188,11 +188,12 @@ static int on_name_released(sd_bus_message *reply, void *userdata, sd_bus_error 
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
         m->release_slot = sd_bus_slot_unref(m->release_slot);
-        if (e)
-                log_warning("Failed to release %s: %s", VPROF_BUS_NAME, e->message);
         /* The bus sent us every call addressed to the name before this reply, and we have answered them (the
          * connection dispatches in order); later calls go to the next instance, started by bus activation. */
-        log_info("Released %s.", VPROF_BUS_NAME);
+        if (e)
+                log_warning("Failed to release %s: %s", VPROF_BUS_NAME, e->message);
+        else
+                log_info("Released %s.", VPROF_BUS_NAME);
         return sd_event_exit(m->event, 0);
 }
 
@@ -208,12 +209,12 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec _unused_, void *userd
                         r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
                 return r;
         }
-        log_info("No target for %" PRIu64 " s: releasing %s and exiting.", m->exit_idle_usec / 1000000,
-                 VPROF_BUS_NAME);
+        log_info("No target and no call for %" PRIu64 " s: releasing %s and exiting.",
+                 m->exit_idle_usec / 1000000, VPROF_BUS_NAME);
         m->exiting = true;
         /* STOPPING=1 first: from now on systemd queues a start request (bus activation) until we are gone,
          * instead of taking us for the running instance that will own the name. */
-        (void)sd_notifyf(false, "STOPPING=1\nSTATUS=Exiting after %" PRIu64 " s without targets.",
+        (void)sd_notifyf(false, "STOPPING=1\nSTATUS=Exiting after %" PRIu64 " s without targets or calls.",
                          m->exit_idle_usec / 1000000);
         r = sd_bus_release_name_async(m->bus, &m->release_slot, VPROF_BUS_NAME, on_name_released, m);
         if (r < 0) {
@@ -242,6 +243,10 @@ int manager_enable_idle_exit(Manager *m, uint64_t usec)
                 return -EINVAL;
         m->exit_idle_usec = usec;
         r = sd_event_add_time_relative(m->event, &m->idle_timer, CLOCK_MONOTONIC, usec, 0, on_idle_timer, m);
+        if (r < 0)
+                return r;
+        /* Lowest priority: calls already received are dispatched (and restart the timer) before it fires. */
+        r = sd_event_source_set_priority(m->idle_timer, SD_EVENT_PRIORITY_IDLE);
         if (r < 0)
                 return r;
         (void)sd_event_source_set_enabled(m->idle_timer, SD_EVENT_OFF);

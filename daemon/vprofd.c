@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <systemd/sd-daemon.h>
+
 #include "bus.h"
 #include "log.h"
 #include "manager.h"
@@ -17,6 +19,7 @@ static uint32_t arg_ring_mib; /* 0: sized from CPUs and frequency */
 static uint32_t arg_max_targets = VPROF_MAX_TARGETS_DEFAULT;
 static uint32_t arg_max_off_cpu_threads = VPROF_MAX_OFF_CPU_THREADS_DEFAULT;
 static bool arg_off_cpu;
+static uint32_t arg_exit_idle_sec; /* 0: never */
 
 static void help(void)
 {
@@ -32,6 +35,9 @@ static void help(void)
                "      --max-off-cpu-threads=N\n"
                "                         most target threads off the CPU at once whose wait is timed,\n"
                "                         1..1048576 (default %u; about 2.3 KiB of kernel memory each)\n"
+               "      --exit-idle-time=SEC\n"
+               "                         exit after SEC seconds with no target attached and no call\n"
+               "                         (default 0: never; bus activation starts it again)\n"
                "  -v, --verbose          log debug messages\n"
                "  -h, --help             show this help\n"
                "      --version          show the version\n",
@@ -40,7 +46,8 @@ static void help(void)
 
 static int parse_argv(int argc, char *argv[])
 {
-        enum { ARG_VERSION = 0x100, ARG_RING_SIZE, ARG_MAX_TARGETS, ARG_OFF_CPU, ARG_MAX_OFF_CPU_THREADS };
+        enum { ARG_VERSION = 0x100, ARG_RING_SIZE, ARG_MAX_TARGETS, ARG_OFF_CPU, ARG_MAX_OFF_CPU_THREADS,
+               ARG_EXIT_IDLE_TIME };
         static const struct option options[] = {
                 { "frequency", required_argument, NULL, 'F' },
                 { "event", required_argument, NULL, 'e' },
@@ -48,6 +55,7 @@ static int parse_argv(int argc, char *argv[])
                 { "max-targets", required_argument, NULL, ARG_MAX_TARGETS },
                 { "off-cpu", no_argument, NULL, ARG_OFF_CPU },
                 { "max-off-cpu-threads", required_argument, NULL, ARG_MAX_OFF_CPU_THREADS },
+                { "exit-idle-time", required_argument, NULL, ARG_EXIT_IDLE_TIME },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -91,6 +99,13 @@ static int parse_argv(int argc, char *argv[])
                         if (r < 0)
                                 return log_error_errno(-EINVAL,
                                                        "Invalid off-CPU thread limit '%s': expected 1..1048576.",
+                                                       optarg);
+                        break;
+                case ARG_EXIT_IDLE_TIME:
+                        r = parse_u32(optarg, 0, UINT32_MAX, &arg_exit_idle_sec);
+                        if (r < 0)
+                                return log_error_errno(-EINVAL,
+                                                       "Invalid idle time '%s': expected seconds, 0 for never.",
                                                        optarg);
                         break;
                 case 'v':
@@ -158,6 +173,13 @@ static int run(int argc, char *argv[])
         r = sd_event_set_signal_exit(m->event, true);
         if (r < 0)
                 return log_error_errno(r, "Failed to handle SIGTERM and SIGINT: %m");
+        /* WATCHDOG_USEC (WatchdogSec=): the event loop pings the service manager itself. A malformed variable
+         * is no reason to stop profiling; the service manager notices the missing pings anyway. */
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                log_warning_errno(r, "Failed to enable the watchdog, running without: %m");
+        else if (r > 0)
+                log_debug("Watchdog enabled.");
 
         r = manager_start_sampling(m);
         if (r < 0)
@@ -171,11 +193,20 @@ static int run(int argc, char *argv[])
         r = bus_setup(m);
         if (r < 0)
                 return r;
+        if (arg_exit_idle_sec > 0) {
+                r = manager_enable_idle_exit(m, (uint64_t)arg_exit_idle_sec * 1000000);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to set up the idle exit: %m");
+        }
+        /* Only now: the BPF program is attached and the name is ours (Type=notify). */
+        manager_notify_status(m, "READY=1\n");
         log_info("Ready on the system bus as org.vprof.Profiler1.");
 
         r = sd_event_loop(m->event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
+        if (!m->exiting) /* the idle exit said so already */
+                (void)sd_notify(false, "STOPPING=1\nSTATUS=Exiting.");
         log_info("Exiting.");
         return 0;
 }

@@ -33,20 +33,21 @@ class BpfUnavailable(Exception):
 
 
 class VprofEnv:
-    def __init__(self, frequency=99, extra_args=()):
+    def __init__(self, frequency=99, extra_args=(), extra_env=None):
         self.tmp = tempfile.mkdtemp(prefix="vprof-test-")
         self.socket = os.path.join(self.tmp, "system_bus_socket")
         self.address = f"unix:path={self.socket}"
         self.env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=self.address)
         self.frequency = frequency
         self.extra_args = list(extra_args)
+        self.daemon_env = dict(self.env, **(extra_env or {}))  # for vprofd only, not for the clients
         self.bus = None
         self.daemon = None
         self.daemon_log = os.path.join(self.tmp, "vprofd.log")
         self.children = []
 
     # --- lifecycle -------------------------------------------------------------------------------------------
-    def start(self):
+    def start(self, wait=True):
         with open(os.environ["VPROF_BUS_CONF_IN"]) as f:
             conf = f.read().replace("@SOCKET@", self.socket).replace("@POLICY@", os.environ["VPROF_POLICY"])
         conf_path = os.path.join(self.tmp, "bus.conf")
@@ -56,14 +57,19 @@ class VprofEnv:
         self.bus = subprocess.Popen(["dbus-daemon", "--nofork", "--nopidfile", f"--config-file={conf_path}"],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self._wait_for(lambda: os.path.exists(self.socket), 10, "dbus-daemon socket")
-        self.start_daemon()
+        self.start_daemon(wait)
         return self
 
-    def start_daemon(self):
+    def daemon_command(self):
+        return [os.environ["VPROFD"], "--frequency", str(self.frequency)] + self.extra_args
+
+    def start_daemon(self, wait=True):
+        """Start vprofd; with wait, return once it answers (vprofctl status)."""
         # The child keeps its own copy of the descriptor.
         with open(self.daemon_log, "a") as log:
-            self.daemon = subprocess.Popen([os.environ["VPROFD"], "--frequency", str(self.frequency)] +
-                                           self.extra_args, env=self.env, stdout=log, stderr=log)
+            self.daemon = subprocess.Popen(self.daemon_command(), env=self.daemon_env, stdout=log, stderr=log)
+        if not wait:
+            return
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             if self.daemon.poll() is not None:
