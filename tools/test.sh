@@ -3,6 +3,7 @@
 # The whole test suite, from a fresh Debian 12 machine (as root): install the dependencies, build, run every
 # test (unit, lint, integration with real BPF and a private dbus-daemon), then the unit and integration tests
 # again with vprofd and the tests built with AddressSanitizer and UBSan. With CI=true a skipped test fails.
+# Last, tools/build-packages.sh builds the Debian and RPM packages from a clean copy and checks them.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -18,6 +19,12 @@ meson test -C build --print-errorlogs || status=1
 meson compile -C build-asan
 # The daemon under the sanitizers too: the integration tests fail on any report in its log.
 ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --suite unit --suite integration --print-errorlogs || status=1
+
+# The Debian and RPM packages, built from a clean copy of the tree and checked (lintian, contents).
+if ! tools/build-packages.sh; then
+  echo "packaging: tools/build-packages.sh failed, see above" >&2
+  status=1
+fi
 
 # One summary line over both runs, and no silent skips in CI.
 python3 - "$status" build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'
