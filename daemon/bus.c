@@ -66,6 +66,11 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
         case -EINVAL:
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "PID %u is a kernel thread, which has no user stack to profile", pid);
+        case -EACCES:
+                /* Even vprofd's capabilities do not reach it: a process of another user namespace or a
+                 * /proc mounted with hidepid=, as seen from a container. */
+                return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED,
+                                         "Access denied: vprofd cannot read PID %u in /proc", pid);
         case -ESHUTDOWN:
                 return sd_bus_error_setf(error, SD_BUS_ERROR_NO_SERVER,
                                          "vprofd is exiting after being idle; call again to start it anew");

@@ -54,8 +54,11 @@ class VprofEnv:
         with open(conf_path, "w") as f:
             f.write(conf)
         os.chmod(self.tmp, 0o755)  # the unprivileged test user must reach the socket
-        self.bus = subprocess.Popen(["dbus-daemon", "--nofork", "--nopidfile", f"--config-file={conf_path}"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Its log to a file, not to a pipe that nobody reads: dbus-daemon logs every call its policy rejects and,
+        # once the pipe's 64 KiB are full, blocks in write() and the whole bus with it.
+        with open(os.path.join(self.tmp, "dbus-daemon.log"), "w") as log:
+            self.bus = subprocess.Popen(["dbus-daemon", "--nofork", "--nopidfile", f"--config-file={conf_path}"],
+                                        stdout=subprocess.DEVNULL, stderr=log)
         self._wait_for(lambda: os.path.exists(self.socket), 10, "dbus-daemon socket")
         self.start_daemon(wait)
         return self
