@@ -56,7 +56,10 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 q->error_name = strdup(e->name ?: "");
                 q->error_message = strdup(e->message ?: "");
         } else {
-                r = sd_bus_message_read(reply, "(bb", &authorized, &challenge);
+                /* (is_authorized, is_challenge, details): the details do not matter here. */
+                r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
+                if (r >= 0)
+                        r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
                 q->authorized = r >= 0 && authorized;
                 if (r < 0)
                         q->error_message = strdup("malformed answer");

@@ -8,7 +8,7 @@ packages=(
   gcc meson ninja-build pkg-config clang bpftool
   libbpf-dev libelf-dev libsystemd-dev libsmartcols-dev libjson-c-dev
   # tests
-  check python3 dbus dbus-bin util-linux groff-base libxml2-utils systemd
+  check python3 dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd
 )
 
 missing=()

@@ -148,5 +148,75 @@ class Matrix(unittest.TestCase):
         self.assertIn("org.vprof.Profiler1.Error.AccessDenied", r.stderr)
 
 
+POLKITD = "/usr/lib/polkit-1/polkitd"
+POLKIT_BUS_POLICY = "/usr/share/dbus-1/system.d/org.freedesktop.PolicyKit1.conf"
+ACTIONS_DIR = "/usr/share/polkit-1/actions"
+RULES = "/etc/polkit-1/rules.d/49-vprof-test.rules"
+
+
+class WithPolkit(unittest.TestCase):
+    """A real polkitd on a private bus of its own, with the shipped action and a rule that allows user a and
+    refuses user b: the call parked while polkit is asked comes back with the verdict."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.exists(POLKITD):
+            if os.environ.get("CI") == "true":
+                raise AssertionError("polkitd is not installed (tools/install-deps.sh installs it)")
+            raise unittest.SkipTest("polkitd is not installed")
+        cls.a, cls.b = (add_user(u) for u in USERS)
+        cls.installed = []
+        action = os.path.join(ACTIONS_DIR, "org.vprof.Profiler1.policy")
+        if not os.path.exists(action):
+            subprocess.run(["install", "-D", "-m", "0644", os.environ["VPROF_POLKIT_ACTION"], action], check=True)
+            cls.installed.append(action)
+        with open(RULES, "w") as f:
+            f.write('polkit.addRule(function(action, subject) {\n'
+                    '    if (action.id != "org.vprof.Profiler1.profile") return polkit.Result.NOT_HANDLED;\n'
+                    f'    if (subject.user == "{USERS[0]}") return polkit.Result.YES;\n'
+                    f'    if (subject.user == "{USERS[1]}") return polkit.Result.NO;\n'
+                    '    return polkit.Result.NOT_HANDLED;\n'
+                    '});\n')
+        cls.installed.append(RULES)
+        cls.env = vprof_env.VprofEnv(frequency=99, extra_bus_policies=[POLKIT_BUS_POLICY]).start()
+        # Started as root, polkitd changes to its own user itself.
+        cls.polkitd = subprocess.Popen([POLKITD, "--no-debug"], env=cls.env.env, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+        cls.env.children.append(cls.polkitd)
+        cls.env._wait_for(lambda: subprocess.run(
+            ["busctl", "--system", "status", "org.freedesktop.PolicyKit1"], env=cls.env.env,
+            capture_output=True).returncode == 0, 20, "polkitd on the bus")
+
+    @classmethod
+    def tearDownClass(cls):
+        problems = cls.env.stop()
+        for path in cls.installed:
+            os.unlink(path)
+        for u in USERS:
+            subprocess.run(["userdel", u], capture_output=True)
+        assert not problems, problems
+
+    def test_polkit_decides_for_foreign_processes(self):
+        root_proc = spawn_as(None, "/usr/bin/python3", "-c", SLEEPER, "dumpable")
+        self.env.children.append(root_proc)
+        # Allowed by the rule: attach, read, reset and detach root's process.
+        for args in (["attach", root_proc.pid], ["report", root_proc.pid], ["report", root_proc.pid, "--values", "all"],
+                     ["reset", root_proc.pid]):
+            r = self.env.ctl(*args, user=self.a)
+            print(f"\nauthz: user a (polkit yes) x root's process x {args[0]} -> "
+                  f"{'ok' if r.returncode == 0 else r.stderr.strip()}", end="", file=sys.stderr)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        # Refused by the rule.
+        for args in (["report", root_proc.pid], ["detach", root_proc.pid]):
+            r = self.env.ctl(*args, user=self.b)
+            print(f"\nauthz: user b (polkit no) x root's process x {args[0]} -> {r.stderr.strip()}", end="",
+                  file=sys.stderr)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("polkit did not allow it", r.stderr)
+        self.assertEqual(self.env.ctl("detach", root_proc.pid, user=self.a).returncode, 0)
+        # The daemon did not wait on polkit: it answered others meanwhile, and nothing is left parked.
+        self.assertEqual(self.env.ctl("status").returncode, 0)
+
+
 if __name__ == "__main__":
     vprof_env.run_tests(sys.modules[__name__], frequency=99)

@@ -33,7 +33,7 @@ class BpfUnavailable(Exception):
 
 
 class VprofEnv:
-    def __init__(self, frequency=99, extra_args=(), extra_env=None):
+    def __init__(self, frequency=99, extra_args=(), extra_env=None, extra_bus_policies=()):
         self.tmp = tempfile.mkdtemp(prefix="vprof-test-")
         self.socket = os.path.join(self.tmp, "system_bus_socket")
         self.address = f"unix:path={self.socket}"
@@ -45,11 +45,14 @@ class VprofEnv:
         self.daemon = None
         self.daemon_log = os.path.join(self.tmp, "vprofd.log")
         self.children = []
+        self.extra_bus_policies = list(extra_bus_policies)  # more bus policy files, e.g. polkit's
 
     # --- lifecycle -------------------------------------------------------------------------------------------
     def start(self, wait=True):
         with open(os.environ["VPROF_BUS_CONF_IN"]) as f:
             conf = f.read().replace("@SOCKET@", self.socket).replace("@POLICY@", os.environ["VPROF_POLICY"])
+        includes = "".join(f"  <include>{p}</include>\n" for p in self.extra_bus_policies)
+        conf = conf.replace("</busconfig>", includes + "</busconfig>")
         conf_path = os.path.join(self.tmp, "bus.conf")
         with open(conf_path, "w") as f:
             f.write(conf)
