@@ -178,6 +178,15 @@ class WithPolkit(unittest.TestCase):
                     '    return polkit.Result.NOT_HANDLED;\n'
                     '});\n')
         cls.installed.append(RULES)
+        cls.env = None
+        try:
+            cls.start_bus_and_polkit()
+        except BaseException:
+            cls.tearDownClass()  # unittest does not call it when setUpClass fails: leave no file behind
+            raise
+
+    @classmethod
+    def start_bus_and_polkit(cls):
         cls.env = vprof_env.VprofEnv(frequency=99, extra_bus_policies=[POLKIT_BUS_POLICY]).start()
         # Started as root, polkitd changes to its own user itself.
         cls.polkitd = subprocess.Popen([POLKITD, "--no-debug"], env=cls.env.env, stdout=subprocess.DEVNULL,
@@ -189,7 +198,7 @@ class WithPolkit(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        problems = cls.env.stop()
+        problems = cls.env.stop() if cls.env else []
         for path in cls.installed:
             os.unlink(path)
         for u in USERS:
