@@ -14,12 +14,6 @@ int bus_check_pid_argument(uint32_t pid, sd_bus_error *error)
         return 0;
 }
 
-int bus_access_denied(sd_bus_error *error, uint32_t pid)
-{
-        return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED, "Access denied: PID %u belongs to another user",
-                                 pid);
-}
-
 bool bus_caller_may_see(Target *t, uid_t caller)
 {
         /* A running target's credentials are read again: a process that exec()ed a set-ID program since the
@@ -61,21 +55,60 @@ int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Tar
         return 1;
 }
 
-int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn table, ProfileSort sort,
-                          Target **ret_target, ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error)
+int bus_read_target(Manager *m, sd_bus_message *msg, Target **ret, sd_bus_error *error)
 {
         uint32_t pid;
-        Target *t;
         int r;
 
         r = sd_bus_message_read(msg, "u", &pid);
         if (r < 0)
                 return r;
-        r = bus_get_target_for_caller(m, msg, pid, &t, error);
+        return bus_get_target_for_caller(m, msg, pid, ret, error);
+}
+
+int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn table, ProfileSort sort,
+                          Target **ret_target, ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error)
+{
+        Target *t;
+        int r;
+
+        r = bus_read_target(m, msg, &t, error);
         if (r <= 0)
                 return r;
         manager_sync(m);
         r = table(t->profile, sort, ret_rows, ret_n);
+        if (r < 0)
+                return r;
+        *ret_target = t;
+        return 1;
+}
+
+int bus_read_function_table(Manager *m, sd_bus_message *msg, bool values, Target **ret_target,
+                            ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error)
+{
+        const char *sort_name;
+        uint32_t pid, limit;
+        ProfileSort sort;
+        Target *t;
+        int r;
+
+        r = sd_bus_message_read(msg, "usu", &pid, &sort_name, &limit);
+        if (r < 0)
+                return r;
+        sort = profile_sort_from_string(sort_name);
+        if (values && !profile_sort_is_values(sort))
+                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                                         "Unknown sort key '%s': expected elapsed-inclusive, elapsed-exclusive, "
+                                         "application-inclusive or application-exclusive",
+                                         sort_name);
+        if (!values && sort < 0)
+                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                                         "Unknown sort key '%s': expected inclusive or exclusive", sort_name);
+        r = bus_get_target_for_caller(m, msg, pid, &t, error);
+        if (r <= 0)
+                return r;
+        manager_sync(m);
+        r = profile_functions(t->profile, sort, limit, ret_rows, ret_n);
         if (r < 0)
                 return r;
         *ret_target = t;

@@ -14,7 +14,6 @@
 
 /* InvalidArgument for PID 0 and PIDs no kernel hands out. */
 int bus_check_pid_argument(uint32_t pid, sd_bus_error *error);
-int bus_access_denied(sd_bus_error *error, uint32_t pid);
 /* Whether caller may see and act on t by the local rules (authz.h), with t's credentials read afresh. */
 bool bus_caller_may_see(Target *t, uid_t caller);
 /* For a caller the local rules refuse: polkit_verify_async() on profiling pid. */
@@ -25,9 +24,17 @@ int bus_verify_profile_access(Manager *m, sd_bus_message *msg, uint32_t pid, sd_
  * InvalidArgument, NotAttached or AccessDenied in error. */
 int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Target **ret, sd_bus_error *error);
 
+/* The target named by the message's only argument, a PID. Returns as bus_get_target_for_caller(). */
+int bus_read_target(Manager *m, sd_bus_message *msg, Target **ret, sd_bus_error *error);
+
 /* The table of the target named by the message's only argument, a PID, for the caller, after draining the
  * ring buffer; as profile_modules() and profile_threads(). The caller frees *ret_rows. Returns as
  * bus_get_target_for_caller(). */
 typedef int (*profile_table_fn)(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n);
 int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn table, ProfileSort sort,
                           Target **ret_target, ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error);
+
+/* GetFunctions and GetFunctionValues: reads (u pid, s sort, u limit), checks the sort key against the kind of
+ * table (values: the elapsed and application keys) and returns the sorted rows as bus_read_target_table(). */
+int bus_read_function_table(Manager *m, sd_bus_message *msg, bool values, Target **ret_target,
+                            ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error);

@@ -98,38 +98,17 @@ static int reply_values(sd_bus_message *msg, RowShape shape, const ProfileRow *r
         return sd_bus_send(NULL, reply, NULL);
 }
 
-static int invalid_values_sort(sd_bus_error *error, const char *name)
-{
-        return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
-                                 "Unknown sort key '%s': expected elapsed-inclusive, elapsed-exclusive, "
-                                 "application-inclusive or application-exclusive",
-                                 name);
-}
-
 int method_get_function_values(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         _cleanup_free_ ProfileRow *rows = NULL;
         Manager *m = userdata;
-        const char *sort_name;
-        ProfileSort sort;
-        uint32_t pid, limit;
         Target *t;
         size_t n;
         int r;
 
-        r = sd_bus_message_read(msg, "usu", &pid, &sort_name, &limit);
-        if (r < 0)
-                return r;
-        sort = profile_sort_from_string(sort_name);
-        if (!profile_sort_is_values(sort))
-                return invalid_values_sort(error, sort_name);
-        r = bus_get_target_for_caller(m, msg, pid, &t, error);
+        r = bus_read_function_table(m, msg, true, &t, &rows, &n, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        manager_sync(m);
-        r = profile_functions(t->profile, sort, limit, &rows, &n);
-        if (r < 0)
-                return r;
         return reply_values(msg, ROW_FUNCTION, rows, n, profile_total_values(t->profile), m->config.frequency);
 }
 

@@ -112,18 +112,16 @@ static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 {
         Manager *m = userdata;
         Target *t;
-        uint32_t pid;
+        pid_t pid;
         int r;
 
-        r = sd_bus_message_read(msg, "u", &pid);
-        if (r < 0)
-                return r;
-        r = bus_get_target_for_caller(m, msg, pid, &t, error);
+        r = bus_read_target(m, msg, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        r = manager_detach(m, t->pid);
+        pid = t->pid; /* t is gone after a detach */
+        r = manager_detach(m, pid);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot detach PID %u: %s", pid, strerror(-r));
+                return sd_bus_error_set_errnof(error, r, "Cannot detach PID %d: %s", (int)pid, strerror(-r));
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -131,20 +129,16 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
 {
         Manager *m = userdata;
         Target *t;
-        uint32_t pid;
         int r;
 
-        r = sd_bus_message_read(msg, "u", &pid);
-        if (r < 0)
-                return r;
-        r = bus_get_target_for_caller(m, msg, pid, &t, error);
+        r = bus_read_target(m, msg, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         /* Samples taken before the reset belong to the old tables. */
         manager_sync(m);
         r = target_reset(t);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot reset PID %u: %s", pid, strerror(-r));
+                return sd_bus_error_set_errnof(error, r, "Cannot reset PID %d: %s", (int)t->pid, strerror(-r));
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -229,28 +223,13 @@ static int reply_rows(sd_bus_message *msg, const char *signature, const ProfileR
 static int method_get_functions(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         _cleanup_free_ ProfileRow *rows = NULL;
-        Manager *m = userdata;
-        const char *sort_name;
-        ProfileSort sort;
-        uint32_t pid, limit;
         Target *t;
         size_t n;
         int r;
 
-        r = sd_bus_message_read(msg, "usu", &pid, &sort_name, &limit);
-        if (r < 0)
-                return r;
-        sort = profile_sort_from_string(sort_name);
-        if (sort < 0)
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
-                                         "Unknown sort key '%s': expected inclusive or exclusive", sort_name);
-        r = bus_get_target_for_caller(m, msg, pid, &t, error);
+        r = bus_read_function_table(userdata, msg, false, &t, &rows, &n, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        manager_sync(m);
-        r = profile_functions(t->profile, sort, limit, &rows, &n);
-        if (r < 0)
-                return r;
         return reply_rows(msg, "(ssttdd)", rows, n, profile_total(t->profile));
 }
 
