@@ -101,7 +101,7 @@ int bus_read_function_table(Manager *m, sd_bus_message *msg, bool values, Target
                                          "Unknown sort key '%s': expected elapsed-inclusive, elapsed-exclusive, "
                                          "application-inclusive or application-exclusive",
                                          sort_name);
-        if (!values && sort < 0)
+        if (!values && (sort < 0 || profile_sort_is_values(sort)))
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "Unknown sort key '%s': expected inclusive or exclusive", sort_name);
         r = bus_get_target_for_caller(m, msg, pid, &t, error);

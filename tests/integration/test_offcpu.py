@@ -263,6 +263,10 @@ class OffCpuIsOptIn(unittest.TestCase):
             for sort in ("inclusive", "sideways", ""):
                 r = ENV.dbus_send("GetFunctionValues", f"uint32:{p.pid}", f"string:{sort}", "uint32:0")
                 self.assertIn("org.vprof.Profiler1.Error.InvalidArgument", r.stderr, sort)
+            # The sampling table sorts by sample counts only.
+            for sort in ("elapsed-inclusive", "application-exclusive"):
+                r = ENV.dbus_send("GetFunctions", f"uint32:{p.pid}", f"string:{sort}", "uint32:0")
+                self.assertIn("org.vprof.Profiler1.Error.InvalidArgument", r.stderr, sort)
             r = ENV.ctl("report", p.pid, "--values", "sideways")
             self.assertEqual(r.returncode, 1)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
