@@ -15,6 +15,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * not cost one wakeup per sample; a timer in the daemon drains the rest. */
 const volatile __u64 wakeup_bytes = 0;
 
+/* The daemon's PID namespace (device and inode of /proc/self/ns/pid), when it is not the initial one (in a
+ * container): targets are then keyed, and records carry IDs, as the daemon sees them. 0: host IDs. */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
+
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
         __uint(max_entries, VPROF_MAX_TARGETS_DEFAULT); /* resized by the daemon before load */
@@ -36,7 +41,7 @@ struct {
         __type(value, struct vprof_sample);
 } scratch SEC(".maps");
 
-/* Target threads off the CPU, by thread ID: the record that goes to the ring buffer when the thread runs
+/* Target threads off the CPU, by host thread ID: the record that goes to the ring buffer when the thread runs
  * again. Allocated on use: memory follows the number of waiting target threads, not the limit. */
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
@@ -96,6 +101,26 @@ static __always_inline __u32 capture_user_stack(void *ctx, struct vprof_sample *
         return depth;
 }
 
+/* The current task's process and thread IDs as the daemon sees them; false when the task lives outside the
+ * daemon's PID namespace, and so cannot be a target. */
+static __always_inline bool current_ids(__u32 *tgid, __u32 *tid)
+{
+        struct bpf_pidns_info ns;
+        __u64 id;
+
+        if (!pidns_ino) { /* a constant after load: the verifier drops the other branch */
+                id = bpf_get_current_pid_tgid();
+                *tgid = id >> 32;
+                *tid = (__u32)id;
+                return true;
+        }
+        if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)) < 0)
+                return false;
+        *tgid = ns.tgid;
+        *tid = ns.pid;
+        return true;
+}
+
 static __always_inline __u64 wakeup_flag(void)
 {
         return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
@@ -105,12 +130,11 @@ static __always_inline __u64 wakeup_flag(void)
 SEC("perf_event")
 int vprof_sample(struct bpf_perf_event_data *ctx)
 {
-        __u64 id = bpf_get_current_pid_tgid();
-        __u32 tgid = id >> 32, zero = 0, kdepth = 0, udepth = 0;
+        __u32 tgid, tid, zero = 0, kdepth = 0, udepth = 0;
         struct vprof_sample *s;
         long n;
 
-        if (!bpf_map_lookup_elem(&targets, &tgid)) {
+        if (!current_ids(&tgid, &tid) || !bpf_map_lookup_elem(&targets, &tgid)) {
                 count(VPROF_STAT_DISCARDED);
                 return 0;
         }
@@ -122,7 +146,7 @@ int vprof_sample(struct bpf_perf_event_data *ctx)
         }
 
         s->tgid = tgid;
-        s->tid = (__u32)id;
+        s->tid = tid;
         s->cpu = bpf_get_smp_processor_id();
         s->flags = 0;
         s->period = ctx->sample_period;
@@ -170,10 +194,13 @@ int vprof_sample(struct bpf_perf_event_data *ctx)
 
 static __always_inline void switch_out(void *ctx, bool preempt, struct task_struct *prev)
 {
-        __u32 tgid = prev->tgid, tid = prev->pid, one = 1;
+        __u32 host_tid = prev->pid, tgid, tid, one = 1;
         struct vprof_target *target;
         struct vprof_sample *s;
 
+        /* prev is still current here: the helpers see its IDs and its user stack. */
+        if (!current_ids(&tgid, &tid))
+                return;
         target = bpf_map_lookup_elem(&targets, &tgid);
         if (!target || !(target->flags & VPROF_TARGET_OFF_CPU))
                 return;
@@ -198,10 +225,10 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
         s->window_words = 0;
         s->reserved = 0;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
-        /* prev is still current here: its user stack is the one the helpers see. */
         s->user_depth = capture_user_stack(ctx, s, 0);
 
-        if (bpf_map_update_elem(&off_cpu, &tid, s, BPF_ANY) < 0) {
+        /* Keyed by the host thread ID: the switch-in has only the task, not the daemon's view of it. */
+        if (bpf_map_update_elem(&off_cpu, &host_tid, s, BPF_ANY) < 0) {
                 count(VPROF_STAT_OFF_CPU_UNTRACKED);
                 return;
         }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -173,6 +175,26 @@ static int on_ring_record(void *ctx, void *data, size_t size)
         return s->fn(s->userdata, sample);
 }
 
+/* The PID namespace inode of the initial namespace (PROC_PID_INIT_INO): a fixed value of the kernel ABI. */
+#define PID_NS_INIT_INO 0xEFFFFFFCU
+
+/* In a container the daemon sees its own PID namespace's IDs (attach, /proc, pidfds) while BPF sees the host's:
+ * the program then translates to ours. Only tasks of our namespace itself can be targets then. */
+static int set_pid_namespace(struct vprof_bpf *skel)
+{
+        struct stat st;
+
+        if (stat("/proc/self/ns/pid", &st) < 0)
+                return log_error_errno(-errno, "Failed to read the daemon's PID namespace: %m");
+        if (st.st_ino == PID_NS_INIT_INO)
+                return 0;
+        skel->rodata->pidns_dev = st.st_dev;
+        skel->rodata->pidns_ino = st.st_ino;
+        log_info("Running in a PID namespace (inode %" PRIu64 "): targets are processes of that namespace.",
+                 (uint64_t)st.st_ino);
+        return 0;
+}
+
 int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdata, Sampler **ret)
 {
         _cleanup_(sampler_freep) Sampler *s = NULL;
@@ -199,6 +221,9 @@ int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdat
         if (!s->skel)
                 return log_error_errno(negative_errno(), "Failed to open the BPF object: %m");
         s->skel->rodata->wakeup_bytes = config->ring_size / 4;
+        r = set_pid_namespace(s->skel);
+        if (r < 0)
+                return r;
         r = bpf_map__set_max_entries(s->skel->maps.samples, config->ring_size);
         if (r < 0)
                 return log_error_errno(r, "Failed to size the ring buffer: %m");

@@ -192,10 +192,10 @@ def daemon_usage(pid):
     return cpu, hwm
 
 
-def start_env_or_skip(**kwargs):
-    """A started VprofEnv; a machine that cannot load BPF skips (77), and fails in CI."""
+def start_env_or_skip(cls=None, **kwargs):
+    """A started VprofEnv (or subclass cls); a machine that cannot load BPF skips (77), and fails in CI."""
     require_bpf_or_skip()
-    env = VprofEnv(**kwargs)
+    env = (cls or VprofEnv)(**kwargs)
     try:
         return env.start()
     except BpfUnavailable as e:
