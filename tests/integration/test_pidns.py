@@ -79,7 +79,7 @@ class PidNamespace(unittest.TestCase):
         self.assertGreater(report["total_samples"], 150)  # 99 Hz, one busy thread
         self.assertIn("work_alpha", functions)
         self.assertGreater(functions["work_alpha"]["exclusive_percent"], 30)
-        listed = {t["pid"] for t in ENV.ctl_json("list")}
+        listed = {t["pid"] for t in ENV.ctl_json("list")["targets"]}
         self.assertIn(self.demo, listed)
         self.assertEqual(ENV.ctl("detach", self.demo).returncode, 0)
 
