@@ -44,6 +44,20 @@ typedef struct Thread {
         ProfileValues values;
 } Thread;
 
+/* One distinct stack: the frames of a sample, innermost first, kernel ones included. */
+typedef struct StackKey {
+        const uint32_t *frames;
+        uint32_t n_frames;
+} StackKey;
+
+typedef struct Stack {
+        StackKey key; /* key.frames points to frames */
+        uint32_t n_kernel_frames; /* the first ones: a kernel function id never names user code */
+        uint64_t samples;      /* on-CPU samples */
+        ProfileValues values;  /* every interval, off-CPU ones too */
+        uint32_t frames[];
+} Stack;
+
 struct Profile {
         uint32_t frequency;
         uint64_t total;
@@ -60,4 +74,14 @@ struct Profile {
         Hashmap *module_by_name; /* name -> id + 1 */
 
         Hashmap *threads; /* tid -> Thread */
+
+        Hashmap *stacks; /* StackKey* -> Stack* */
+
+        /* Memory bounds (0: none). Past them the totals keep counting: a new function becomes "[other]" and
+         * a new stack is counted in other_stack. */
+        size_t max_functions;
+        size_t max_stacks;
+        uint32_t other_id; /* "[other]"; UINT32_MAX until needed */
+        uint64_t other_stack_samples;
+        ProfileValues other_stack_values;
 };

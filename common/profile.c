@@ -41,6 +41,20 @@ static bool function_key_equal(const void *a, const void *b)
 
 static const HashOps function_key_hash_ops = { .hash = function_key_hash, .equal = function_key_equal };
 
+static uint64_t stack_key_hash(const void *k)
+{
+        const StackKey *key = k;
+        return hash_bytes(key->frames, key->n_frames * sizeof(uint32_t), key->n_frames);
+}
+
+static bool stack_key_equal(const void *a, const void *b)
+{
+        const StackKey *x = a, *y = b;
+        return x->n_frames == y->n_frames && memcmp(x->frames, y->frames, x->n_frames * sizeof(uint32_t)) == 0;
+}
+
+static const HashOps stack_key_hash_ops = { .hash = stack_key_hash, .equal = stack_key_equal };
+
 int profile_new(uint32_t frequency, Profile **ret)
 {
         _cleanup_(profile_freep) Profile *p = NULL;
@@ -52,10 +66,12 @@ int profile_new(uint32_t frequency, Profile **ret)
                 return -ENOMEM;
         p->frequency = frequency;
         p->unknown_id = UINT32_MAX;
+        p->other_id = UINT32_MAX;
         p->function_by_key = hashmap_new(&function_key_hash_ops);
         p->module_by_name = hashmap_new(&string_hash_ops);
         p->threads = hashmap_new(&uint64_hash_ops);
-        if (!p->function_by_key || !p->module_by_name || !p->threads)
+        p->stacks = hashmap_new(&stack_key_hash_ops);
+        if (!p->function_by_key || !p->module_by_name || !p->threads || !p->stacks)
                 return -ENOMEM;
         *ret = TAKE_PTR(p);
         return 0;
@@ -63,10 +79,14 @@ int profile_new(uint32_t frequency, Profile **ret)
 
 Profile *profile_free(Profile *p)
 {
+        Stack *stack;
         Thread *t;
 
         if (!p)
                 return NULL;
+        HASHMAP_FOREACH(stack, p->stacks)
+                free(stack);
+        hashmap_free(p->stacks);
         for (size_t i = 0; i < p->n_functions; i++) {
                 free(p->functions[i]->name);
                 free(p->functions[i]);
@@ -133,24 +153,32 @@ static int intern_module(Profile *p, const char *name, uint32_t *ret_id)
         return 0;
 }
 
-int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id)
+void profile_set_limits(Profile *p, size_t max_functions, size_t max_stacks)
+{
+        p->max_functions = max_functions;
+        p->max_stacks = max_stacks;
+}
+
+static Function *find_function(const Profile *p, const char *module, const char *function)
+{
+        void *v = hashmap_get(p->module_by_name, module);
+        FunctionKey key;
+
+        if (!v)
+                return NULL;
+        key = (FunctionKey){ .module_id = (uint32_t)(PTR_TO_UINT64(v) - 1), .name = function };
+        return hashmap_get(p->function_by_key, &key);
+}
+
+static int add_function(Profile *p, const char *module, const char *function, uint32_t *ret_id)
 {
         _cleanup_free_ Function *f = NULL;
-        FunctionKey key;
-        Function *existing;
         uint32_t module_id;
         int r;
 
         r = intern_module(p, module, &module_id);
         if (r < 0)
                 return r;
-        key = (FunctionKey){ .module_id = module_id, .name = function };
-        existing = hashmap_get(p->function_by_key, &key);
-        if (existing) {
-                *ret_id = existing->id;
-                return 0;
-        }
-
         r = grow((void **)&p->functions, &p->allocated_functions, p->n_functions + 1);
         if (r < 0)
                 return r;
@@ -170,6 +198,33 @@ int profile_intern_function(Profile *p, const char *module, const char *function
         *ret_id = f->id;
         p->functions[p->n_functions++] = TAKE_PTR(f);
         return 0;
+}
+
+/* The profile's own rows ("[unknown]", "[other]") are never folded. */
+static int intern_reserved(Profile *p, const char *name, uint32_t *id)
+{
+        return *id != UINT32_MAX ? 0 : add_function(p, name, name, id);
+}
+
+int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id)
+{
+        Function *existing = find_function(p, module, function);
+        int r;
+
+        if (existing) {
+                *ret_id = existing->id;
+                return 0;
+        }
+        /* The reserved rows do not count against the limit. */
+        if (p->max_functions > 0 &&
+            p->n_functions - (p->unknown_id != UINT32_MAX) - (p->other_id != UINT32_MAX) >= p->max_functions) {
+                r = intern_reserved(p, PROFILE_OTHER, &p->other_id);
+                if (r < 0)
+                        return r;
+                *ret_id = p->other_id;
+                return 0;
+        }
+        return add_function(p, module, function, ret_id);
 }
 
 static Thread *count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error)
@@ -277,6 +332,38 @@ static void count_values(Profile *p, const ProfileSample *s, const uint32_t *use
         values_add(&p->modules[leaf->key.module_id]->counts.exclusive_values, s);
 }
 
+/* The sample's stack, as given (an empty one too: its samples have no frame). Past the limit, or out of memory,
+ * it goes to the "[other]" stack: the sample is counted everywhere else already, so it must not fail here. */
+static void count_stack(Profile *p, const ProfileSample *s)
+{
+        StackKey key = { .frames = s->frames, .n_frames = (uint32_t)s->n_frames };
+        Stack *stack = hashmap_get(p->stacks, &key);
+
+        if (!stack && (p->max_stacks == 0 || hashmap_size(p->stacks) < p->max_stacks)) {
+                stack = malloc(sizeof(*stack) + s->n_frames * sizeof(uint32_t));
+                if (stack) {
+                        memcpy(stack->frames, s->frames, s->n_frames * sizeof(uint32_t));
+                        stack->key = (StackKey){ .frames = stack->frames, .n_frames = key.n_frames };
+                        stack->n_kernel_frames = (uint32_t)s->n_kernel_frames;
+                        stack->samples = 0;
+                        stack->values = (ProfileValues){};
+                        if (hashmap_put(p->stacks, &stack->key, stack) < 0) {
+                                free(stack);
+                                stack = NULL;
+                        }
+                }
+        }
+        if (!stack) {
+                if (sample_on_cpu(s))
+                        p->other_stack_samples++;
+                values_add(&p->other_stack_values, s);
+                return;
+        }
+        if (sample_on_cpu(s))
+                stack->samples++;
+        values_add(&stack->values, s);
+}
+
 int profile_add_sample(Profile *p, const ProfileSample *s)
 {
         const uint32_t *user;
@@ -296,11 +383,9 @@ int profile_add_sample(Profile *p, const ProfileSample *s)
         if (n_user == 0) {
                 /* The interval still counts, like an unnamed frame: the function values add up to the
                  * session's. */
-                if (p->unknown_id == UINT32_MAX) {
-                        r = profile_intern_function(p, "[unknown]", "[unknown]", &p->unknown_id);
-                        if (r < 0)
-                                return r;
-                }
+                r = intern_reserved(p, "[unknown]", &p->unknown_id);
+                if (r < 0)
+                        return r;
                 user = &p->unknown_id;
                 n_user = 1;
         }
@@ -320,6 +405,7 @@ int profile_add_sample(Profile *p, const ProfileSample *s)
         values_add(&p->total_values, s);
         values_add(&t->values, s);
         count_values(p, s, user, n_user, gen);
+        count_stack(p, s);
         return 0;
 }
 
@@ -521,5 +607,66 @@ int profile_threads(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t
         sort_rows(p, rows, n, sort);
         *ret = rows;
         *ret_n = n;
+        return 0;
+}
+
+size_t profile_n_stacks(const Profile *p)
+{
+        return hashmap_size(p->stacks);
+}
+
+uint64_t profile_other_stack_samples(const Profile *p)
+{
+        return p->other_stack_samples;
+}
+
+uint64_t profile_other_function_samples(const Profile *p)
+{
+        return p->other_id == UINT32_MAX ? 0 : p->functions[p->other_id]->counts.inclusive;
+}
+
+int profile_function_name(const Profile *p, uint32_t id, const char **ret_module, const char **ret_function)
+{
+        if (id >= p->n_functions)
+                return -ENOENT;
+        *ret_module = p->modules[p->functions[id]->key.module_id]->name;
+        *ret_function = p->functions[id]->name;
+        return 0;
+}
+
+static int compare_stack_rows(const void *x, const void *y)
+{
+        const ProfileStackRow *a = x, *b = y;
+
+        if (a->samples != b->samples)
+                return a->samples > b->samples ? -1 : 1;
+        if (a->n_frames != b->n_frames)
+                return a->n_frames < b->n_frames ? -1 : 1;
+        return memcmp(a->frames, b->frames, a->n_frames * sizeof(uint32_t));
+}
+
+int profile_stacks(const Profile *p, size_t limit, ProfileStackRow **ret, size_t *ret_n)
+{
+        ProfileStackRow *rows;
+        const Stack *stack;
+        size_t n = 0;
+
+        rows = calloc(MAX(hashmap_size(p->stacks), (size_t)1), sizeof(ProfileStackRow));
+        if (!rows)
+                return -ENOMEM;
+        HASHMAP_FOREACH(stack, p->stacks) {
+                if (stack->samples == 0)
+                        continue;
+                rows[n++] = (ProfileStackRow){
+                        .frames = stack->frames,
+                        .n_frames = stack->key.n_frames,
+                        .n_kernel_frames = stack->n_kernel_frames,
+                        .samples = stack->samples,
+                        .values = stack->values,
+                };
+        }
+        qsort(rows, n, sizeof(ProfileStackRow), compare_stack_rows);
+        *ret = rows;
+        *ret_n = limit > 0 && limit < n ? limit : n;
         return 0;
 }

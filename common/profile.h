@@ -90,7 +90,15 @@ int profile_new(uint32_t frequency, Profile **ret);
 Profile *profile_free(Profile *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Profile *, profile_free);
 
-/* The id of (module, function), created on first use. */
+/* The row (module and function name) that stands for what did not fit within the limits. */
+#define PROFILE_OTHER "[other]"
+
+/* Bounds on memory, 0 for none: at most max_functions distinct functions and max_stacks distinct stacks. Past
+ * them every total stays exact: a new function is counted as PROFILE_OTHER, a new stack in the other stack
+ * (profile_other_stack()). */
+void profile_set_limits(Profile *p, size_t max_functions, size_t max_stacks);
+
+/* The id of (module, function), created on first use; PROFILE_OTHER's once max_functions are in use. */
 int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id);
 int profile_add_sample(Profile *p, const ProfileSample *s);
 
@@ -111,6 +119,25 @@ double profile_application(const ProfileValues *v);
 int profile_functions(const Profile *p, ProfileSort sort, size_t limit, ProfileRow **ret, size_t *ret_n);
 int profile_modules(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n);
 int profile_threads(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n);
+
+/* The distinct stacks: frames innermost first as given to profile_add_sample(), kernel ones included. */
+typedef struct ProfileStackRow {
+        const uint32_t *frames; /* owned by the profile */
+        size_t n_frames;
+        size_t n_kernel_frames; /* the innermost ones */
+        uint64_t samples;       /* on-CPU samples */
+        ProfileValues values;
+} ProfileStackRow;
+
+/* The stacks with on-CPU samples, most samples first (then by frames, for a stable order). limit 0: all. */
+int profile_stacks(const Profile *p, size_t limit, ProfileStackRow **ret, size_t *ret_n);
+size_t profile_n_stacks(const Profile *p);
+/* What was counted past max_stacks, and so in no stack. */
+uint64_t profile_other_stack_samples(const Profile *p);
+/* The module and function name of an id (strings owned by the profile); -ENOENT for an unknown id. */
+int profile_function_name(const Profile *p, uint32_t id, const char **ret_module, const char **ret_function);
+/* Samples with a function folded into PROFILE_OTHER (its inclusive count), 0 when none was folded. */
+uint64_t profile_other_function_samples(const Profile *p);
 
 /* The row's value for key, in sample periods for the values keys. */
 double profile_row_value(const ProfileRow *row, ProfileSort key, uint32_t frequency);

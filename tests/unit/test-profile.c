@@ -2,6 +2,7 @@
 #include <check.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "check-main.h"
@@ -481,6 +482,93 @@ START_TEST(test_values_without_user_stack)
 }
 END_TEST
 
+
+/* The distinct stacks of build(): four, one sample each, in a stable order. */
+START_TEST(test_stacks)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        _cleanup_free_ ProfileStackRow *rows = NULL;
+        const char *module, *function;
+        uint32_t id[N];
+        size_t n;
+
+        p = build(id);
+        const uint32_t again[] = { id[A], id[MAIN] };
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ 10, NULL, again, 2 }), 0);
+        ck_assert_uint_eq(profile_n_stacks(p), 4);
+        ck_assert_int_eq(profile_stacks(p, 0, &rows, &n), 0);
+        ck_assert_uint_eq(n, 4);
+        /* main -> a twice, first; then by depth. */
+        ck_assert_uint_eq(rows[0].samples, 2);
+        ck_assert_uint_eq(rows[0].n_frames, 2);
+        ck_assert_uint_eq(rows[0].frames[0], id[A]);
+        ck_assert_uint_eq(rows[1].n_frames, 3);
+        ck_assert_uint_eq(rows[3].n_frames, 5);
+        ck_assert_uint_eq(rows[0].values.user_samples, 2);
+        ck_assert_int_eq(profile_function_name(p, rows[3].frames[0], &module, &function), 0);
+        ck_assert_str_eq(module, "libx.so");
+        ck_assert_str_eq(function, "c");
+        ck_assert_int_eq(profile_function_name(p, 999, &module, &function), -ENOENT);
+        ck_assert_uint_eq(profile_other_stack_samples(p), 0);
+}
+END_TEST
+
+/* Past the limits every total stays exact: new functions count as [other], new stacks in the other stack. */
+START_TEST(test_limits_fold_into_other)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        _cleanup_free_ ProfileRow *rows = NULL;
+        _cleanup_free_ ProfileStackRow *stacks = NULL;
+        uint32_t main_id, f[6], unknown_stack_ids[1];
+        uint64_t stack_samples = 0;
+        char name[16];
+        size_t n;
+
+        ck_assert_int_eq(profile_new(100, &p), 0);
+        profile_set_limits(p, 3, 4);
+        ck_assert_int_eq(profile_intern_function(p, "app", "main", &main_id), 0);
+        for (size_t i = 0; i < ELEMENTSOF(f); i++) {
+                snprintf(name, sizeof(name), "f%zu", i);
+                ck_assert_int_eq(profile_intern_function(p, "app", name, &f[i]), 0);
+        }
+        /* main, f0, f1 fit; f2..f5 are [other], one id. */
+        ck_assert_uint_ne(f[1], f[2]);
+        ck_assert_uint_eq(f[2], f[5]);
+        /* An existing function keeps its id past the limit. */
+        ck_assert_int_eq(profile_intern_function(p, "app", "f0", &unknown_stack_ids[0]), 0);
+        ck_assert_uint_eq(unknown_stack_ids[0], f[0]);
+
+        /* 6 stacks main -> fi, each i+1 times; then one sample without a user stack ([unknown] is not
+         * folded although the function limit is reached). */
+        for (size_t i = 0; i < ELEMENTSOF(f); i++)
+                for (size_t k = 0; k <= i; k++) {
+                        const uint32_t frames[] = { f[i], main_id, f[k % 2] };
+                        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ 1, NULL, frames, 3 }), 0);
+                }
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ 1, NULL, NULL, 0 }), 0);
+        ck_assert_uint_eq(profile_total(p), 22);
+
+        ck_assert_int_eq(profile_functions(p, PROFILE_SORT_EXCLUSIVE, 0, &rows, &n), 0);
+        /* [other] holds f2..f5's exclusive samples: 3 + 4 + 5 + 6. */
+        ck_assert_str_eq(rows[0].name, PROFILE_OTHER);
+        ck_assert_str_eq(rows[0].module, PROFILE_OTHER);
+        ck_assert_uint_eq(rows[0].exclusive, 18);
+        ck_assert_uint_eq(profile_other_function_samples(p), 18);
+        uint64_t exclusive = 0;
+        for (size_t i = 0; i < n; i++)
+                exclusive += rows[i].exclusive;
+        ck_assert_uint_eq(exclusive, 21); /* the frameless sample counts for the total only */
+
+        /* Distinct stacks: (f0,main,f0) (f1,main,f0) (f1,main,f1) (other,main,f0) ... the cap is 4. */
+        ck_assert_uint_eq(profile_n_stacks(p), 4);
+        ck_assert_int_eq(profile_stacks(p, 0, &stacks, &n), 0);
+        for (size_t i = 0; i < n; i++)
+                stack_samples += stacks[i].samples;
+        ck_assert_uint_eq(stack_samples + profile_other_stack_samples(p), 22);
+        ck_assert_uint_gt(profile_other_stack_samples(p), 0);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("profile");
@@ -493,6 +581,8 @@ int main(void)
         tcase_add_test(tc, test_same_name_in_two_modules);
         tcase_add_test(tc, test_empty_stack_and_bad_ids);
         tcase_add_test(tc, test_many_samples_recursion_depth);
+        tcase_add_test(tc, test_stacks);
+        tcase_add_test(tc, test_limits_fold_into_other);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("elapsed and application values");
