@@ -405,6 +405,11 @@ int eh_frame_new(const void *eh_frame, size_t eh_frame_size, uint64_t eh_frame_v
         return 0;
 }
 
+size_t eh_frame_memory(const EhFrame *e)
+{
+        return e ? sizeof(*e) + e->size + e->n_entries * sizeof(EhFrameEntry) : 0;
+}
+
 EhFrame *eh_frame_free(EhFrame *e)
 {
         if (!e)

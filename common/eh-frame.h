@@ -29,6 +29,8 @@ int eh_frame_load_path(const char *path, EhFrame **ret);
 int eh_frame_new(const void *eh_frame, size_t eh_frame_size, uint64_t eh_frame_vaddr, const void *hdr,
                  size_t hdr_size, uint64_t hdr_vaddr, EhFrame **ret);
 
+/* Bytes held, for the symbol cache's budget. */
+size_t eh_frame_memory(const EhFrame *e);
 EhFrame *eh_frame_free(EhFrame *e);
 DEFINE_TRIVIAL_CLEANUP_FUNC(EhFrame *, eh_frame_free);
 

@@ -28,6 +28,7 @@ struct ElfSymbols {
         ElfSegment *segments;
         size_t n_segments;
         char *names;
+        size_t names_size;
         char *build_id;
         bool dyn; /* ET_DYN */
 };
@@ -279,6 +280,7 @@ static int load_symbols(Elf *elf, ElfSymbols *e)
 
         e->syms = malloc(kept * sizeof(ElfSym));
         e->names = malloc(names_size);
+        e->names_size = names_size;
         if (!e->syms || !e->names)
                 return -ENOMEM;
 
@@ -395,6 +397,12 @@ const char *elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, uint64_t *re
 size_t elf_symbols_count(const ElfSymbols *e)
 {
         return e ? e->n_syms : 0;
+}
+
+size_t elf_symbols_memory(const ElfSymbols *e)
+{
+        return e ? sizeof(*e) + e->n_syms * sizeof(ElfSym) + e->names_size + e->n_segments * sizeof(ElfSegment)
+                 : 0;
 }
 
 bool elf_symbols_is_pie_or_dso(const ElfSymbols *e)

@@ -24,6 +24,8 @@ int elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t file_offset, uint6
 const char *elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_offset);
 
 size_t elf_symbols_count(const ElfSymbols *e);
+/* Bytes held, for the symbol cache's budget. */
+size_t elf_symbols_memory(const ElfSymbols *e);
 bool elf_symbols_is_pie_or_dso(const ElfSymbols *e); /* ET_DYN */
 /* Build-id as lowercase hex, or NULL when the file has no NT_GNU_BUILD_ID note. */
 const char *elf_symbols_build_id(const ElfSymbols *e);

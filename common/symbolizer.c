@@ -41,6 +41,8 @@ typedef struct FileEntry {
         /* Loaded on the first unwind in the file, as most files never hold a sampled ip. */
         EhFrame *eh_frame;
         bool eh_frame_loaded; /* tried: a file without CFI is not read again */
+        unsigned refs;        /* mappings of address spaces that point here: while > 0, it stays */
+        size_t bytes;         /* of elf and eh_frame, counted in Symbolizer.used */
 } FileEntry;
 
 struct Symbolizer {
@@ -49,6 +51,12 @@ struct Symbolizer {
         size_t n_entries;
         Kallsyms *kallsyms;
         bool kallsyms_loaded;    /* tried; a failure is not retried on every kernel frame */
+
+        /* The budget of the parsed files (0: none). Past it, files no address space uses are dropped; when
+         * every file is in use, a new file's symbols are not kept (its frames are named by offset). */
+        size_t budget;
+        size_t used;
+        uint64_t skipped;        /* files left without symbols or CFI for the budget */
 };
 
 /* Marks a mapping whose file could not be opened, in AddressSpace.files. Never written: it has no ELF, and
@@ -87,6 +95,13 @@ static uint64_t now_usec(void)
         return (uint64_t)ts.tv_sec * UINT64_C(1000000) + (uint64_t)ts.tv_nsec / 1000;
 }
 
+static void file_entry_free(FileEntry *e)
+{
+        elf_symbols_free(e->elf);
+        eh_frame_free(e->eh_frame);
+        free(e);
+}
+
 int symbolizer_new(Symbolizer **ret)
 {
         _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
@@ -107,11 +122,8 @@ Symbolizer *symbolizer_free(Symbolizer *s)
 {
         if (!s)
                 return NULL;
-        for (size_t i = 0; i < s->n_entries; i++) {
-                elf_symbols_free(s->entries[i]->elf);
-                eh_frame_free(s->entries[i]->eh_frame);
-                free(s->entries[i]);
-        }
+        for (size_t i = 0; i < s->n_entries; i++)
+                file_entry_free(s->entries[i]);
         free(s->entries);
         hashmap_free(s->files);
         kallsyms_free(s->kallsyms);
@@ -122,6 +134,72 @@ Symbolizer *symbolizer_free(Symbolizer *s)
 size_t symbolizer_cached_files(const Symbolizer *s)
 {
         return s ? hashmap_size(s->files) : 0;
+}
+
+void symbolizer_set_budget(Symbolizer *s, size_t bytes)
+{
+        s->budget = bytes;
+}
+
+size_t symbolizer_budget(const Symbolizer *s)
+{
+        return s->budget;
+}
+
+size_t symbolizer_memory(const Symbolizer *s)
+{
+        return s->used;
+}
+
+uint64_t symbolizer_skipped_files(const Symbolizer *s)
+{
+        return s->skipped;
+}
+
+static void file_ref(FileEntry *e)
+{
+        if (e && e != &file_unopenable)
+                e->refs++;
+}
+
+static void file_unref(FileEntry *e)
+{
+        if (e && e != &file_unopenable && e->refs > 0)
+                e->refs--;
+}
+
+/* Drops the files no address space uses any more. */
+static void symbolizer_evict_unused(Symbolizer *s)
+{
+        size_t kept = 0;
+
+        for (size_t i = 0; i < s->n_entries; i++) {
+                FileEntry *e = s->entries[i];
+
+                if (e->refs > 0) {
+                        s->entries[kept++] = e;
+                        continue;
+                }
+                if (hashmap_get(s->files, &e->key) == e)
+                        hashmap_remove(s->files, &e->key);
+                s->used -= e->bytes;
+                file_entry_free(e);
+        }
+        s->n_entries = kept;
+}
+
+/* Whether bytes more fit in the budget, after dropping unused files if needed. */
+static bool symbolizer_make_room(Symbolizer *s, size_t bytes)
+{
+        if (s->budget == 0 || s->used + bytes <= s->budget)
+                return true;
+        symbolizer_evict_unused(s);
+        if (s->used + bytes <= s->budget)
+                return true;
+        if (s->skipped++ == 0)
+                log_warning("Symbol cache full (%zu KiB in use by attached processes): further files stay "
+                            "without symbols; raise SymbolCacheMiB.", s->used >> 10);
+        return false;
 }
 
 int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret)
@@ -234,6 +312,9 @@ static int symbolizer_get_file(Symbolizer *s, int fd, FileEntry **ret)
         if (r < 0)
                 log_debug_errno(r, "Cannot read symbols of file %" PRIu64 ":%" PRIu64 ": %m", entry->key.dev,
                                 entry->key.ino);
+        if (entry->elf && !symbolizer_make_room(s, elf_symbols_memory(entry->elf)))
+                entry->elf = elf_symbols_free(entry->elf);
+        entry->bytes = elf_symbols_memory(entry->elf);
 
         entries = realloc(s->entries, (s->n_entries + 1) * sizeof(FileEntry *));
         if (!entries) {
@@ -253,6 +334,7 @@ static int symbolizer_get_file(Symbolizer *s, int fd, FileEntry **ret)
                 return r;
         }
         s->entries[s->n_entries++] = entry;
+        s->used += entry->bytes;
         *ret = TAKE_PTR(entry);
         return 0;
 }
@@ -313,6 +395,8 @@ AddressSpace *address_space_free(AddressSpace *as)
 {
         if (!as)
                 return NULL;
+        for (size_t i = 0; as->files && i < as->maps->n; i++)
+                file_unref(as->files[i]);
         proc_maps_free(as->maps);
         free(as->files);
         free(as);
@@ -372,13 +456,17 @@ static int address_space_reread(AddressSpace *as)
                 else if (as->maps->maps[j].start > maps->maps[i].start)
                         i++;
                 else {
-                        if (same_mapping(&as->maps->maps[j], &maps->maps[i]))
+                        if (same_mapping(&as->maps->maps[j], &maps->maps[i])) {
                                 files[i] = as->files[j];
+                                file_ref(files[i]);
+                        }
                         i++;
                         j++;
                 }
         }
 
+        for (size_t i = 0; i < as->maps->n; i++)
+                file_unref(as->files[i]);
         proc_maps_free(as->maps);
         free(as->files);
         as->maps = TAKE_PTR(maps);
@@ -449,6 +537,7 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, File
                                 entry = &file_unopenable;
                 }
                 as->files[idx] = entry;
+                file_ref(entry);
         }
 
         if (cfi && entry->elf && !entry->eh_frame_loaded) {
@@ -465,6 +554,10 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, File
                         log_debug_errno(r, "No call frame information for %s of process %d: %m", m->path,
                                         (int)as->pid);
                 entry->eh_frame_loaded = true;
+                if (entry->eh_frame && !symbolizer_make_room(as->symbolizer, eh_frame_memory(entry->eh_frame)))
+                        entry->eh_frame = eh_frame_free(entry->eh_frame);
+                entry->bytes += eh_frame_memory(entry->eh_frame);
+                as->symbolizer->used += eh_frame_memory(entry->eh_frame);
         }
 
         *ret = entry;

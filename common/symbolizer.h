@@ -31,6 +31,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Symbolizer *, symbolizer_free);
  * statistics. */
 size_t symbolizer_cached_files(const Symbolizer *s);
 
+/* At most bytes (0: no bound) of parsed symbol tables and call frame information. Files that no address space
+ * maps any more are dropped first; when every file is in use, a new file stays without symbols. */
+void symbolizer_set_budget(Symbolizer *s, size_t bytes);
+size_t symbolizer_budget(const Symbolizer *s);
+size_t symbolizer_memory(const Symbolizer *s);
+/* Files left without symbols or call frame information for the budget. */
+uint64_t symbolizer_skipped_files(const Symbolizer *s);
+
 /* Kernel addresses through /proc/kallsyms (loaded on first use). */
 int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret);
 

@@ -125,6 +125,59 @@ static const ProcMap *find_file_offset(const ProcMaps *m, const char *path, uint
         return NULL;
 }
 
+/* An address in the test binary itself. */
+__attribute__((noinline)) void test_budget_marker(void);
+__attribute__((noinline)) void test_budget_marker(void)
+{
+        __asm__ volatile("");
+}
+
+/* A budget of one file: a second file does not fit while the first is in use, and stays without symbols. */
+START_TEST(test_budget)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        AddressSpace *as = NULL;
+        void *handle, *alpha;
+        size_t one_file;
+        Symbol sym;
+
+        handle = dlopen(arg_lib, RTLD_NOW | RTLD_LOCAL);
+        ck_assert_msg(handle, "dlopen: %s", dlerror());
+        alpha = dlsym(handle, "vprof_fixture_lib_alpha");
+        ck_assert_ptr_nonnull(alpha);
+
+        /* No budget: the file's cost. */
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(address_space_new(s, getpid(), &as), 0);
+        ck_assert_int_eq(address_space_resolve(as, (uintptr_t)alpha, false, &sym), 0);
+        check_symbol(&sym, "libvprof-fixture.so", "vprof_fixture_lib_alpha", 0);
+        one_file = symbolizer_memory(s);
+        ck_assert_uint_gt(one_file, 0);
+        address_space_free(as);
+
+        /* The same file again under a budget it fits in: the cached entry serves. */
+        symbolizer_set_budget(s, one_file);
+        ck_assert_int_eq(address_space_new(s, getpid(), &as), 0);
+        ck_assert_int_eq(address_space_resolve(as, (uintptr_t)alpha, false, &sym), 0);
+        check_symbol(&sym, "libvprof-fixture.so", "vprof_fixture_lib_alpha", 0);
+        ck_assert_uint_le(symbolizer_memory(s), one_file);
+        ck_assert_uint_eq(symbolizer_skipped_files(s), 0);
+
+        /* A second address space needs another file (the test binary): no room while the first holds its
+         * file, so it is named by offset, and counted. */
+        {
+                _cleanup_(address_space_freep) AddressSpace *other = NULL;
+                ck_assert_int_eq(address_space_new(s, getpid(), &other), 0);
+                ck_assert_int_eq(address_space_resolve(other, (uintptr_t)test_budget_marker, false, &sym), 0);
+                ck_assert_ptr_null(sym.function);
+                ck_assert_uint_eq(symbolizer_skipped_files(s), 1);
+                ck_assert_uint_le(symbolizer_memory(s), one_file);
+        }
+        address_space_free(as);
+        dlclose(handle);
+}
+END_TEST
+
 START_TEST(test_cache_shared_between_processes)
 {
         _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
@@ -345,6 +398,7 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_nopie);
         tcase_add_test(tc, test_dlopen_rereads_maps);
         tcase_add_test(tc, test_cache_shared_between_processes);
+        tcase_add_test(tc, test_budget);
         tcase_add_test(tc, test_unknown_anon_special);
         tcase_add_test(tc, test_exited_process);
         tcase_add_test(tc, test_deleted_binary);
