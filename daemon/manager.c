@@ -372,6 +372,23 @@ int manager_detach(Manager *m, pid_t pid)
         return 0;
 }
 
+static void count_limits(Manager *m, ManagerStats *stats)
+{
+        Target *t;
+
+        HASHMAP_FOREACH(t, m->targets) {
+                uint64_t functions = profile_other_function_samples(t->profile);
+                uint64_t stacks = profile_other_stack_samples(t->profile);
+
+                stats->other_function_samples += functions;
+                stats->other_stack_samples += stacks;
+                /* A limit is reached before anything is folded: count a target as soon as it is full. */
+                if (functions > 0 || stacks > 0 ||
+                    (m->max_stacks > 0 && profile_n_stacks(t->profile) >= m->max_stacks))
+                        stats->targets_at_limit++;
+        }
+}
+
 int manager_get_stats(Manager *m, ManagerStats *ret)
 {
         uint64_t stats[_VPROF_STAT_MAX], lost_in_daemon, lost_in_kernel;
@@ -402,5 +419,6 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                                 m->off_cpu_failed_blocked + m->off_cpu_failed_preempted,
                 .off_cpu_unclaimed = m->off_cpu_unclaimed + sampler_off_cpu_dropped(m->sampler),
         };
+        count_limits(m, ret);
         return 0;
 }

@@ -16,6 +16,10 @@
 typedef struct ManagerStats {
         uint64_t seen, kept, discarded, lost, stack_errors, truncated, unclaimed;
         uint64_t off_cpu_blocked, off_cpu_preempted, off_cpu_lost, off_cpu_unclaimed;
+        /* Over the attached targets: samples with a function, or a stack, past the per-target limits, and how
+         * many targets reached either limit. */
+        uint64_t other_function_samples, other_stack_samples;
+        uint32_t targets_at_limit;
 } ManagerStats;
 
 /* All daemon state: one per process, created and freed in run(). */
@@ -32,6 +36,10 @@ typedef struct Manager {
         Hashmap *polkit_registry; /* calls waiting for polkit's answer */
 
         unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
+
+        /* Per target; 0 for none. */
+        uint32_t max_functions;
+        uint32_t max_stacks;
 
         /* Idle exit (0: never): the timer runs while no target is attached, and restarts on every call. */
         uint64_t exit_idle_usec;

@@ -44,6 +44,7 @@ static int target_alloc_tables(Target *t)
         r = profile_new(t->manager->config.frequency, &t->profile);
         if (r < 0)
                 return r;
+        profile_set_limits(t->profile, t->manager->max_functions, t->manager->max_stacks);
         t->user_frames = hashmap_new(&uint64_hash_ops);
         t->kernel_frames = hashmap_new(&uint64_hash_ops);
         if (!t->user_frames || !t->kernel_frames)
@@ -135,6 +136,7 @@ int target_reset(Target *t)
         r = profile_new(t->manager->config.frequency, &p);
         if (r < 0)
                 return r;
+        profile_set_limits(p, t->manager->max_functions, t->manager->max_stacks);
         profile_free(t->profile);
         t->profile = TAKE_PTR(p);
         /* The caches hold ids of the old profile. */
@@ -183,6 +185,9 @@ static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *re
  * without frame pointers (most distribution libraries) read junk there, and everything after it is junk too. */
 #define FRAME_NOT_CODE UINT32_MAX
 
+/* Addresses cached per target and mode: about 2 MiB when full. */
+#define FRAME_CACHE_MAX 65536
+
 static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_address, uint32_t *ret_id)
 {
         Hashmap *cache = kernel ? t->kernel_frames : t->user_frames;
@@ -213,8 +218,11 @@ static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_addr
         if (r < 0)
                 return r;
         /* Only code is cached: an address outside it may become code later (dlopen, exec), and the
-         * symbolizer re-reads the maps for it, at most every 100 ms. */
+         * symbolizer re-reads the maps for it, at most every 100 ms. A full cache starts over rather than
+         * grow with every address a JIT or a huge binary ever ran: it only saves lookups. */
         if (sym.code) {
+                if (hashmap_size(cache) >= FRAME_CACHE_MAX)
+                        hashmap_clear(cache);
                 r = hashmap_put(cache, UINT64_TO_PTR(key), UINT64_TO_PTR((uint64_t)id + 1));
                 if (r < 0)
                         return r;

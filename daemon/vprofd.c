@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,25 +12,28 @@
 #include "bus.h"
 #include "log.h"
 #include "manager.h"
-#include "parse-util.h"
+#include "settings.h"
 
-static uint32_t arg_frequency = 99;
-static SamplerEvent arg_event = SAMPLER_EVENT_AUTO;
-static uint32_t arg_ring_mib; /* 0: sized from CPUs and frequency */
-static uint32_t arg_max_targets = VPROF_MAX_TARGETS_DEFAULT;
-static uint32_t arg_max_off_cpu_threads = VPROF_MAX_OFF_CPU_THREADS_DEFAULT;
-static bool arg_off_cpu;
-static uint32_t arg_exit_idle_sec; /* 0: never */
+static Settings arg_settings;
+static const char *arg_config = VPROFD_CONFIG_FILE;
+static bool arg_config_given;
 
 static void help(void)
 {
         printf("Usage: vprofd [OPTIONS]\n\n"
-               "System-wide sampling profiler daemon; serves org.vprof.Profiler1 on the system bus.\n\n"
+               "System-wide sampling profiler daemon; serves org.vprof.Profiler1 on the system bus.\n"
+               "Settings come from %s (see vprofd.conf(5)); options override them.\n\n"
                "  -F, --frequency=HZ     samples per second on each CPU, 1..10000 (default 99)\n"
                "  -e, --event=EVENT      auto, cycles or cpu-clock (default auto: cycles, else cpu-clock)\n"
                "      --ring-size=MIB    ring buffer size in MiB, 1..1024, rounded up to a power of two\n"
                "                         (default: a second of samples of every CPU, 1..256 MiB)\n"
                "      --max-targets=N    most processes attached at once, 1..65536 (default %u)\n"
+               "      --max-functions=N  most distinct functions per target, 1..16777216 (default %u);\n"
+               "                         more are counted as [other]\n"
+               "      --max-stacks=N     most distinct stacks per target, 1..16777216 (default %u);\n"
+               "                         more are counted in the [other] stack\n"
+               "      --symbol-cache-size=MIB\n"
+               "                         memory for parsed symbol tables, 1..65536 MiB (default %u)\n"
                "      --off-cpu          track off-CPU time of every target attached with Attach\n"
                "                         (default: only of targets attached with the off-CPU flag)\n"
                "      --max-off-cpu-threads=N\n"
@@ -38,75 +42,74 @@ static void help(void)
                "      --exit-idle-time=SEC\n"
                "                         exit after SEC seconds with no target attached and no call\n"
                "                         (default 0: never; bus activation starts it again)\n"
+               "      --config=PATH      read settings from PATH instead of %s\n"
                "  -v, --verbose          log debug messages\n"
                "  -h, --help             show this help\n"
                "      --version          show the version\n",
-               VPROF_MAX_TARGETS_DEFAULT, VPROF_MAX_OFF_CPU_THREADS_DEFAULT);
+               VPROFD_CONFIG_FILE, VPROF_MAX_TARGETS_DEFAULT, VPROF_MAX_FUNCTIONS_DEFAULT, VPROF_MAX_STACKS_DEFAULT,
+               VPROF_SYMBOL_CACHE_MIB_DEFAULT, VPROF_MAX_OFF_CPU_THREADS_DEFAULT, VPROFD_CONFIG_FILE);
 }
 
-static int parse_argv(int argc, char *argv[])
+enum { ARG_VERSION = 0x100, ARG_CONFIG, ARG_SETTING };
+
+/* Options that set a setting carry ARG_SETTING + its index here, mapped to the configuration key. */
+static const struct {
+        const char *option;
+        const char *key;
+        bool is_flag; /* a flag: sets the key to "yes" */
+} setting_options[] = {
+        { "frequency", "Frequency" },
+        { "event", "Event" },
+        { "ring-size", "RingSizeMiB" },
+        { "max-targets", "MaxTargets" },
+        { "max-functions", "MaxFunctionsPerTarget" },
+        { "max-stacks", "MaxStacksPerTarget" },
+        { "symbol-cache-size", "SymbolCacheMiB" },
+        { "off-cpu", "OffCpu", true },
+        { "max-off-cpu-threads", "MaxOffCpuThreads" },
+        { "exit-idle-time", "ExitIdleSec" },
+};
+
+/* Two passes: the first finds --config, --help and --version, the second applies the options over the
+ * configuration file's settings. */
+static int parse_argv_pass(int argc, char *argv[], bool settings_pass)
 {
-        enum { ARG_VERSION = 0x100, ARG_RING_SIZE, ARG_MAX_TARGETS, ARG_OFF_CPU, ARG_MAX_OFF_CPU_THREADS,
-               ARG_EXIT_IDLE_TIME };
-        static const struct option options[] = {
-                { "frequency", required_argument, NULL, 'F' },
-                { "event", required_argument, NULL, 'e' },
-                { "ring-size", required_argument, NULL, ARG_RING_SIZE },
-                { "max-targets", required_argument, NULL, ARG_MAX_TARGETS },
-                { "off-cpu", no_argument, NULL, ARG_OFF_CPU },
-                { "max-off-cpu-threads", required_argument, NULL, ARG_MAX_OFF_CPU_THREADS },
-                { "exit-idle-time", required_argument, NULL, ARG_EXIT_IDLE_TIME },
+        struct option options[ELEMENTSOF(setting_options) + 6] = {
+                { "config", required_argument, NULL, ARG_CONFIG },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
-                {}
         };
+        size_t n = 4;
         int c, r;
 
+        for (size_t i = 0; i < ELEMENTSOF(setting_options); i++)
+                options[n++] = (struct option){ setting_options[i].option,
+                                                setting_options[i].is_flag ? no_argument : required_argument,
+                                                NULL, ARG_SETTING + (int)i };
+        options[n] = (struct option){};
+
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":F:e:vh", options, NULL)) >= 0)
+        optind = 0; /* GNU: start over */
+        while ((c = getopt_long(argc, argv, ":F:e:vh", options, NULL)) >= 0) {
+                if (c == 'F')
+                        c = ARG_SETTING + 0;
+                else if (c == 'e')
+                        c = ARG_SETTING + 1;
+                if (c >= ARG_SETTING) {
+                        size_t i = (size_t)(c - ARG_SETTING);
+                        if (!settings_pass)
+                                continue;
+                        r = settings_set(&arg_settings, setting_options[i].key,
+                                         setting_options[i].is_flag ? "yes" : optarg, NULL);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 switch (c) {
-                case 'F':
-                        r = parse_u32(optarg, 1, 10000, &arg_frequency);
-                        if (r < 0)
-                                return log_error_errno(-EINVAL, "Invalid frequency '%s': expected 1..10000 Hz.",
-                                                       optarg);
-                        break;
-                case 'e':
-                        arg_event = sampler_event_from_string(optarg);
-                        if (arg_event < 0)
-                                return log_error_errno(-EINVAL,
-                                                       "Invalid event '%s': expected auto, cycles or cpu-clock.",
-                                                       optarg);
-                        break;
-                case ARG_RING_SIZE:
-                        r = parse_u32(optarg, 1, 1024, &arg_ring_mib);
-                        if (r < 0)
-                                return log_error_errno(-EINVAL, "Invalid ring size '%s': expected 1..1024 MiB.",
-                                                       optarg);
-                        break;
-                case ARG_MAX_TARGETS:
-                        r = parse_u32(optarg, 1, 65536, &arg_max_targets);
-                        if (r < 0)
-                                return log_error_errno(-EINVAL, "Invalid target limit '%s': expected 1..65536.",
-                                                       optarg);
-                        break;
-                case ARG_OFF_CPU:
-                        arg_off_cpu = true;
-                        break;
-                case ARG_MAX_OFF_CPU_THREADS:
-                        r = parse_u32(optarg, 1, 1048576, &arg_max_off_cpu_threads);
-                        if (r < 0)
-                                return log_error_errno(-EINVAL,
-                                                       "Invalid off-CPU thread limit '%s': expected 1..1048576.",
-                                                       optarg);
-                        break;
-                case ARG_EXIT_IDLE_TIME:
-                        r = parse_u32(optarg, 0, UINT32_MAX, &arg_exit_idle_sec);
-                        if (r < 0)
-                                return log_error_errno(-EINVAL,
-                                                       "Invalid idle time '%s': expected seconds, 0 for never.",
-                                                       optarg);
+                case ARG_CONFIG:
+                        arg_config = optarg;
+                        arg_config_given = true;
                         break;
                 case 'v':
                         log_set_max_level(LOG_DEBUG);
@@ -122,9 +125,24 @@ static int parse_argv(int argc, char *argv[])
                 default:
                         return log_error_errno(-EINVAL, "Unknown option '%s'.", argv[optind - 1]);
                 }
+        }
         if (optind < argc)
                 return log_error_errno(-EINVAL, "Unexpected argument '%s'.", argv[optind]);
         return 1;
+}
+
+static int parse_argv(int argc, char *argv[])
+{
+        int r;
+
+        settings_init(&arg_settings);
+        r = parse_argv_pass(argc, argv, false);
+        if (r <= 0)
+                return r;
+        r = settings_load_file(&arg_settings, arg_config, arg_config_given);
+        if (r < 0)
+                return r;
+        return parse_argv_pass(argc, argv, true);
 }
 
 static size_t round_up_pow2(size_t v)
@@ -158,17 +176,20 @@ static int run(int argc, char *argv[])
                 return r;
 
         config = (SamplerConfig){
-                .frequency = arg_frequency,
-                .event = arg_event,
-                .ring_size = arg_ring_mib ? round_up_pow2((size_t)arg_ring_mib << 20)
-                                          : default_ring_size(arg_frequency),
-                .max_targets = arg_max_targets,
-                .max_off_cpu_threads = arg_max_off_cpu_threads,
-                .off_cpu_default = arg_off_cpu,
+                .frequency = arg_settings.frequency,
+                .event = arg_settings.event,
+                .ring_size = arg_settings.ring_mib ? round_up_pow2((size_t)arg_settings.ring_mib << 20)
+                                                   : default_ring_size(arg_settings.frequency),
+                .max_targets = arg_settings.max_targets,
+                .max_off_cpu_threads = arg_settings.max_off_cpu_threads,
+                .off_cpu_default = arg_settings.off_cpu,
         };
         r = manager_new(&config, &m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the daemon: %m");
+        m->max_functions = arg_settings.max_functions;
+        m->max_stacks = arg_settings.max_stacks;
+        symbolizer_set_budget(m->symbolizer, (size_t)arg_settings.symbol_cache_mib << 20);
 
         r = sd_event_set_signal_exit(m->event, true);
         if (r < 0)
@@ -184,6 +205,9 @@ static int run(int argc, char *argv[])
         r = manager_start_sampling(m);
         if (r < 0)
                 return r;
+        /* Loading BPF parsed the kernel's BTF, megabytes now free: give them back, so that the daemon's RSS
+         * shows what it holds rather than what it once needed. */
+        (void)malloc_trim(0);
         log_info("Sampling with %s at %u Hz on %u CPUs (%s).", sampler_event_to_string(sampler_event(m->sampler)),
                  config.frequency, sampler_n_cpus(m->sampler), sampler_event_reason(m->sampler));
         log_info("Off-CPU time: %s.", config.off_cpu_default ? "tracked for every target"
@@ -193,8 +217,8 @@ static int run(int argc, char *argv[])
         r = bus_setup(m);
         if (r < 0)
                 return r;
-        if (arg_exit_idle_sec > 0) {
-                r = manager_enable_idle_exit(m, (uint64_t)arg_exit_idle_sec * 1000000);
+        if (arg_settings.exit_idle_sec > 0) {
+                r = manager_enable_idle_exit(m, (uint64_t)arg_settings.exit_idle_sec * 1000000);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set up the idle exit: %m");
         }

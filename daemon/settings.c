@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config-file.h"
+#include "log.h"
+#include "macros.h"
+#include "parse-util.h"
+#include "settings.h"
+#include "vprof-abi.h"
+
+void settings_init(Settings *s)
+{
+        *s = (Settings){
+                .frequency = 99,
+                .event = SAMPLER_EVENT_AUTO,
+                .max_targets = VPROF_MAX_TARGETS_DEFAULT,
+                .max_off_cpu_threads = VPROF_MAX_OFF_CPU_THREADS_DEFAULT,
+                .max_functions = VPROF_MAX_FUNCTIONS_DEFAULT,
+                .max_stacks = VPROF_MAX_STACKS_DEFAULT,
+                .symbol_cache_mib = VPROF_SYMBOL_CACHE_MIB_DEFAULT,
+        };
+}
+
+static int parse_bool(const char *v, bool *ret)
+{
+        static const char *const yes[] = { "1", "yes", "true", "on" }, *const no[] = { "0", "no", "false", "off" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+                if (strcasecmp(v, yes[i]) == 0)
+                        return *ret = true, 0;
+                if (strcasecmp(v, no[i]) == 0)
+                        return *ret = false, 0;
+        }
+        return -EINVAL;
+}
+
+/* One setting: its configuration key, how to parse it, and the expected values for the error message. */
+typedef struct SettingInfo {
+        const char *key;
+        size_t offset;
+        enum { SETTING_U32, SETTING_BOOL, SETTING_EVENT } type;
+        uint32_t min, max;
+        const char *what;     /* "frequency" */
+        const char *expected; /* "1..10000 Hz" */
+} SettingInfo;
+
+#define U32(k, field, lo, hi, w, e) { k, offsetof(Settings, field), SETTING_U32, lo, hi, w, e }
+
+static const SettingInfo settings_info[] = {
+        U32("Frequency", frequency, 1, 10000, "frequency", "1..10000 Hz"),
+        { "Event", offsetof(Settings, event), SETTING_EVENT, 0, 0, "event", "auto, cycles or cpu-clock" },
+        U32("RingSizeMiB", ring_mib, 1, 1024, "ring size", "1..1024 MiB"),
+        U32("MaxTargets", max_targets, 1, 65536, "target limit", "1..65536"),
+        { "OffCpu", offsetof(Settings, off_cpu), SETTING_BOOL, 0, 0, "off-CPU setting", "yes or no" },
+        U32("MaxOffCpuThreads", max_off_cpu_threads, 1, 1048576, "off-CPU thread limit", "1..1048576"),
+        U32("ExitIdleSec", exit_idle_sec, 0, UINT32_MAX, "idle time", "seconds, 0 for never"),
+        U32("MaxFunctionsPerTarget", max_functions, 1, 16777216, "function limit", "1..16777216"),
+        U32("MaxStacksPerTarget", max_stacks, 1, 16777216, "stack limit", "1..16777216"),
+        U32("SymbolCacheMiB", symbol_cache_mib, 1, 65536, "symbol cache size", "1..65536 MiB"),
+};
+
+int settings_set(Settings *s, const char *key, const char *value, const char *where)
+{
+        const SettingInfo *info = NULL;
+        void *field;
+        int r = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(settings_info); i++)
+                if (strcmp(settings_info[i].key, key) == 0)
+                        info = &settings_info[i];
+        if (!info)
+                return log_error_errno(-ENOENT, "%s: unknown setting '%s'.", where ?: "command line", key);
+
+        field = (char *)s + info->offset;
+        switch (info->type) {
+        case SETTING_U32:
+                r = parse_u32(value, info->min, info->max, field);
+                break;
+        case SETTING_BOOL:
+                r = parse_bool(value, field);
+                break;
+        case SETTING_EVENT: {
+                SamplerEvent e = sampler_event_from_string(value);
+                if (e < 0)
+                        r = -EINVAL;
+                else
+                        *(SamplerEvent *)field = e;
+                break;
+        }
+        }
+        if (r < 0) {
+                if (where)
+                        return log_error_errno(-EINVAL, "%s: invalid %s '%s' for %s=: expected %s.", where,
+                                               info->what, value, key, info->expected);
+                return log_error_errno(-EINVAL, "Invalid %s '%s': expected %s.", info->what, value,
+                                       info->expected);
+        }
+        return 0;
+}
+
+static int assign(const char *key, const char *value, const char *where, void *userdata)
+{
+        return settings_set(userdata, key, value, where);
+}
+
+int settings_load_file(Settings *s, const char *path, bool must_exist)
+{
+        return config_file_parse(path, must_exist, assign, s);
+}

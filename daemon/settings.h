@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sampler.h"
+
+#define VPROFD_CONFIG_FILE "/etc/vprofd.conf"
+
+#define VPROF_MAX_FUNCTIONS_DEFAULT 65536
+#define VPROF_MAX_STACKS_DEFAULT 65536
+#define VPROF_SYMBOL_CACHE_MIB_DEFAULT 256
+
+/* What the daemon is told, by /etc/vprofd.conf and then by its command line, which wins. */
+typedef struct Settings {
+        uint32_t frequency;
+        SamplerEvent event;
+        uint32_t ring_mib; /* 0: sized from CPUs and frequency */
+        uint32_t max_targets;
+        uint32_t max_off_cpu_threads;
+        bool off_cpu;
+        uint32_t exit_idle_sec; /* 0: never */
+        uint32_t max_functions; /* per target */
+        uint32_t max_stacks;    /* per target */
+        uint32_t symbol_cache_mib;
+} Settings;
+
+void settings_init(Settings *s);
+
+/* Set one setting by its configuration file key ("Frequency"). where names the source for the error message
+ * ("/etc/vprofd.conf:3"), NULL for the command line. Logs and returns -EINVAL on a bad value, -ENOENT on an
+ * unknown key. */
+int settings_set(Settings *s, const char *key, const char *value, const char *where);
+
+/* The configuration file; must_exist when its path was given explicitly. */
+int settings_load_file(Settings *s, const char *path, bool must_exist);
