@@ -263,6 +263,15 @@ static const struct {
         {"OffCpuPreempted", 't', offsetof(DaemonStatus, off_cpu_preempted)},
         {"OffCpuLost", 't', offsetof(DaemonStatus, off_cpu_lost)},
         {"OffCpuUnclaimed", 't', offsetof(DaemonStatus, off_cpu_unclaimed)},
+        {"MaxTargets", 'u', offsetof(DaemonStatus, max_targets)},
+        {"MaxFunctionsPerTarget", 'u', offsetof(DaemonStatus, max_functions)},
+        {"MaxStacksPerTarget", 'u', offsetof(DaemonStatus, max_stacks)},
+        {"SamplesInOtherFunctions", 't', offsetof(DaemonStatus, other_function_samples)},
+        {"SamplesInOtherStacks", 't', offsetof(DaemonStatus, other_stack_samples)},
+        {"TargetsAtLimit", 'u', offsetof(DaemonStatus, targets_at_limit)},
+        {"SymbolCacheSize", 't', offsetof(DaemonStatus, symbol_cache_size)},
+        {"SymbolCacheUsed", 't', offsetof(DaemonStatus, symbol_cache_used)},
+        {"SymbolFilesSkipped", 't', offsetof(DaemonStatus, symbol_files_skipped)},
 };
 
 /* Reads the variant of one property into s; properties unknown to this client, or of another type than it

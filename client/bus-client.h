@@ -52,6 +52,15 @@ typedef struct DaemonStatus {
         uint64_t off_cpu_preempted;
         uint64_t off_cpu_lost;
         uint64_t off_cpu_unclaimed;
+        uint32_t max_targets; /* 0 when the daemon does not say */
+        uint32_t max_functions;
+        uint32_t max_stacks;
+        uint64_t other_function_samples;
+        uint64_t other_stack_samples;
+        uint32_t targets_at_limit;
+        uint64_t symbol_cache_size;
+        uint64_t symbol_cache_used;
+        uint64_t symbol_files_skipped;
 } DaemonStatus;
 
 DaemonStatus *daemon_status_free(DaemonStatus *s);

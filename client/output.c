@@ -307,6 +307,24 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
                 r = json_add_u64(o, "off_cpu_lost", s->off_cpu_lost);
         if (r >= 0)
                 r = json_add_u64(o, "off_cpu_unclaimed", s->off_cpu_unclaimed);
+        if (r >= 0)
+                r = json_add_u64(o, "max_targets", s->max_targets);
+        if (r >= 0)
+                r = json_add_u64(o, "max_functions_per_target", s->max_functions);
+        if (r >= 0)
+                r = json_add_u64(o, "max_stacks_per_target", s->max_stacks);
+        if (r >= 0)
+                r = json_add_u64(o, "samples_in_other_functions", s->other_function_samples);
+        if (r >= 0)
+                r = json_add_u64(o, "samples_in_other_stacks", s->other_stack_samples);
+        if (r >= 0)
+                r = json_add_u64(o, "targets_at_limit", s->targets_at_limit);
+        if (r >= 0)
+                r = json_add_u64(o, "symbol_cache_size", s->symbol_cache_size);
+        if (r >= 0)
+                r = json_add_u64(o, "symbol_cache_used", s->symbol_cache_used);
+        if (r >= 0)
+                r = json_add_u64(o, "symbol_files_skipped", s->symbol_files_skipped);
         if (r < 0)
                 return r;
 
@@ -317,7 +335,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
 {
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
-                off_cpu_lost[32], off_cpu_unclaimed[32];
+                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[96];
         const struct {
                 const char *key;
                 const char *value;
@@ -343,6 +361,9 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Off-CPU preempted", off_cpu_preempted},
                 {"Off-CPU lost", off_cpu_lost},
                 {"Off-CPU unclaimed", off_cpu_unclaimed},
+                {"Limits", s->max_targets ? limits : NULL},
+                {"Past the limits", s->max_targets ? folded : NULL},
+                {"Symbol cache", s->symbol_cache_size ? symbols : NULL},
         };
         int width = 0;
 
@@ -363,6 +384,14 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         snprintf(off_cpu_preempted, sizeof(off_cpu_preempted), "%" PRIu64, s->off_cpu_preempted);
         snprintf(off_cpu_lost, sizeof(off_cpu_lost), "%" PRIu64, s->off_cpu_lost);
         snprintf(off_cpu_unclaimed, sizeof(off_cpu_unclaimed), "%" PRIu64, s->off_cpu_unclaimed);
+        snprintf(limits, sizeof(limits), "%" PRIu32 " targets; %" PRIu32 " functions, %" PRIu32 " stacks per target",
+                 s->max_targets, s->max_functions, s->max_stacks);
+        snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped",
+                 (double)s->symbol_cache_used / (1 << 20), (double)s->symbol_cache_size / (1 << 20),
+                 s->symbol_files_skipped);
+        snprintf(folded, sizeof(folded),
+                 "%" PRIu32 " targets; samples in [other] functions %" PRIu64 ", in no stack %" PRIu64,
+                 s->targets_at_limit, s->other_function_samples, s->other_stack_samples);
 
         for (size_t i = 0; i < ELEMENTSOF(lines); i++)
                 width = MAX(width, (int)strlen(lines[i].key));

@@ -10,6 +10,7 @@ static const char *const report_kind_names[_REPORT_KIND_MAX] = {
         [REPORT_MODULES] = "module",
         [REPORT_THREADS] = "thread",
         [REPORT_PROCESSES] = "process",
+        [REPORT_STACKS] = "stack",
 };
 
 static const char *const report_view_names[_REPORT_VIEW_MAX] = {

@@ -18,6 +18,7 @@ typedef enum ReportKind {
         REPORT_MODULES,
         REPORT_THREADS,
         REPORT_PROCESSES,
+        REPORT_STACKS, /* not a table: report-stacks.h */
         _REPORT_KIND_MAX,
 } ReportKind;
 

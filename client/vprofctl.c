@@ -16,6 +16,7 @@
 #include "output.h"
 #include "parse-util.h"
 #include "report-table.h"
+#include "report-stacks.h"
 #include "report.h"
 #include "top.h"
 
@@ -215,6 +216,20 @@ static int verb_report(int argc, char *argv[])
         ProfileSort key = arg_sort;
         int r;
 
+        if (arg_by == REPORT_STACKS) {
+                if (argc < 2)
+                        return log_error_errno(-EINVAL, "report --by stack needs a PID");
+                if (arg_verb_options & (VERB_OPTION_SORT | VERB_OPTION_UNIT) || arg_values != REPORT_VIEW_SAMPLES)
+                        return log_error_errno(-EINVAL, "report --by stack takes no --sort, --values or --unit: "
+                                                        "stacks come by sample count");
+                r = parse_pid_argument(argv[1], &o.pid);
+                if (r < 0)
+                        return r;
+                r = bus_connect_system(&bus);
+                if (r < 0)
+                        return r;
+                return run_report_stacks(bus, o.pid, o.limit, o.flags);
+        }
         if ((arg_verb_options & VERB_OPTION_UNIT) && arg_values == REPORT_VIEW_SAMPLES)
                 return log_error_errno(-EINVAL, "Option --unit needs --values elapsed, application or all");
         /* Functions by exclusive value unless told otherwise, as for the counts; the other tables of values
@@ -357,9 +372,9 @@ static void help(void)
                "  reset PID           Clear the tables of a process, keep profiling it\n"
                "  list                List the profiled processes\n"
                "  status              Show the profiler's settings and counters\n"
-               "  report [PID]        Show the functions, modules, threads or processes\n"
-               "                      of a target (without PID: every target's\n"
-               "                      functions merged, or --by process)\n"
+               "  report [PID]        Show the functions, modules, threads, processes\n"
+               "                      or stacks of a target (without PID: every\n"
+               "                      target's functions merged, or --by process)\n"
                "  top [PID]           Show the hottest functions, refreshed live\n"
                "                      (every target merged without PID)\n"
                "\n"
@@ -370,8 +385,8 @@ static void help(void)
                "     --no-headings    Print no column headings and no total line\n"
                "     --off-cpu        attach: also track the process's time off the\n"
                "                      CPU (blocked or preempted)\n"
-               "     --by=TABLE       report: function (default), module, thread or\n"
-               "                      process\n"
+               "     --by=TABLE       report: function (default), module, thread,\n"
+               "                      process, or stack (folded, for flame graphs)\n"
                "     --values=VIEW    report: samples (default: sample counts),\n"
                "                      elapsed, application or all (instrumentation\n"
                "                      values)\n"
@@ -457,7 +472,7 @@ static int parse_argv(int argc, char *argv[])
                         if (report_kind_from_string(optarg, &arg_by) < 0)
                                 return log_error_errno(-EINVAL,
                                                        "Invalid --by value '%s': expected function, module, "
-                                                       "thread or process",
+                                                       "thread, process or stack",
                                                        optarg);
                         arg_verb_options |= VERB_OPTION_BY;
                         break;

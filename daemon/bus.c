@@ -6,6 +6,7 @@
 
 #include "authz.h"
 #include "bus-names.h"
+#include "bus-stacks.h"
 #include "bus-target.h"
 #include "bus-values.h"
 #include "bus.h"
@@ -344,6 +345,18 @@ static int property_get(sd_bus *bus _unused_, const char *path _unused_, const c
                 return sd_bus_message_append(reply, "u", (uint32_t)hashmap_size(m->targets));
         if (strcmp(property, "OffCpuDefault") == 0)
                 return sd_bus_message_append(reply, "b", m->config.off_cpu_default);
+        if (strcmp(property, "MaxTargets") == 0)
+                return sd_bus_message_append(reply, "u", m->config.max_targets);
+        if (strcmp(property, "MaxFunctionsPerTarget") == 0)
+                return sd_bus_message_append(reply, "u", m->max_functions);
+        if (strcmp(property, "MaxStacksPerTarget") == 0)
+                return sd_bus_message_append(reply, "u", m->max_stacks);
+        if (strcmp(property, "SymbolCacheSize") == 0)
+                return sd_bus_message_append(reply, "t", (uint64_t)symbolizer_budget(m->symbolizer));
+        if (strcmp(property, "SymbolCacheUsed") == 0)
+                return sd_bus_message_append(reply, "t", (uint64_t)symbolizer_memory(m->symbolizer));
+        if (strcmp(property, "SymbolFilesSkipped") == 0)
+                return sd_bus_message_append(reply, "t", symbolizer_skipped_files(m->symbolizer));
 
         r = stats_for_call(m, reply, &stats);
         if (r < 0)
@@ -370,6 +383,12 @@ static int property_get(sd_bus *bus _unused_, const char *path _unused_, const c
                 return sd_bus_message_append(reply, "t", stats.off_cpu_lost);
         if (strcmp(property, "OffCpuUnclaimed") == 0)
                 return sd_bus_message_append(reply, "t", stats.off_cpu_unclaimed);
+        if (strcmp(property, "SamplesInOtherFunctions") == 0)
+                return sd_bus_message_append(reply, "t", stats.other_function_samples);
+        if (strcmp(property, "SamplesInOtherStacks") == 0)
+                return sd_bus_message_append(reply, "t", stats.other_stack_samples);
+        if (strcmp(property, "TargetsAtLimit") == 0)
+                return sd_bus_message_append(reply, "u", stats.targets_at_limit);
         return -ENOENT;
 }
 
@@ -393,6 +412,15 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_PROPERTY("OffCpuPreempted", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("OffCpuLost", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("OffCpuUnclaimed", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("MaxTargets", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxFunctionsPerTarget", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxStacksPerTarget", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("SymbolCacheSize", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("SymbolCacheUsed", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("SymbolFilesSkipped", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("SamplesInOtherFunctions", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("SamplesInOtherStacks", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("TargetsAtLimit", "u", property_get, 0, 0),
         SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_attach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("AttachWithFlags", SD_BUS_ARGS("u", pid, "t", flags), SD_BUS_NO_RESULT,
@@ -415,6 +443,9 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetProcesses", SD_BUS_NO_ARGS,
                                 SD_BUS_RESULT("t", total_samples, "a(usttdd)", processes),
                                 method_get_processes, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetStacks", SD_BUS_ARGS("u", pid, "u", limit),
+                                SD_BUS_RESULT("t", total_samples, "t", other_samples, "a(ss)", functions, "a(auut)", stacks),
+                                bus_method_get_stacks, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctionValues", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "a(ssdddddddddd)",
                                               functions),
