@@ -26,6 +26,32 @@ static int write_all(int fd, const void *data, size_t size)
         return 0;
 }
 
+int mkdir_p(const char *path, mode_t mode)
+{
+        _cleanup_free_ char *copy = strdup(path);
+        struct stat st;
+
+        if (!copy)
+                return -ENOMEM;
+        if (!copy[0])
+                return -EINVAL;
+        for (char *p = copy + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *p = '/';
+        }
+        if (mkdir(path, mode) >= 0)
+                return 0;
+        if (errno != EEXIST)
+                return negative_errno();
+        if (stat(path, &st) < 0)
+                return negative_errno();
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
 int write_file_atomic(int dir_fd, const char *name, const void *data, size_t size, mode_t mode)
 {
         _cleanup_close_ int fd = -1, own_dir_fd = -1;

@@ -20,6 +20,8 @@ static uint32_t arg_max_targets = VPROF_MAX_TARGETS_DEFAULT;
 static uint32_t arg_max_off_cpu_threads = VPROF_MAX_OFF_CPU_THREADS_DEFAULT;
 static bool arg_off_cpu;
 static uint32_t arg_exit_idle_sec; /* 0: never */
+static const char *arg_state_directory; /* NULL: $STATE_DIRECTORY or the default; "": none */
+static uint32_t arg_snapshot_interval_sec = 30; /* 0: only when stopping */
 
 static void help(void)
 {
@@ -38,6 +40,11 @@ static void help(void)
                "      --exit-idle-time=SEC\n"
                "                         exit after SEC seconds with no target attached and no call\n"
                "                         (default 0: never; bus activation starts it again)\n"
+               "      --state-directory=DIR\n"
+               "                         save the targets' tables there and restore them at start\n"
+               "                         (default $STATE_DIRECTORY, else " STATE_DIRECTORY_DEFAULT "; empty: none)\n"
+               "      --snapshot-interval=SEC\n"
+               "                         also save every SEC seconds (default 30; 0: only when stopping)\n"
                "  -v, --verbose          log debug messages\n"
                "  -h, --help             show this help\n"
                "      --version          show the version\n",
@@ -47,7 +54,7 @@ static void help(void)
 static int parse_argv(int argc, char *argv[])
 {
         enum { ARG_VERSION = 0x100, ARG_RING_SIZE, ARG_MAX_TARGETS, ARG_OFF_CPU, ARG_MAX_OFF_CPU_THREADS,
-               ARG_EXIT_IDLE_TIME };
+               ARG_EXIT_IDLE_TIME, ARG_STATE_DIRECTORY, ARG_SNAPSHOT_INTERVAL };
         static const struct option options[] = {
                 { "frequency", required_argument, NULL, 'F' },
                 { "event", required_argument, NULL, 'e' },
@@ -56,6 +63,8 @@ static int parse_argv(int argc, char *argv[])
                 { "off-cpu", no_argument, NULL, ARG_OFF_CPU },
                 { "max-off-cpu-threads", required_argument, NULL, ARG_MAX_OFF_CPU_THREADS },
                 { "exit-idle-time", required_argument, NULL, ARG_EXIT_IDLE_TIME },
+                { "state-directory", required_argument, NULL, ARG_STATE_DIRECTORY },
+                { "snapshot-interval", required_argument, NULL, ARG_SNAPSHOT_INTERVAL },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -108,6 +117,16 @@ static int parse_argv(int argc, char *argv[])
                                                        "Invalid idle time '%s': expected seconds, 0 for never.",
                                                        optarg);
                         break;
+                case ARG_STATE_DIRECTORY:
+                        arg_state_directory = optarg;
+                        break;
+                case ARG_SNAPSHOT_INTERVAL:
+                        r = parse_u32(optarg, 0, 86400, &arg_snapshot_interval_sec);
+                        if (r < 0)
+                                return log_error_errno(-EINVAL,
+                                                       "Invalid snapshot interval '%s': expected 0..86400 seconds.",
+                                                       optarg);
+                        break;
                 case 'v':
                         log_set_max_level(LOG_DEBUG);
                         break;
@@ -149,6 +168,7 @@ static size_t default_ring_size(uint32_t frequency)
 static int run(int argc, char *argv[])
 {
         _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_free_ char *state_directory = NULL;
         SamplerConfig config;
         int r;
 
@@ -190,6 +210,12 @@ static int run(int argc, char *argv[])
                                                              : "tracked for targets attached with the off-CPU flag");
         log_debug("Ring buffer: %zu KiB.", config.ring_size >> 10);
 
+        /* The saved targets are back before the name is ours: the first caller finds them. */
+        r = state_directory_choose(arg_state_directory, &state_directory);
+        if (r < 0)
+                return log_error_errno(r, "Failed to choose the state directory: %m");
+        state_store_setup(m, state_directory, (uint64_t)arg_snapshot_interval_sec * 1000000);
+
         r = bus_setup(m);
         if (r < 0)
                 return r;
@@ -203,6 +229,8 @@ static int run(int argc, char *argv[])
         log_info("Ready on the system bus as org.vprof.Profiler1.");
 
         r = sd_event_loop(m->event);
+        /* Whatever ended the loop, the tables are saved while the sampler is still there to drain. */
+        (void)state_store_save(m->state);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         if (!m->exiting) /* the idle exit said so already */
