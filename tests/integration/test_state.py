@@ -42,6 +42,16 @@ def fix_crc(buf):
     HEADER.pack_into(buf, 0, magic, version, flags, payload, crc, reserved)
 
 
+# A process of the test user that waits; on a line on stdin it makes itself non-dumpable.
+SLEEPER = ("import ctypes, os, sys, time\n"
+           "print('ready', os.getpid(), flush=True)\n"
+           "sys.stdin.readline()\n"
+           "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
+           "print('done', flush=True)\n"
+           "time.sleep(120)\n")
+TEST_USER = "vprof-test-state"
+
+
 def function_counts(report):
     return {(f["function"], f["module"]): (f["inclusive"], f["exclusive"]) for f in report["functions"]}
 
@@ -271,6 +281,36 @@ class State(unittest.TestCase):
                 self.assertEqual(f.read(), data, name)
             env.daemon.send_signal(signal.SIGTERM)
             self.assertEqual(env.daemon.wait(15), 0)
+
+    def test_attached_again_as_the_user_who_attached(self):
+        if subprocess.run(["id", "-u", TEST_USER], capture_output=True).returncode != 0:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER],
+                           check=True)
+            self.addCleanup(subprocess.run, ["userdel", TEST_USER], capture_output=True)
+        uid = int(subprocess.run(["id", "-u", TEST_USER], capture_output=True, text=True, check=True).stdout)
+        env = self.env()
+        kept, turned = [], []
+        for group in (kept, turned):
+            p = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                                  "/usr/bin/python3", "-c", SLEEPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True)
+            env.children.append(p)
+            self.assertTrue(p.stdout.readline().startswith("ready "))
+            r = env.ctl("attach", p.pid, user=uid)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            group.append(p)
+        env.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(env.daemon.wait(15), 0)
+        # While no daemon runs, one of them turns non-dumpable: its user may no longer profile it.
+        env.go(turned[0])
+        self.assertEqual(turned[0].stdout.readline().strip(), "done")
+        env.start_daemon()
+
+        listed = {t["pid"]: t for t in env.ctl_json("list", user=uid)["targets"]}
+        self.assertEqual(listed[kept[0].pid]["state"], "running")
+        self.assertNotIn(turned[0].pid, self.targets(env))
+        self.assertRegex(env.log_text(), rf"Not attaching {turned[0].pid} .*: UID {uid} may no longer profile it")
+        figure(f"UID {uid}'s own process attached again as that user; the one that turned non-dumpable not")
 
     def test_options(self):
         env = self.env("--state-directory=")
