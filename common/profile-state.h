@@ -25,7 +25,8 @@
  *
  * Loading trusts nothing: ids in range, names NUL-terminated, bounded and unique, record counts that fit
  * their section, and counts that could have been counted (exclusive <= inclusive <= total, likewise every
- * value, a thread's samples <= total). */
+ * value, a thread's samples <= total). A change to counting that breaks one of these on purpose (a fold of
+ * several functions' inclusive counts into one row, say) must relax counts_possible() in the same change. */
 
 #define PROFILE_STATE_MAGIC "VPROFPRF"
 

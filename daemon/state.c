@@ -133,8 +133,8 @@ static int save(StateStore *s, int level)
                 return log_warning_errno(r, "Failed to save the targets' tables: %m");
         serialized = now_usec();
         if (s->saved && crc == s->saved_crc && size == s->saved_size) {
-                log_debug("Snapshot unchanged (%zu target%s, %zu bytes, %.1f ms to serialize): not written.", n,
-                          n == 1 ? "" : "s", size, (double)(serialized - start) / 1000);
+                log_full_errno(level, 0, "Saved state unchanged (%zu target%s, %zu bytes, %.1f ms to serialize).", n,
+                               n == 1 ? "" : "s", size, (double)(serialized - start) / 1000);
                 return 0;
         }
         r = write_file_atomic(s->dir_fd, STATE_FILE, data, size, 0600);
