@@ -36,7 +36,8 @@ pids+=("$VPROF_BUS_PID")
 
 daemon_pid=
 start_daemon() {
-  build/daemon/vprofd --frequency 99 2>>"$work/vprofd.log" &
+  # No saved state: each condition starts with exactly the targets it attaches.
+  build/daemon/vprofd --frequency 99 --state-directory= 2>>"$work/vprofd.log" &
   daemon_pid=$!
   for _ in $(seq 200); do "$vprofctl" status >/dev/null 2>&1 && return; sleep 0.05; done
   cat "$work/vprofd.log" >&2

@@ -85,3 +85,7 @@ struct Profile {
         uint64_t other_stack_samples;
         ProfileValues other_stack_values;
 };
+
+/* A new stack of frames, counts zero; -EEXIST when the profile has it. */
+int profile_stack_insert(Profile *p, const uint32_t *frames, uint32_t n_frames, uint32_t n_kernel_frames,
+                         Stack **ret);

@@ -203,7 +203,16 @@ static int add_function(Profile *p, const char *module, const char *function, ui
 /* The profile's own rows ("[unknown]", "[other]") are never folded. */
 static int intern_reserved(Profile *p, const char *name, uint32_t *id)
 {
-        return *id != UINT32_MAX ? 0 : add_function(p, name, name, id);
+        Function *f;
+
+        if (*id != UINT32_MAX)
+                return 0;
+        f = find_function(p, name, name);
+        if (f) {
+                *id = f->id;
+                return 0;
+        }
+        return add_function(p, name, name, id);
 }
 
 int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id)
@@ -334,25 +343,36 @@ static void count_values(Profile *p, const ProfileSample *s, const uint32_t *use
 
 /* The sample's stack, as given (an empty one too: its samples have no frame). Past the limit, or out of memory,
  * it goes to the "[other]" stack: the sample is counted everywhere else already, so it must not fail here. */
+int profile_stack_insert(Profile *p, const uint32_t *frames, uint32_t n_frames, uint32_t n_kernel_frames,
+                         Stack **ret)
+{
+        Stack *stack = malloc(sizeof(*stack) + n_frames * sizeof(uint32_t));
+        int r;
+
+        if (!stack)
+                return -ENOMEM;
+        memcpy(stack->frames, frames, n_frames * sizeof(uint32_t));
+        stack->key = (StackKey){ .frames = stack->frames, .n_frames = n_frames };
+        stack->n_kernel_frames = n_kernel_frames;
+        stack->samples = 0;
+        stack->values = (ProfileValues){};
+        r = hashmap_put(p->stacks, &stack->key, stack);
+        if (r < 0) {
+                free(stack);
+                return r;
+        }
+        *ret = stack;
+        return 0;
+}
+
 static void count_stack(Profile *p, const ProfileSample *s)
 {
         StackKey key = { .frames = s->frames, .n_frames = (uint32_t)s->n_frames };
         Stack *stack = hashmap_get(p->stacks, &key);
 
-        if (!stack && (p->max_stacks == 0 || hashmap_size(p->stacks) < p->max_stacks)) {
-                stack = malloc(sizeof(*stack) + s->n_frames * sizeof(uint32_t));
-                if (stack) {
-                        memcpy(stack->frames, s->frames, s->n_frames * sizeof(uint32_t));
-                        stack->key = (StackKey){ .frames = stack->frames, .n_frames = key.n_frames };
-                        stack->n_kernel_frames = (uint32_t)s->n_kernel_frames;
-                        stack->samples = 0;
-                        stack->values = (ProfileValues){};
-                        if (hashmap_put(p->stacks, &stack->key, stack) < 0) {
-                                free(stack);
-                                stack = NULL;
-                        }
-                }
-        }
+        if (!stack && (p->max_stacks == 0 || hashmap_size(p->stacks) < p->max_stacks) &&
+            profile_stack_insert(p, s->frames, key.n_frames, (uint32_t)s->n_kernel_frames, &stack) < 0)
+                stack = NULL;
         if (!stack) {
                 if (sample_on_cpu(s))
                         p->other_stack_samples++;

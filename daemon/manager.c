@@ -41,6 +41,7 @@ Manager *manager_free(Manager *m)
 
         if (!m)
                 return NULL;
+        state_store_free(m->state);
         HASHMAP_FOREACH(t, m->targets)
                 target_free(t);
         hashmap_free(m->targets);
@@ -308,6 +309,12 @@ Target *manager_get_target(Manager *m, pid_t pid)
 
 int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid)
 {
+        return manager_attach_started(m, pid, UINT64_MAX, caller, flags, ret, ret_tgid);
+}
+
+int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, uid_t caller, uint64_t flags, Target **ret,
+                           pid_t *ret_tgid)
+{
         _cleanup_(target_freep) Target *t = NULL;
         bool off_cpu = flags & VPROF_TARGET_OFF_CPU;
         int r;
@@ -321,6 +328,9 @@ int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target *
         r = target_new(m, pid, caller, flags, &t, ret_tgid);
         if (r < 0)
                 return r;
+        /* Checked on the pinned process, before anything samples it. */
+        if (start_time != UINT64_MAX && t->info.start_time != start_time)
+                return -ESTALE;
         r = sd_event_add_io(m->event, &t->exit_source, t->pidfd, EPOLLIN, on_target_exit, t);
         if (r < 0)
                 return r;
@@ -346,6 +356,21 @@ int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target *
         update_drain_timer(m);
         update_idle_timer(m);
         manager_notify_status(m, NULL);
+        state_store_request_save(m->state);
+        return 0;
+}
+
+int manager_add_exited(Manager *m, Target *t)
+{
+        int r;
+
+        if (hashmap_size(m->targets) >= m->config.max_targets)
+                return -E2BIG;
+        r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)t->pid), t);
+        if (r < 0)
+                return r;
+        update_idle_timer(m);
+        manager_notify_status(m, NULL);
         return 0;
 }
 
@@ -369,6 +394,7 @@ int manager_detach(Manager *m, pid_t pid)
         update_drain_timer(m);
         update_idle_timer(m);
         manager_notify_status(m, NULL);
+        state_store_request_save(m->state);
         return 0;
 }
 

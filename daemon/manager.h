@@ -8,6 +8,7 @@
 
 #include "hashmap.h"
 #include "sampler.h"
+#include "state.h"
 #include "symbolizer.h"
 #include "target.h"
 
@@ -40,6 +41,7 @@ typedef struct Manager {
         /* Per target; 0 for none. */
         uint32_t max_functions;
         uint32_t max_stacks;
+        StateStore *state; /* the saved tables (state.h); NULL when there is no state directory */
 
         /* Idle exit (0: never): the timer runs while no target is attached, and restarts on every call. */
         uint64_t exit_idle_usec;
@@ -81,6 +83,12 @@ void manager_sync(Manager *m);
 /* flags: VPROF_TARGET_*. Errors as target_new(), -E2BIG when the BPF targets map is full, and -ESHUTDOWN when
  * the daemon is exiting (idle exit began: the call came in just before the bus name was released). */
 int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
+/* manager_attach() of the process that started at start_time (proc-info.h), checked once it is pinned: -ESTALE
+ * when pid is another process now. */
+int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, uid_t caller, uint64_t flags, Target **ret,
+                           pid_t *ret_tgid);
+/* Keep t, an exited target of saved tables (target_new_exited()); -E2BIG at the target limit, -EEXIST. */
+int manager_add_exited(Manager *m, Target *t);
 int manager_detach(Manager *m, pid_t pid);
 Target *manager_get_target(Manager *m, pid_t pid);
 int manager_get_stats(Manager *m, ManagerStats *ret);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -20,6 +21,7 @@ void settings_init(Settings *s)
                 .max_functions = VPROF_MAX_FUNCTIONS_DEFAULT,
                 .max_stacks = VPROF_MAX_STACKS_DEFAULT,
                 .symbol_cache_mib = VPROF_SYMBOL_CACHE_MIB_DEFAULT,
+                .snapshot_interval_sec = 30,
         };
 }
 
@@ -40,7 +42,7 @@ static int parse_bool(const char *v, bool *ret)
 typedef struct SettingInfo {
         const char *key;
         size_t offset;
-        enum { SETTING_U32, SETTING_BOOL, SETTING_EVENT } type;
+        enum { SETTING_U32, SETTING_BOOL, SETTING_EVENT, SETTING_STRING } type;
         uint32_t min, max;
         const char *what;     /* "frequency" */
         const char *expected; /* "1..10000 Hz" */
@@ -59,6 +61,9 @@ static const SettingInfo settings_info[] = {
         U32("MaxFunctionsPerTarget", max_functions, 1, 16777216, "function limit", "1..16777216"),
         U32("MaxStacksPerTarget", max_stacks, 1, 16777216, "stack limit", "1..16777216"),
         U32("SymbolCacheMiB", symbol_cache_mib, 1, 65536, "symbol cache size", "1..65536 MiB"),
+        { "StateDirectory", offsetof(Settings, state_directory), SETTING_STRING, 0, 0, "state directory",
+          "an absolute path, or nothing" },
+        U32("SnapshotIntervalSec", snapshot_interval_sec, 0, 86400, "snapshot interval", "0..86400 seconds"),
 };
 
 int settings_set(Settings *s, const char *key, const char *value, const char *where)
@@ -81,6 +86,20 @@ int settings_set(Settings *s, const char *key, const char *value, const char *wh
         case SETTING_BOOL:
                 r = parse_bool(value, field);
                 break;
+        case SETTING_STRING: {
+                char *copy;
+
+                if (value[0] != '\0' && value[0] != '/') {
+                        r = -EINVAL;
+                        break;
+                }
+                copy = strdup(value);
+                if (!copy)
+                        return log_error_errno(-ENOMEM, "Out of memory.");
+                free(*(char **)field);
+                *(char **)field = copy;
+                break;
+        }
         case SETTING_EVENT: {
                 SamplerEvent e = sampler_event_from_string(value);
                 if (e < 0)

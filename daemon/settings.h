@@ -24,6 +24,8 @@ typedef struct Settings {
         uint32_t max_functions; /* per target */
         uint32_t max_stacks;    /* per target */
         uint32_t symbol_cache_mib;
+        char *state_directory;          /* NULL: $STATE_DIRECTORY or the default; "": none */
+        uint32_t snapshot_interval_sec; /* 0: only when stopping */
 } Settings;
 
 void settings_init(Settings *s);

@@ -10,6 +10,7 @@
 
 #include "authz.h"
 #include "manager.h"
+#include "state.h"
 #include "target.h"
 
 static int pidfd_open(pid_t pid)
@@ -98,6 +99,7 @@ int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret
         t->attach_usec = now_realtime_usec();
         t->epoch_ns = now_monotonic_ns();
         t->flags = flags;
+        t->attach_uid = caller;
         r = target_alloc_tables(t);
         if (r < 0)
                 return r;
@@ -110,6 +112,33 @@ int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret
                 return r == -ESRCH ? -ESRCH : r;
 
         t->pidfd = TAKE_FD(pidfd);
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t attach_uid, uint64_t attach_usec,
+                      Profile **profile, Target **ret)
+{
+        _cleanup_(target_freep) Target *t = calloc(1, sizeof(*t));
+        int r;
+
+        if (!t)
+                return -ENOMEM;
+        t->pidfd = -1;
+        t->manager = m;
+        t->pid = info->tgid;
+        t->info = *info;
+        t->attach_usec = attach_usec;
+        t->epoch_ns = now_monotonic_ns();
+        t->flags = flags;
+        t->attach_uid = attach_uid;
+        t->exited = true;
+        r = target_alloc_tables(t); /* the caches too: a reset works on exited targets */
+        if (r < 0)
+                return r;
+        profile_free(t->profile);
+        t->profile = TAKE_PTR(*profile);
+        profile_set_limits(t->profile, m->max_functions, m->max_stacks);
         *ret = TAKE_PTR(t);
         return 0;
 }
@@ -143,6 +172,7 @@ int target_reset(Target *t)
         hashmap_clear(t->user_frames);
         hashmap_clear(t->kernel_frames);
         t->epoch_ns = now_monotonic_ns();
+        state_store_request_save(t->manager->state);
         return 0;
 }
 

@@ -26,6 +26,7 @@ typedef struct Target {
         uint64_t attach_usec;   /* CLOCK_REALTIME */
         uint64_t epoch_ns;      /* CLOCK_MONOTONIC (BPF's clock) of the attach or the last reset */
         uint64_t flags;         /* VPROF_TARGET_* */
+        uid_t attach_uid;       /* the caller that attached it (0: root, or allowed by polkit); see state.h */
         bool exited;
 
         AddressSpace *address_space;
@@ -41,6 +42,11 @@ typedef struct Target {
 int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
 Target *target_free(Target *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Target *, target_free);
+
+/* A target of saved tables whose process is gone (state.h): exited from the start, with the saved
+ * process information. Takes *profile. */
+int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t attach_uid, uint64_t attach_usec,
+                      Profile **profile, Target **ret);
 
 /* Clear the tables, keep sampling. */
 int target_reset(Target *t);

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "manager.h"
 #include "settings.h"
+#include "state.h"
 
 static Settings arg_settings;
 static const char *arg_config = VPROFD_CONFIG_FILE;
@@ -42,6 +43,11 @@ static void help(void)
                "      --exit-idle-time=SEC\n"
                "                         exit after SEC seconds with no target attached and no call\n"
                "                         (default 0: never; bus activation starts it again)\n"
+               "      --state-directory=DIR\n"
+               "                         save the targets' tables there and restore them at start\n"
+               "                         (default $STATE_DIRECTORY, else " STATE_DIRECTORY_DEFAULT "; empty: none)\n"
+               "      --snapshot-interval=SEC\n"
+               "                         also save every SEC seconds (default 30; 0: only when stopping)\n"
                "      --config=PATH      read settings from PATH instead of %s\n"
                "  -v, --verbose          log debug messages\n"
                "  -h, --help             show this help\n"
@@ -68,6 +74,8 @@ static const struct {
         { "off-cpu", "OffCpu", true },
         { "max-off-cpu-threads", "MaxOffCpuThreads" },
         { "exit-idle-time", "ExitIdleSec" },
+        { "state-directory", "StateDirectory" },
+        { "snapshot-interval", "SnapshotIntervalSec" },
 };
 
 /* Two passes: the first finds --config, --help and --version, the second applies the options over the
@@ -167,6 +175,7 @@ static size_t default_ring_size(uint32_t frequency)
 static int run(int argc, char *argv[])
 {
         _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_free_ char *state_directory = NULL;
         SamplerConfig config;
         int r;
 
@@ -214,6 +223,12 @@ static int run(int argc, char *argv[])
                                                              : "tracked for targets attached with the off-CPU flag");
         log_debug("Ring buffer: %zu KiB.", config.ring_size >> 10);
 
+        /* The saved targets are back before the name is ours: the first caller finds them. */
+        r = state_directory_choose(arg_settings.state_directory, &state_directory);
+        if (r < 0)
+                return log_error_errno(r, "Failed to choose the state directory: %m");
+        state_store_setup(m, state_directory, (uint64_t)arg_settings.snapshot_interval_sec * 1000000);
+
         r = bus_setup(m);
         if (r < 0)
                 return r;
@@ -227,6 +242,8 @@ static int run(int argc, char *argv[])
         log_info("Ready on the system bus as org.vprof.Profiler1.");
 
         r = sd_event_loop(m->event);
+        /* Whatever ended the loop, the tables are saved while the sampler is still there to drain. */
+        (void)state_store_save(m->state);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");
         if (!m->exiting) /* the idle exit said so already */

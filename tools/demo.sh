@@ -46,7 +46,8 @@ fi
 if "$vprofctl" status >/dev/null 2>&1; then
   echo "demo: vprofd is already running"
 else
-  build/daemon/vprofd --frequency "$frequency" 2>"$work/vprofd.log" &
+  # No saved state: the demo starts afresh every time and leaves nothing in /var/lib/vprofd.
+  build/daemon/vprofd --frequency "$frequency" --state-directory= 2>"$work/vprofd.log" &
   pids+=($!)
   for _ in $(seq 200); do
     "$vprofctl" status >/dev/null 2>&1 && break

@@ -46,6 +46,8 @@ class VprofEnv:
         self.daemon_log = os.path.join(self.tmp, "vprofd.log")
         self.children = []
         self.extra_bus_policies = list(extra_bus_policies)  # more bus policy files, e.g. polkit's
+        # Each environment saves its targets in its own directory, not in the machine's /var/lib/vprofd.
+        self.state_directory = os.path.join(self.tmp, "state")
 
     # --- lifecycle -------------------------------------------------------------------------------------------
     def start(self, wait=True):
@@ -67,7 +69,8 @@ class VprofEnv:
         return self
 
     def daemon_command(self):
-        return [os.environ["VPROFD"], "--frequency", str(self.frequency)] + self.extra_args
+        return [os.environ["VPROFD"], "--frequency", str(self.frequency),
+                f"--state-directory={self.state_directory}"] + self.extra_args
 
     def start_daemon(self, wait=True):
         """Start vprofd; with wait, return once it answers (vprofctl status)."""

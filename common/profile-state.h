@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "state-format.h"
+
+/* A Profile saved and loaded exactly: every count and value of every function, module and thread, the
+ * totals and the frequency. The profile is a list of sections (state-format.h), so that it can make a file
+ * of its own or sit in a container section of a bigger file (the daemon's record of a target):
+ *
+ *   PHDR  u32 frequency | u32 id of the "[unknown]" function or 2^32-1 | u64 total | values
+ *   MODS  u32 n | n x (string name | counts)                       module ids are the positions
+ *   FUNC  u32 n | n x (u32 module id | string name | counts)       function ids are the positions
+ *   THRD  u32 n | n x (u32 tid | string name or none | u64 samples | values), by tid
+ *
+ *   counts = u64 inclusive | u64 exclusive | values (inclusive) | values (exclusive)
+ *   values = u64 user samples | u64 kernel samples | u64 blocked ns | u64 preempted ns
+ *
+ * Each section appears once. To save more of the profile (a table of stacks, say), add a section with a new
+ * tag in profile_state_write() and read it in profile_state_read(), where unknown tags are skipped; give it
+ * STATE_SECTION_REQUIRED if an older reader that skips it would misread the others (see state-format.h).
+ *
+ * Loading trusts nothing: ids in range, names NUL-terminated, bounded and unique, record counts that fit
+ * their section, and counts that could have been counted (exclusive <= inclusive <= total, likewise every
+ * value, a thread's samples <= total). A change to counting that breaks one of these on purpose (a fold of
+ * several functions' inclusive counts into one row, say) must relax counts_possible() in the same change. */
+
+#define PROFILE_STATE_MAGIC "VPROFPRF"
+
+/* Append the profile's sections to the list being written. */
+void profile_state_write(const Profile *p, StateWriter *w);
+/* The profile in a list of sections; -EBADMSG with the reason in the reader's error slot, -ENOMEM. */
+int profile_state_read(StateReader *list, Profile **ret);
+
+/* A file that holds one profile, in memory. */
+int profile_state_serialize(const Profile *p, void **ret, size_t *ret_size);
+/* Errors as state_open() and profile_state_read(); *ret_error says why (NULL for -ENOMEM). */
+int profile_state_parse(const void *data, size_t size, Profile **ret, const char **ret_error);
+
+/* The same on disk: name in the directory dir_fd (AT_FDCWD), written atomically. */
+int profile_state_save(const Profile *p, int dir_fd, const char *name);
+int profile_state_load(int dir_fd, const char *name, Profile **ret, const char **ret_error);
+
+/* Carry the profile over to another sampling frequency: every sample count is scaled by new/old and
+ * rounded, so that a sample weighs 1/frequency seconds like those counted from now on; off-CPU times stay.
+ * Rounding keeps every "at most" between counts, not sums, and a count can round to 0. */
+void profile_state_convert_frequency(Profile *p, uint32_t frequency);

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proc-info.h"
+#include "profile.h"
+#include "state-format.h"
+#include "target.h"
+
+/* One target's record in the state file (the TARG section, see state.h), written from a Target and read
+ * back into a SavedTarget, checked. */
+
+#define STATE_TAG_TARGET STATE_TAG('T', 'A', 'R', 'G')
+
+typedef struct SavedTarget {
+        ProcInfo info; /* tgid is the PID; start_time, credentials and comm as when saved */
+        uint64_t flags;
+        uid_t attach_uid;
+        uint64_t attach_usec;
+        bool exited;
+        Profile *profile;
+} SavedTarget;
+
+void saved_target_done(SavedTarget *t);
+
+/* Appends a TARG section. */
+void state_record_write(const Target *t, StateWriter *w);
+/* The contents of a TARG section; -EBADMSG with the reason in the reader's error slot. */
+int state_record_read(StateReader *r, SavedTarget *ret);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "macros.h"
+
+/* The tables outlive the daemon: every target's record (process identity, attach flags and caller, profile)
+ * is saved under the state directory when the daemon stops and every few seconds (a crash loses at most
+ * that much), and the next start reloads them. A target whose process still runs, as the same process (PID,
+ * start time and boot), is attached again with its counts continuing; one whose process is gone keeps its
+ * tables as an exited target, as if it had exited under this daemon.
+ *
+ * The file, targets.state, is a state file (state-format.h) of magic "VPROFDST":
+ *
+ *   BOOT  string: /proc/sys/kernel/random/boot_id when saved
+ *   TARG  (one a target, a container of sections)
+ *     TINF  u32 pid | u64 start time (clock ticks since boot) | u64 flags (VPROF_TARGET_*) |
+ *           u32 uid that attached it | u64 attach time (CLOCK_REALTIME, us) | u32 uid[3] | u32 gid[3] |
+ *           u32 dumpable | u32 exited | string comm
+ *     PROF  (a container: the profile's sections, profile-state.h)
+ *
+ * To save more of a target, add a section to TARG (or to PROF, for more of the profile), following the rules
+ * of state-format.h. */
+
+typedef struct Manager Manager;
+typedef struct StateStore StateStore;
+
+#define STATE_DIRECTORY_DEFAULT "/var/lib/vprofd"
+
+/* The state directory: arg when given (the empty string: none, save nothing), else the first entry of
+ * $STATE_DIRECTORY (set by systemd's StateDirectory=), else STATE_DIRECTORY_DEFAULT. */
+int state_directory_choose(const char *arg, char **ret);
+
+/* Sets m->state up: opens the directory (creating it 0700 if needed) and locks it against a second daemon,
+ * reloads the saved targets (after sampling is set up, before the bus name is taken, so that the first
+ * caller finds them), replaces the file with the daemon's new state, and saves every snapshot_usec (0:
+ * only when stopping, and after attach, detach and reset). A directory that cannot be used leaves m->state
+ * NULL, with a warning: the daemon profiles on without saving. */
+void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec);
+StateStore *state_store_free(StateStore *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(StateStore *, state_store_free);
+
+/* Drain the ring buffer and save every target now, unless nothing changed since the last save. s may be
+ * NULL. Logs failures itself. */
+int state_store_save(StateStore *s);
+
+/* The targets changed (attach, detach, reset): save within a second, coalescing bursts. s may be NULL. */
+void state_store_request_save(StateStore *s);

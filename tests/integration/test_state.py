@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Restarts lose nothing: vprofd saves its targets under the state directory when stopped and every
+--snapshot-interval seconds, and the next daemon on that directory attaches again the targets that still run
+(the same process: PID, start time, boot), with their counts continuing, and keeps the others as exited.
+Figures print as lines beginning "state:"."""
+import os
+import re
+import signal
+import struct
+import subprocess
+import sys
+import time
+import unittest
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vprof_env  # noqa: E402
+
+STATE_FILE = "targets.state"
+HEADER = struct.Struct("<8sIIQII")  # magic, version, flags, payload size, CRC-32, reserved
+SECTION = struct.Struct("<IIQ")  # tag, flags, size
+
+
+def figure(text):
+    print(f"state: {text}", file=sys.stderr)
+
+
+def sections(buf, start, end):
+    """(tag, contents offset, contents size) of the list of sections in buf[start:end]."""
+    out = []
+    while start < end:
+        tag, _, size = SECTION.unpack_from(buf, start)
+        out.append((struct.pack("<I", tag).decode(), start + SECTION.size, size))
+        start += SECTION.size + size
+    return out
+
+
+def fix_crc(buf):
+    magic, version, flags, payload, _, reserved = HEADER.unpack_from(buf, 0)
+    crc = zlib.crc32(bytes(buf[HEADER.size:]), zlib.crc32(bytes(buf[:24])))
+    HEADER.pack_into(buf, 0, magic, version, flags, payload, crc, reserved)
+
+
+# A process of the test user that waits; on a line on stdin it makes itself non-dumpable.
+SLEEPER = ("import ctypes, os, sys, time\n"
+           "print('ready', os.getpid(), flush=True)\n"
+           "sys.stdin.readline()\n"
+           "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
+           "print('done', flush=True)\n"
+           "time.sleep(120)\n")
+TEST_USER = "vprof-test-state"
+
+
+def function_counts(report):
+    return {(f["function"], f["module"]): (f["inclusive"], f["exclusive"]) for f in report["functions"]}
+
+
+class State(unittest.TestCase):
+    def env(self, *args, frequency=99):
+        env = vprof_env.VprofEnv(frequency=frequency, extra_args=["--verbose", *args])
+        self.addCleanup(self.stop, env)
+        env.start()
+        return env
+
+    def stop(self, env):
+        for p in env.children:
+            for f in (p.stdin, p.stdout):
+                if f:
+                    f.close()
+        problems = env.stop()
+        self.assertEqual(problems, [], "\n".join(problems))
+
+    def busy_demo(self, env, seconds=120):
+        demo = env.spawn_demo("--seconds", seconds, "--threads", 2)
+        r = env.ctl("attach", demo.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        env.go(demo)
+        return demo
+
+    def report(self, env, pid):
+        return env.ctl_json("report", pid)
+
+    def targets(self, env):
+        return {t["pid"]: t for t in env.ctl_json("list")["targets"]}
+
+    def restart(self, env, sig=signal.SIGTERM, extra_args=None):
+        if sig == signal.SIGTERM:
+            env.daemon.send_signal(sig)
+            self.assertEqual(env.daemon.wait(15), 0, env.log_text())
+        else:
+            env.daemon.kill()
+            env.daemon.wait(15)
+        if extra_args is not None:
+            env.extra_args = ["--verbose", *extra_args]
+        started = time.monotonic()
+        env.start_daemon()
+        return time.monotonic() - started
+
+    def assert_grown(self, before, after, what):
+        self.assertGreaterEqual(after["total_samples"], before["total_samples"], what)
+        counts = function_counts(after)
+        for key, (inclusive, exclusive) in function_counts(before).items():
+            self.assertIn(key, counts, f"{what}: {key} is gone")
+            self.assertGreaterEqual(counts[key][0], inclusive, f"{what}: inclusive of {key}")
+            self.assertGreaterEqual(counts[key][1], exclusive, f"{what}: exclusive of {key}")
+
+    def save_times(self, env):
+        return [float(ms) for ms in re.findall(r"Saved \d+ targets? to \S+: \d+ bytes in ([0-9.]+) ms", env.log_text())]
+
+    def test_sigterm_restart_counts_only_grow(self):
+        env = self.env()
+        demo = self.busy_demo(env)
+        time.sleep(3)
+        before = self.report(env, demo.pid)
+        self.assertGreater(before["total_samples"], 0)
+        took = self.restart(env)
+        size = os.path.getsize(os.path.join(env.state_directory, STATE_FILE))
+        self.assertIn("Restored the saved state", env.log_text())
+
+        target = self.targets(env)[demo.pid]
+        self.assertEqual(target["state"], "running")
+        after = self.report(env, demo.pid)
+        self.assert_grown(before, after, "after the restart")
+        time.sleep(2)
+        later = self.report(env, demo.pid)
+        self.assert_grown(after, later, "sampling after the restart")
+        self.assertGreater(later["total_samples"], after["total_samples"], "no samples after the restart")
+        top = max(function_counts(before).items(), key=lambda kv: kv[1][1])
+        figure(f"SIGTERM restart: total {before['total_samples']} before, {after['total_samples']} after the "
+               f"restart, {later['total_samples']} 2 s later; {top[0][0]} exclusive {top[1][1]} -> "
+               f"{function_counts(later)[top[0]][1]}; file {size} bytes; restart {took:.2f} s")
+        times = self.save_times(env)
+        figure(f"save times: {len(times)} saves, max {max(times):.1f} ms, median {sorted(times)[len(times) // 2]:.1f} ms")
+
+    def test_snapshots_lose_no_samples(self):
+        # A snapshot every second, each written (the counts change): the event loop still drains in time.
+        env = self.env("--snapshot-interval=1")
+        demo = self.busy_demo(env)
+        time.sleep(6)
+        status = env.ctl_json("status")
+        self.assertEqual(status["samples_lost"], 0, status)
+        times = self.save_times(env)
+        self.assertGreaterEqual(len(times), 4)
+        size = os.path.getsize(os.path.join(env.state_directory, STATE_FILE))
+        figure(f"snapshots every 1 s for 6 s: {len(times)} written ({size} bytes), max {max(times):.1f} ms, median "
+               f"{sorted(times)[len(times) // 2]:.1f} ms; {status['samples_kept']} samples kept, "
+               f"{status['samples_lost']} lost")
+        r = env.ctl("detach", demo.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_kill9_keeps_last_snapshot(self):
+        env = self.env("--snapshot-interval=1")
+        demo = self.busy_demo(env)
+        time.sleep(2)
+        before = self.report(env, demo.pid)
+        # At least one snapshot after the read: 1 s, and the timer's 250 ms of slack.
+        time.sleep(2)
+        last = self.report(env, demo.pid)
+        self.assertTrue(os.path.exists(os.path.join(env.state_directory, STATE_FILE)))
+        self.restart(env, signal.SIGKILL)
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "running")
+        after = self.report(env, demo.pid)
+        self.assert_grown(before, after, "after kill -9")
+        figure(f"kill -9: total {before['total_samples']} read 2 s before the kill, {last['total_samples']} at the "
+               f"kill, {after['total_samples']} after the restart (at most the last second lost)")
+
+    def test_reused_pid_is_not_attached(self):
+        env = self.env()
+        demo = self.busy_demo(env)
+        time.sleep(1)
+        env.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(env.daemon.wait(15), 0)
+        saved = self.report_of_file_edit(env, demo.pid)
+
+        env.start_daemon()
+        log = env.log_text()
+        self.assertIn("its PID is another process's now", log)
+        target = self.targets(env)[demo.pid]
+        self.assertEqual(target["state"], "exited")
+        # Its tables are kept as they were, and nothing samples the process that holds the PID now.
+        first = self.report(env, demo.pid)["total_samples"]
+        self.assertEqual(first, saved)
+        time.sleep(1.5)
+        self.assertEqual(self.report(env, demo.pid)["total_samples"], first)
+        self.assertIsNone(demo.poll())
+        figure(f"start time changed in the file: PID {demo.pid} kept as exited with {first} samples, not attached")
+
+    def report_of_file_edit(self, env, pid):
+        """Add one to the saved start time of pid, as if the PID now named a younger process; returns the saved
+        sample total."""
+        path = os.path.join(env.state_directory, STATE_FILE)
+        with open(path, "rb") as f:
+            buf = bytearray(f.read())
+        self.assertEqual(HEADER.unpack_from(buf, 0)[0], b"VPROFDST")
+        total = None
+        for tag, start, size in sections(buf, HEADER.size, len(buf)):
+            if tag != "TARG":
+                continue
+            inner = dict((t, (s, n)) for t, s, n in sections(buf, start, start + size))
+            info = inner["TINF"][0]
+            if struct.unpack_from("<I", buf, info)[0] != pid:
+                continue
+            start_time = struct.unpack_from("<Q", buf, info + 4)[0]
+            struct.pack_into("<Q", buf, info + 4, start_time + 1)
+            prof_start, prof_size = inner["PROF"]
+            prof = dict((t, (s, n)) for t, s, n in sections(buf, prof_start, prof_start + prof_size))
+            total = struct.unpack_from("<Q", buf, prof["PHDR"][0] + 8)[0]
+        self.assertIsNotNone(total, f"PID {pid} is not in the saved state")
+        fix_crc(buf)
+        with open(path, "wb") as f:
+            f.write(buf)
+        return total
+
+    def test_exited_target_stays_exited(self):
+        env = self.env()
+        demo = self.busy_demo(env, seconds=1)
+        demo.wait(30)
+        time.sleep(0.5)
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "exited")
+        before = self.report(env, demo.pid)
+        self.restart(env)
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "exited")
+        self.assertEqual(function_counts(self.report(env, demo.pid)), function_counts(before))
+        # And again: the restored exited target is saved in its turn, until it is detached.
+        self.restart(env)
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "exited")
+        self.assertEqual(env.ctl("detach", demo.pid).returncode, 0)
+        self.restart(env)
+        self.assertNotIn(demo.pid, self.targets(env))
+
+    def test_detach_reaches_the_file_before_a_crash(self):
+        env = self.env("--snapshot-interval=0")
+        demo = self.busy_demo(env)
+        time.sleep(2.5)  # the attach is saved within a second
+        self.restart(env, signal.SIGKILL)
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "running")
+        self.assertEqual(env.ctl("detach", demo.pid).returncode, 0)
+        time.sleep(2.5)  # so is the detach
+        self.restart(env, signal.SIGKILL)
+        self.assertNotIn(demo.pid, self.targets(env))
+
+    def test_frequency_change_converts(self):
+        env = self.env()
+        demo = self.busy_demo(env)
+        time.sleep(2)
+        env.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(env.daemon.wait(15), 0)
+        env.frequency = 199
+        env.start_daemon()
+        self.assertRegex(env.log_text(), r"counted at 99 Hz, vprofd samples at 199 Hz now: .* scaled by 199/99")
+        saved = int(re.search(r"counting on from (\d+) samples", env.log_text()).group(1))
+        after = self.report(env, demo.pid)
+        self.assertGreaterEqual(after["total_samples"], saved)
+        figure(f"99 Hz -> 199 Hz: restored with {saved} samples (scaled by 199/99)")
+
+    def test_bad_files_are_set_aside(self):
+        env = self.env()
+        path = os.path.join(env.state_directory, STATE_FILE)
+        demo = self.busy_demo(env)
+        time.sleep(1)
+        env.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(env.daemon.wait(15), 0)
+        with open(path, "rb") as f:
+            good = f.read()
+
+        newer = bytearray(good)
+        struct.pack_into("<I", newer, 8, 2)
+        fix_crc(newer)
+        cases = [("truncated", good[:len(good) // 2], "truncated"),
+                 ("flipped byte", good[:100] + bytes([good[100] ^ 0xff]) + good[101:], "checksum mismatch"),
+                 ("newer version", bytes(newer), "newer vprof"),
+                 ("garbage", os.urandom(4096), "not a vprof state file")]
+        for name, data, message in cases:
+            with open(path, "wb") as f:
+                f.write(data)
+            env.start_daemon()
+            self.assertIn(message, env.log_text(), name)
+            self.assertNotIn(demo.pid, self.targets(env), name)
+            with open(path + ".rejected", "rb") as f:
+                self.assertEqual(f.read(), data, name)
+            env.daemon.send_signal(signal.SIGTERM)
+            self.assertEqual(env.daemon.wait(15), 0)
+
+    def test_attached_again_as_the_user_who_attached(self):
+        if subprocess.run(["id", "-u", TEST_USER], capture_output=True).returncode != 0:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER],
+                           check=True)
+            self.addCleanup(subprocess.run, ["userdel", TEST_USER], capture_output=True)
+        uid = int(subprocess.run(["id", "-u", TEST_USER], capture_output=True, text=True, check=True).stdout)
+        env = self.env()
+        kept, turned = [], []
+        for group in (kept, turned):
+            p = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                                  "/usr/bin/python3", "-c", SLEEPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 text=True)
+            env.children.append(p)
+            self.assertTrue(p.stdout.readline().startswith("ready "))
+            r = env.ctl("attach", p.pid, user=uid)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            group.append(p)
+        env.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(env.daemon.wait(15), 0)
+        # While no daemon runs, one of them turns non-dumpable: its user may no longer profile it.
+        env.go(turned[0])
+        self.assertEqual(turned[0].stdout.readline().strip(), "done")
+        env.start_daemon()
+
+        listed = {t["pid"]: t for t in env.ctl_json("list", user=uid)["targets"]}
+        self.assertEqual(listed[kept[0].pid]["state"], "running")
+        self.assertNotIn(turned[0].pid, self.targets(env))
+        self.assertRegex(env.log_text(), rf"Not attaching {turned[0].pid} .*: UID {uid} may no longer profile it")
+        figure(f"UID {uid}'s own process attached again as that user; the one that turned non-dumpable not")
+
+    def test_options(self):
+        env = self.env("--state-directory=")
+        self.assertIn("No state directory", env.log_text())
+        env.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(env.daemon.wait(15), 0)
+        # $STATE_DIRECTORY (systemd's StateDirectory=) when the option is not given; its first entry.
+        state_dir = os.path.join(env.tmp, "from-systemd")
+        env.daemon_env["STATE_DIRECTORY"] = f"{state_dir}:/nonexistent"
+        env.extra_args = ["--verbose"]
+        env.state_directory = None
+        env.daemon_command = lambda: [os.environ["VPROFD"], "--verbose"]
+        env.start_daemon()
+        self.assertIn(f"State directory {state_dir}: snapshots every 30 s", env.log_text())
+        self.assertEqual(os.stat(state_dir).st_mode & 0o777, 0o700)
+        # A second daemon on the same directory goes without it (and here stops at the bus name, which is taken).
+        r = subprocess.run([os.environ["VPROFD"], f"--state-directory={state_dir}"], env=env.env,
+                                     capture_output=True, text=True, timeout=60)
+        self.assertIn("another vprofd uses it", r.stderr)
+        for bad in ("-1", "1s", "86401"):
+            r = subprocess.run([os.environ["VPROFD"], f"--snapshot-interval={bad}"], capture_output=True,
+                                         text=True, timeout=30)
+            self.assertEqual(r.returncode, 1, bad)
+            self.assertIn("Invalid snapshot interval", r.stderr)
+
+
+def main():
+    probe = vprof_env.start_env_or_skip()
+    problems = probe.stop()
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        sys.exit(1)
+    prog = unittest.main(verbosity=2, exit=False)
+    sys.exit(0 if prog.result.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()
