@@ -6,8 +6,6 @@
 
 #include "sampler.h"
 
-#define VPROFD_CONFIG_FILE "/etc/vprofd.conf"
-
 #define VPROF_MAX_FUNCTIONS_DEFAULT 65536
 #define VPROF_MAX_STACKS_DEFAULT 65536
 #define VPROF_SYMBOL_CACHE_MIB_DEFAULT 256

@@ -6,7 +6,7 @@
 #      macros, packaging/rpm/macros.fedora-compat supplies them; --nodeps, since the build dependencies are
 #      Debian packages;
 #   3. both packages must hold the daemon, the client, the unit, the D-Bus policy, activation file and interface
-#      XML, the polkit action and the three man pages, and otherwise the same files.
+#      XML, the polkit action, the settings file and the four man pages, and otherwise the same files.
 # The clean copy is the working tree's tracked and not-ignored files as they are now, uncommitted changes
 # included. Everything happens in a directory under /tmp, removed at the end; with OUTDIR the packages are
 # copied there first; BUILD_PACKAGES_KEEP=1 keeps the directory and its logs.
@@ -162,7 +162,9 @@ required=(
   usr/share/polkit-1/actions/org.vprof.Profiler1.policy
   usr/share/man/man1/vprofctl.1.gz
   usr/share/man/man5/org.vprof.Profiler1.5.gz
+  usr/share/man/man5/vprofd.conf.5.gz
   usr/share/man/man8/vprofd.8.gz
+  etc/vprofd.conf
 )
 bad=0
 for kind in deb rpm; do
