@@ -16,6 +16,9 @@ static const char *const properties[] = {
         "Targets",          "SamplesSeen",     "SamplesKept",      "SamplesDiscarded",
         "SamplesLost",      "StackErrors",     "StacksTruncated",  "SamplesUnclaimed",
         "OffCpuDefault",    "OffCpuBlocked",   "OffCpuPreempted",  "OffCpuLost",    "OffCpuUnclaimed",
+        "MaxTargets",       "MaxFunctionsPerTarget", "MaxStacksPerTarget", "SymbolCacheSize",
+        "SymbolCacheUsed",  "SymbolFilesSkipped", "SamplesInOtherFunctions", "SamplesInOtherStacks",
+        "TargetsAtLimit",
 };
 
 char fuzz_role_type(char role)
