@@ -255,16 +255,5 @@ class Lifecycle(unittest.TestCase):
         self.assertIn("--exit-idle-time=SEC", r.stdout)
 
 
-def main():
-    # One standard start first: a machine without BPF skips (77) here, and fails in CI.
-    probe = vprof_env.start_env_or_skip()
-    problems = probe.stop()
-    if problems:
-        print("\n".join(problems), file=sys.stderr)
-        sys.exit(1)
-    prog = unittest.main(verbosity=2, exit=False)
-    sys.exit(0 if prog.result.wasSuccessful() else 1)
-
-
 if __name__ == "__main__":
-    main()
+    vprof_env.probe_then_run()

@@ -337,15 +337,5 @@ class State(unittest.TestCase):
             self.assertIn("Invalid snapshot interval", r.stderr)
 
 
-def main():
-    probe = vprof_env.start_env_or_skip()
-    problems = probe.stop()
-    if problems:
-        print("\n".join(problems), file=sys.stderr)
-        sys.exit(1)
-    prog = unittest.main(verbosity=2, exit=False)
-    sys.exit(0 if prog.result.wasSuccessful() else 1)
-
-
 if __name__ == "__main__":
-    main()
+    vprof_env.probe_then_run()

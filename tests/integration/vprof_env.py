@@ -222,3 +222,16 @@ def run_tests(module, **kwargs):
     for p in problems:
         print(p, file=sys.stderr)
     sys.exit(0 if ok and not problems else 1)
+
+
+def probe_then_run():
+    """For test modules that start their own environments: one standard start first, so that a machine without
+    BPF skips (77) here, and fails in CI; then the module's tests."""
+    import sys
+    probe = start_env_or_skip()
+    problems = probe.stop()
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        sys.exit(1)
+    prog = unittest.main(module="__main__", verbosity=2, exit=False)
+    sys.exit(0 if prog.result.wasSuccessful() else 1)
