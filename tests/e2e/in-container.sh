@@ -1,0 +1,322 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The end-to-end test's steps, run inside the booted container by vprof-e2e.service once systemd reached
+# multi-user.target: what a user does with the Debian package. Every command is printed as "$ command", then its
+# output and its exit status when not 0; every step ends with "step N: NAME: ok|FAILED, SECONDS s". A failed step
+# does not stop the ones after it. The results go to /var/log/vprof-e2e/results for the host side (run-e2e.sh);
+# the exit status is the number of failed steps, which the unit passes out as the container's exit status.
+#
+# Inputs, put in place by run-e2e.sh: /root/vprof-e2e/vprofd_*.deb, /usr/local/bin/vprof-demo, and
+# /root/vprof-e2e/bpf-programs (the names of bpf/vprof.bpf.c's programs).
+# The small predicates below run through check(), which shellcheck does not follow:
+# shellcheck disable=SC2317
+set -u
+
+in=/root/vprof-e2e
+out=/var/log/vprof-e2e
+results=$out/results
+user=vprof-e2e-user
+demo_seconds=600           # longer than the test: the workload is killed at the end
+sample_wait=5              # seconds of sampling before the first look
+sample_wait_max=15         # ... and at most this long for the first samples to arrive
+command_timeout=90         # any one command
+
+mkdir -p "$out"
+: >"$results"
+# Everything to the console (which systemd-nspawn copies to the host) and to a log file; the commands' output goes
+# to a pipe, not a terminal, so systemctl and vprofctl print no colors, no pager and no ellipsis.
+exec > >(tee -a "$out/log" >/dev/console) 2>&1
+tee_pid=$!
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+echo "started $(now)" >>"$results"
+
+# The command as one would type it: words with spaces or shell characters in single quotes.
+show_cmd() {
+  local w line='$'
+  for w in "$@"; do
+    if [[ $w =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then line+=" $w"; else line+=" '${w//\'/\'\\\'\'}'"; fi
+  done
+  printf '%s\n' "$line"
+}
+
+# run CMD...: prints "$ CMD", runs it (under a timeout), prints its output; leaves it in $OUT and the status in $RC.
+run() {
+  show_cmd "$@"
+  OUT=$(timeout --kill-after=5 "$command_timeout" "$@" 2>&1)
+  RC=$?
+  [ -z "$OUT" ] || printf '%s\n' "$OUT"
+  if [ $RC = 124 ]; then
+    echo "[timed out after $command_timeout s]"
+  elif [ $RC != 0 ]; then
+    echo "[exit status $RC]"
+  fi
+}
+
+# A step: step_begin N NAME, then checks with check/fail, then step_end.
+step_no=0
+step_name=
+step_failed=0
+step_t0=
+failed_steps=0
+passed_steps=0
+step_begin() {
+  step_no=$1
+  step_name=$2
+  step_failed=0
+  echo
+  echo "=== step $step_no: $step_name"
+  step_t0=$(now)
+}
+fail() {
+  echo "FAILED: $*"
+  step_failed=1
+}
+# check DESCRIPTION TEST...: runs the test (a shell command, not logged), and says which check failed.
+check() {
+  local what=$1
+  shift
+  if "$@"; then
+    echo "ok: $what"
+  else
+    fail "$what"
+  fi
+}
+step_end() {
+  local secs verdict
+  secs=$(elapsed "$step_t0" "$(now)")
+  if [ $step_failed = 0 ]; then
+    verdict=ok
+    passed_steps=$((passed_steps + 1))
+  else
+    verdict=FAILED
+    failed_steps=$((failed_steps + 1))
+    diagnostics
+  fi
+  echo "step $step_no: $step_name: $verdict, $secs s"
+  printf 'step\t%s\t%s\t%s\t%s\n' "$step_no" "$verdict" "$secs" "$step_name" >>"$results"
+}
+diagnostics() {
+  echo "--- diagnostics after the failed step"
+  run systemctl status vprofd --no-pager --full --lines=0
+  run journalctl -u vprofd --no-pager -o short-monotonic --lines=40
+  echo "---"
+}
+
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+ge() { is_uint "$1" && is_uint "$2" && [ "$1" -ge "$2" ]; }
+# The value after "NAME:" in vprofctl status's output.
+status_value() { awk -F': *' -v k="$1" '{ sub(/^ +/, "", $1) } $1 == k { print $2 }' <<<"$2"; }
+# The samples of PID in vprofctl list --no-headings's output (PID COMMAND STATE SAMPLES ...), empty if absent.
+list_samples() { awk -v p="$1" '$1 == p { print $4 }' <<<"$2"; }
+# N from "Total samples: N" of vprofctl report and top.
+report_total() { sed -n 's/^Total samples: \([0-9]*\).*/\1/p' <<<"$1" | head -n 1; }
+# The first function row of a report or top table (after the total and the column headings).
+first_function() { awk '/^FUNCTION /{ getline; print $1; exit }' <<<"$1"; }
+# The BPF program IDs that PID holds: an fd of a program, or of a link, whose fdinfo names it.
+bpf_prog_ids() { cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -un | xargs; }
+# differ_nonzero A B: A is a PID other than 0 and B.
+differ_nonzero() { [ "$1" != "$2" ] && [ "$1" != 0 ] && [ -n "$1" ]; }
+# all_gone HELD LEFT: there were programs, and none is left.
+all_gone() { [ -n "$1" ] && [ -z "$2" ]; }
+not_listed() { ! grep -qE "^ *$1 " <<<"$2"; }
+main_pid() { systemctl show -p MainPID --value vprofd; }
+
+echo "vprof end-to-end test in $(systemd-detect-virt) container $(hostname), $(uname -r)"
+echo "systemd $(systemctl --version | awk 'NR == 1 { print $2 }') is PID 1; the system bus is dbus-daemon $(dbus-daemon --version | awk 'NR == 1 { print $NF }')"
+run systemctl is-active dbus.socket dbus.service systemd-logind.service
+
+# --- 1. install ----------------------------------------------------------------------------------------------
+deb=
+for f in "$in"/vprofd_*.deb; do
+  [ -f "$f" ] && deb=$f && break
+done
+step_begin 1 "install the Debian package"
+if [ -z "$deb" ]; then
+  fail "no vprofd_*.deb in $in"
+else
+  run dpkg -i "$deb"
+  check "dpkg -i succeeded" [ $RC = 0 ]
+  run dpkg-query -W -f '${Package} ${Version} ${db:Status-Status}\n' vprofd
+  check "vprofd is installed" grep -q ' installed$' <<<"$OUT"
+  run systemctl is-enabled vprofd
+  check "the unit is enabled" [ "$OUT" = enabled ]
+fi
+step_end
+
+# --- 2. start ------------------------------------------------------------------------------------------------
+step_begin 2 "systemctl start vprofd"
+run systemctl start vprofd
+check "systemctl start succeeded" [ $RC = 0 ]
+step_end
+
+# --- 3. status -----------------------------------------------------------------------------------------------
+step_begin 3 "systemctl status vprofd"
+run systemctl status vprofd --no-pager --full --lines=5
+check "Active: active (running)" grep -q 'Active: active (running)' <<<"$OUT"
+check "the daemon's Status: line says what it samples" grep -q 'Status: "Sampling with' <<<"$OUT"
+run systemctl is-active vprofd
+check "systemctl is-active says active" [ "$OUT" = active ]
+run vprofctl status
+check "vprofctl status answers" [ $RC = 0 ]
+step_end
+
+# --- 4. workload ---------------------------------------------------------------------------------------------
+step_begin 4 "start the workload"
+printf '$ vprof-demo --threads 1 --seconds %s >/var/log/vprof-e2e/demo.out &\n' "$demo_seconds"
+vprof-demo --threads 1 --seconds "$demo_seconds" >"$out/demo.out" 2>&1 &
+demo_pid=$!
+echo "[1] $demo_pid"
+sleep 0.2
+run ps -o pid,stat,time,comm -p "$demo_pid"
+check "vprof-demo runs" kill -0 "$demo_pid"
+# The container has a PID namespace of its own (PID 1 is its systemd): the daemon sees these PIDs, its BPF program
+# the host's.
+run ps -o pid,comm -p 1
+check "PID 1 here is systemd: the workload's PID $demo_pid is one of this container's PID namespace" \
+  grep -qE '^ *1 systemd$' <<<"$OUT"
+step_end
+
+# --- 5. attach -----------------------------------------------------------------------------------------------
+step_begin 5 "vprofctl attach PID (the PID in the container)"
+attach_t=$SECONDS
+run vprofctl attach "$demo_pid"
+check "vprofctl attach succeeded" [ $RC = 0 ]
+run vprofctl list
+check "vprofctl list shows PID $demo_pid" grep -qE "^ *$demo_pid +vprof-demo " <<<"$OUT"
+step_end
+
+# --- 6. samples ----------------------------------------------------------------------------------------------
+step_begin 6 "the workload's samples arrive"
+run sleep "$sample_wait"
+while :; do
+  run vprofctl list --no-headings
+  samples=$(list_samples "$demo_pid" "$OUT")
+  if ge "${samples:-0}" 1 || [ $((SECONDS - attach_t)) -ge $sample_wait_max ]; then
+    break
+  fi
+  run sleep 2
+done
+check "PID $demo_pid has samples (vprofctl list: ${samples:-none})" ge "${samples:-0}" 1
+run vprofctl status
+kept=$(status_value "Samples kept" "$OUT")
+check "vprofctl status: Samples kept > 0 (${kept:-none})" ge "${kept:-0}" 1
+run vprofctl report "$demo_pid" -n 8
+total=$(report_total "$OUT")
+check "vprofctl report: Total samples > 0 (${total:-none})" ge "${total:-0}" 1
+step_end
+
+# --- 7. top --------------------------------------------------------------------------------------------------
+step_begin 7 "vprofctl top shows the hot function"
+run vprofctl top "$demo_pid" -n 5 --iterations 1
+check "vprofctl top succeeded" [ $RC = 0 ]
+hot=$(first_function "$OUT")
+check "the hottest function is work_alpha, the demo's 50% leaf (top shows ${hot:-nothing})" [ "$hot" = work_alpha ]
+step_end
+
+# --- 8. unprivileged user ------------------------------------------------------------------------------------
+step_begin 8 "an unprivileged user is refused for root's workload"
+id "$user" >/dev/null 2>&1 || run useradd --create-home --shell /bin/bash "$user"
+run runuser -u "$user" -- id
+run runuser -u "$user" -- vprofctl attach "$demo_pid"
+check "attach as $user fails" [ $RC = 1 ]
+check "attach as $user: access denied" grep -q 'Access denied' <<<"$OUT"
+run runuser -u "$user" -- vprofctl report "$demo_pid"
+check "report as $user fails" [ $RC = 1 ]
+check "report as $user: access denied" grep -q 'Access denied' <<<"$OUT"
+run runuser -u "$user" -- dbus-send --system --print-reply --dest=org.vprof.Profiler1 /org/vprof/Profiler1 \
+  org.vprof.Profiler1.Detach "uint32:$demo_pid"
+check "the D-Bus error is org.vprof.Profiler1.Error.AccessDenied" \
+  grep -q 'org.vprof.Profiler1.Error.AccessDenied' <<<"$OUT"
+run runuser -u "$user" -- vprofctl list
+check "vprofctl list as $user does not show root's target" not_listed "$demo_pid" "$OUT"
+run vprofctl list --no-headings
+check "the target is still attached (root's vprofctl list)" ge "$(list_samples "$demo_pid" "$OUT")" 0
+step_end
+
+# --- 9. restart ----------------------------------------------------------------------------------------------
+step_begin 9 "systemctl restart vprofd keeps the target and its counts"
+old_pid=$(main_pid)
+old_progs=$(bpf_prog_ids "$old_pid")
+run vprofctl list --no-headings
+before=$(list_samples "$demo_pid" "$OUT")
+run vprofctl report "$demo_pid" -n 3
+before_total=$(report_total "$OUT")
+echo "before: MainPID $old_pid, BPF programs ${old_progs:-none}, samples ${before:-none}, report total ${before_total:-none}"
+run systemctl restart vprofd
+check "systemctl restart succeeded" [ $RC = 0 ]
+run systemctl is-active vprofd
+check "active again" [ "$OUT" = active ]
+new_pid=$(main_pid)
+check "a new daemon process (MainPID $old_pid -> $new_pid)" differ_nonzero "$new_pid" "$old_pid"
+run vprofctl list --no-headings
+after=$(list_samples "$demo_pid" "$OUT")
+check "PID $demo_pid is still attached" [ -n "$after" ]
+check "its samples are kept: ${after:-none} >= ${before:-none}" ge "${after:-x}" "${before:-x}"
+run vprofctl report "$demo_pid" -n 3
+after_total=$(report_total "$OUT")
+check "its report total is kept: ${after_total:-none} >= ${before_total:-none}" ge "${after_total:-x}" "${before_total:-x}"
+run sleep 2
+run vprofctl list --no-headings
+later=$(list_samples "$demo_pid" "$OUT")
+check "and the new daemon samples it: ${later:-none} > ${after:-none}" ge "${later:-x}" "$((${after:-0} + 1))"
+left=
+for id in $old_progs; do
+  bpftool prog show id "$id" >/dev/null 2>&1 && left="$left $id"
+done
+check "the old daemon's BPF programs (${old_progs:-none}) are gone" all_gone "$old_progs" "$left"
+step_end
+
+# --- 10. stop ------------------------------------------------------------------------------------------------
+step_begin 10 "systemctl stop vprofd leaves no BPF program loaded"
+pid=$(main_pid)
+progs=$(bpf_prog_ids "$pid")
+echo "vprofd (MainPID $pid) holds BPF programs: ${progs:-none}"
+names=$(xargs <"$in/bpf-programs")
+# The kernel keeps 15 characters of a name; bpftool prints the whole one from BTF where it has it.
+pattern=
+for name in $names; do
+  pattern+="${pattern:+|}${name:0:15}[A-Za-z0-9_]*"
+done
+shown=
+for id in $progs; do
+  run bpftool prog show id "$id"
+  shown+=$OUT$'\n'
+done
+seen=
+for name in $names; do
+  grep -qE " name ${name:0:15}[A-Za-z0-9_]* " <<<"$shown" && seen="$seen $name"
+done
+check "the running daemon holds its sampling program (of: $names; held:${seen:- none})" \
+  grep -qw vprof_sample <<<"$seen"
+run systemctl stop vprofd
+check "systemctl stop succeeded" [ $RC = 0 ]
+run systemctl is-active vprofd
+check "inactive" [ "$OUT" = inactive ]
+left=
+for id in $progs; do
+  run bpftool prog show id "$id"
+  [ $RC = 0 ] && left="$left $id"
+done
+check "none of its programs is loaded any more (left:${left:- none})" all_gone "$progs" "$left"
+# Machine-wide, for information only: this container shares the host's kernel, where another vprofd may run.
+echo "programs of these names anywhere on the machine (another vprofd on the host would hold some):"
+run sh -c "bpftool prog show | grep -E ' name ($pattern) ' || echo none"
+printf 'progs\t%s\n' "$old_progs $progs" >>"$results"
+step_end
+
+# --- end -----------------------------------------------------------------------------------------------------
+kill "$demo_pid" 2>/dev/null
+echo
+echo "--- the daemon's journal"
+run journalctl -u vprofd --no-pager -o short-monotonic
+echo
+echo "in-container steps: $passed_steps passed, $failed_steps failed"
+printf 'done\t%s\t%s\n' "$passed_steps" "$failed_steps" >>"$results"
+echo "finished $(now)" >>"$results"
+# Let tee write the last lines before the container goes down. The unit's SuccessAction= and FailureAction=
+# hand the exit status to systemd-nspawn.
+exec >&- 2>&-
+wait "$tee_pid" 2>/dev/null
+exit $((failed_steps > 125 ? 125 : failed_steps))
