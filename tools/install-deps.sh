@@ -9,6 +9,8 @@ packages=(
   libbpf-dev libelf-dev libsystemd-dev libsmartcols-dev libjson-c-dev
   # tests
   check python3 dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd
+  # the end-to-end test: a Debian 12 root file system, booted with systemd-nspawn
+  mmdebstrap systemd-container
 )
 
 missing=()

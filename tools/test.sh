@@ -3,7 +3,8 @@
 # The whole test suite, from a fresh Debian 12 machine (as root): install the dependencies, build, run every
 # test (unit, lint, integration with real BPF and a private dbus-daemon), then the unit and integration tests
 # again with vprofd and the tests built with AddressSanitizer and UBSan. With CI=true a skipped test fails.
-# Last, tools/build-packages.sh builds the Debian and RPM packages from a clean copy and checks them.
+# Then tools/build-packages.sh builds the Debian and RPM packages from a clean copy and checks them, and last the
+# end-to-end suite installs that .deb in a Debian 12 container booted with systemd-nspawn (tests/e2e/run-e2e.sh).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -20,18 +21,35 @@ meson compile -C build-asan
 # The daemon under the sanitizers too: the integration tests fail on any report in its log.
 ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --suite unit --suite integration --print-errorlogs || status=1
 
-# The Debian and RPM packages, built from a clean copy of the tree and checked (lintian, contents).
-if ! tools/build-packages.sh; then
+# The Debian and RPM packages, built from a clean copy of the tree and checked (lintian, contents), kept for the
+# end-to-end test.
+packages=$(mktemp -d /tmp/vprof-test-packages.XXXXXX)
+trap 'rm -rf "$packages"' EXIT
+if ! tools/build-packages.sh "$packages"; then
   echo "packaging: tools/build-packages.sh failed, see above" >&2
   status=1
 fi
 
-# One summary line over both runs, and no silent skips in CI.
-python3 - "$status" build/meson-logs/testlog.json build-asan/meson-logs/testlog.json <<'PY'
+# The end-to-end test: that .deb under a real systemd and system bus, as a user runs it; -v shows every command
+# and its output. Its own log base, so that it does not replace the first run's testlog.json.
+rm -f build/meson-logs/testlog-e2e.json
+deb=$(find "$packages" -name 'vprofd_*.deb' | head -n 1)
+if [ -z "$deb" ]; then
+  echo "e2e: not run, tools/build-packages.sh made no vprofd .deb" >&2
+  status=1
+elif ! VPROF_E2E_DEB=$deb meson test -C build --suite e2e --logbase testlog-e2e -v; then
+  status=1
+fi
+
+# One summary line over all the runs, and no silent skips in CI.
+python3 - "$status" build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+  build/meson-logs/testlog-e2e.json <<'PY'
 import json, os, sys
 status = int(sys.argv[1])
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
 for path in sys.argv[2:]:
+    if not os.path.exists(path) and path.endswith("-e2e.json"):
+        continue  # not run: already a failure above
     with open(path) as f:
         for line in f:
             result = json.loads(line)["result"]
