@@ -27,7 +27,8 @@ timeout_secs=${VPROF_E2E_TIMEOUT:-420}
 t_start=$(date +%s.%N)
 
 # The root file system: Debian 12 with what the package and the test need. Bump ROOTFS_VERSION when the way it is
-# made changes; the package list and the mirrors are part of the cache key anyway.
+# made changes; the package list and the mirrors are part of the cache key anyway. A new dependency of the package
+# shows as dpkg's error in step 1: add it here (no network inside the container, so dpkg -i cannot fetch it).
 ROOTFS_VERSION=1
 SUITE=bookworm
 ROOTFS_PACKAGES=(
