@@ -11,6 +11,7 @@
 #include "proc-info.h"
 
 #define PF_KTHREAD 0x00200000u
+#define PF_EXITING 0x00000004u /* include/linux/sched.h: in do_exit(), set before the memory is dropped */
 
 int proc_stat_parse(const char *text, unsigned *ret_flags, uint64_t *ret_start_time)
 {
@@ -86,6 +87,8 @@ int proc_info_read(pid_t pid, ProcInfo *ret)
         if (r < 0)
                 return r;
         info.kernel_thread = flags & PF_KTHREAD;
+        if (flags & PF_EXITING)
+                return -ESRCH;
 
         r = read_proc_file(pid, "status", buf, sizeof(buf));
         if (r < 0)
@@ -101,6 +104,18 @@ int proc_info_read(pid_t pid, ProcInfo *ret)
         if (stat(path, &st) < 0)
                 return errno == ENOENT ? -ESRCH : negative_errno();
         info.dumpable = st.st_uid == info.uid[1] && st.st_gid == info.gid[1];
+
+        /* A process that is exiting has dropped its memory, and the kernel then hands its files to root: the
+         * owner read above is only the process's own if it was not exiting yet. PF_EXITING is set before the
+         * memory goes, so reading it after the owner tells. */
+        r = read_proc_file(pid, "stat", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        r = proc_stat_parse(buf, &flags, &(uint64_t){ 0 });
+        if (r < 0)
+                return r;
+        if (flags & PF_EXITING)
+                return -ESRCH;
 
         r = read_proc_file(pid, "comm", buf, sizeof(buf));
         if (r < 0)
