@@ -131,10 +131,11 @@ SEC("perf_event")
 int vprof_sample(struct bpf_perf_event_data *ctx)
 {
         __u32 tgid, tid, zero = 0, kdepth = 0, udepth = 0;
+        struct vprof_target *target;
         struct vprof_sample *s;
         long n;
 
-        if (!current_ids(&tgid, &tid) || !bpf_map_lookup_elem(&targets, &tgid)) {
+        if (!current_ids(&tgid, &tid) || !(target = bpf_map_lookup_elem(&targets, &tgid))) {
                 count(VPROF_STAT_DISCARDED);
                 return 0;
         }
@@ -152,7 +153,7 @@ int vprof_sample(struct bpf_perf_event_data *ctx)
         s->period = ctx->sample_period;
         s->time_ns = bpf_ktime_get_ns();
         s->window_words = 0;
-        s->reserved = 0;
+        s->exec_count = (__u16)target->exec_count;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
 
         /* The kernel callchain is empty exactly when the sample interrupted user code, which tells the mode
@@ -223,7 +224,7 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
         s->time_ns = bpf_ktime_get_ns();
         s->kernel_depth = 0;
         s->window_words = 0;
-        s->reserved = 0;
+        s->exec_count = (__u16)target->exec_count;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
         s->user_depth = capture_user_stack(ctx, s, 0);
 
@@ -259,5 +260,22 @@ int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct 
 {
         switch_out(ctx, preempt, prev);
         switch_in(next);
+        return 0;
+}
+
+/* A target that calls exec() gets a new image at new addresses: count it, so that the daemon resolves each record
+ * with the image it was taken in. Runs once per exec() on the machine. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(vprof_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+        __u32 tgid, tid;
+        struct vprof_target *target;
+
+        /* The exec()ing task is current, and already the process's leader. */
+        if (!current_ids(&tgid, &tid))
+                return 0;
+        target = bpf_map_lookup_elem(&targets, &tgid);
+        if (target)
+                __sync_fetch_and_add(&target->exec_count, 1);
         return 0;
 }

@@ -36,7 +36,7 @@ struct vprof_sample {
         __u16 kernel_depth;
         __u16 user_depth;
         __u16 window_words;   /* valid words in user_window: 0 when the stack could not be read */
-        __u16 reserved;
+        __u16 exec_count;     /* the target's execs so far (mod 2^16) when the record was made */
         char comm[VPROF_COMM_LEN];
         __u64 user_sp;        /* the user registers at the sample or at kernel entry */
         __u64 user_bp;
@@ -87,5 +87,8 @@ enum {
 
 /* Value of the targets map, keyed by tgid. */
 struct vprof_target {
-        __u64 flags; /* VPROF_TARGET_* */
+        __u64 flags;      /* VPROF_TARGET_* */
+        __u32 exec_count; /* counted by the program: each record carries it, so the daemon sees exactly which
+                           * records came after an exec(), whose addresses are the new image's */
+        __u32 reserved;
 };

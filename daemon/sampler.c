@@ -24,6 +24,7 @@ struct Sampler {
         int *perf_fds;
         struct bpf_link **links;
         struct bpf_link *switch_link; /* off-CPU tracking, while attached */
+        struct bpf_link *exec_link;   /* counts targets' exec() calls */
         uint64_t off_cpu_dropped;
         unsigned n_events;
         SamplerEvent event;
@@ -239,6 +240,10 @@ int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdat
                 return log_error_errno(r, "Failed to load the BPF program (vprofd needs root, or CAP_BPF and "
                                           "CAP_PERFMON): %m");
 
+        s->exec_link = bpf_program__attach(s->skel->progs.vprof_exec);
+        if (!s->exec_link)
+                return log_error_errno(negative_errno(), "Failed to attach the exec program: %m");
+
         s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), on_ring_record, s, NULL);
         if (!s->ring)
                 return log_error_errno(negative_errno(), "Failed to set up the ring buffer: %m");
@@ -258,6 +263,7 @@ Sampler *sampler_free(Sampler *s)
         if (s->links)
                 close_events(s);
         bpf_link__destroy(s->switch_link);
+        bpf_link__destroy(s->exec_link);
         ring_buffer__free(s->ring);
         vprof_bpf__destroy(s->skel);
         free(s->links);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "authz.h"
+#include "log.h"
 #include "manager.h"
 #include "state.h"
 #include "target.h"
@@ -324,6 +325,29 @@ static size_t complete_user_stack(Target *t, const struct vprof_sample *s, uint6
         return n;
 }
 
+/* The process exec()ed since the record before: from this record on, its addresses are the new image's. The
+ * tables stay; the maps are read afresh and the caches of the old image's addresses go. A record from before
+ * the exec that comes later (an off-CPU interval) is resolved with the new image: the count only moves on. */
+static void follow_exec(Target *t, const struct vprof_sample *s)
+{
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        int r;
+
+        if ((int16_t)(s->exec_count - t->exec_count) <= 0)
+                return;
+        t->exec_count = s->exec_count;
+        r = address_space_new(t->manager->symbolizer, t->pid, &as);
+        if (r < 0) {
+                log_debug_errno(r, "Cannot read the maps of %d after its exec(): %m", (int)t->pid);
+                return;
+        }
+        address_space_free(t->address_space);
+        t->address_space = TAKE_PTR(as);
+        hashmap_clear(t->user_frames);
+        log_info("Target %d exec()ed %.*s: its tables stay, its new image's symbols from now on.", (int)t->pid,
+                 VPROF_COMM_LEN, s->comm);
+}
+
 int target_add_sample(Target *t, const struct vprof_sample *s)
 {
         uint32_t frames[VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS];
@@ -337,6 +361,8 @@ int target_add_sample(Target *t, const struct vprof_sample *s)
 
         if (!classify(t, s, &kind, &duration_ns))
                 return 0;
+        if (_unlikely_(s->exec_count != t->exec_count))
+                follow_exec(t, s);
         udepth = complete_user_stack(t, s, user);
 
         /* Innermost first: the kernel frames of a kernel-mode sample, then the user frames. Frame 0 of each

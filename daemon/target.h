@@ -29,7 +29,8 @@ typedef struct Target {
         uid_t attach_uid;       /* the caller that attached it (0: root, or allowed by polkit); see state.h */
         bool exited;
 
-        AddressSpace *address_space;
+        AddressSpace *address_space; /* NULL for a target restored after its process was gone */
+        uint16_t exec_count;         /* the image the address space is of: records carry theirs */
         Profile *profile;
         Hashmap *user_frames;   /* looked-up address -> function id + 1 */
         Hashmap *kernel_frames;

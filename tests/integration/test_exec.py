@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A target that calls exec(): its tables stay, and from the exec on its frames are named from the new image. The
+BPF program counts the target's execs and every record carries the count, so each record is resolved with the
+image it was taken in."""
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vprof_env  # noqa: E402
+
+ENV = None
+
+
+class Exec(unittest.TestCase):
+    def test_exec_switches_images_and_keeps_tables(self):
+        demo = ENV.public_copy(os.environ["VPROF_DEMO"])
+        # The shell spins in a loop of its own builtins first (so it has samples of its own), then becomes
+        # vprof-demo in place: same PID.
+        script = ('read go; i=0; end=$(($(date +%s) + 2)); '
+                  'while [ "$(date +%s)" -lt "$end" ]; do i=$((i + 1)); done; '
+                  f'exec "{demo}" --seconds 3')
+        p = subprocess.Popen(["sh", "-c", script], stdin=subprocess.PIPE, text=True)
+        ENV.children.append(p)
+        r = ENV.ctl("attach", p.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        p.wait(30)
+        report = ENV.ctl_json("report", p.pid)
+        modules = {row["module"] for row in report["functions"]}
+        functions = {row["function"]: row for row in report["functions"]}
+        print(f"exec: {report['total_samples']} samples; modules {sorted(modules)}")
+        self.assertIn("exec()ed", ENV.log_text())
+        # Before the exec: the shell's own frames stay in the tables.
+        self.assertTrue({"dash", "bash", "busybox"} & modules, modules)
+        # After: the demo's, named, with its leaves in proportion.
+        self.assertIn("work_alpha", functions)
+        self.assertEqual(functions["work_alpha"]["module"], "public-vprof-demo")
+        self.assertGreater(functions["work_alpha"]["exclusive"], 100)
+        ENV.ctl("detach", p.pid)
+
+
+if __name__ == "__main__":
+    vprof_env.run_tests(sys.modules[__name__])
