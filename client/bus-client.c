@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bus-client-details.h"
 #include "bus-client.h"
 #include "bus-names.h"
 #include "log.h"
@@ -75,7 +76,26 @@ int bus_attach_with_flags(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_erro
                                   "AttachWithFlags", error, NULL, "ut", pid, flags);
 }
 
-int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
+TargetInfo *target_list_append(TargetList *l, size_t *allocated)
+{
+        TargetInfo *t;
+
+        if (l->n_targets == *allocated) {
+                size_t a = MAX(*allocated * 2, (size_t)16);
+
+                t = reallocarray(l->targets, a, sizeof(*t));
+                if (!t)
+                        return NULL;
+                l->targets = t;
+                *allocated = a;
+        }
+        t = &l->targets[l->n_targets++];
+        *t = (TargetInfo){};
+        return t;
+}
+
+/* ListTargets: the fixed rows of the first version. */
+static int list_targets_v1(sd_bus *bus, sd_bus_error *error, TargetList **ret)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(target_list_freep) TargetList *l = NULL;
@@ -106,17 +126,9 @@ int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
                         return bus_bad_reply(error, "ListTargets", r);
                 if (r == 0)
                         break;
-
-                if (l->n_targets == allocated) {
-                        size_t a = MAX(allocated * 2, (size_t)16);
-
-                        t = reallocarray(l->targets, a, sizeof(*t));
-                        if (!t)
-                                return -ENOMEM;
-                        l->targets = t;
-                        allocated = a;
-                }
-                t = &l->targets[l->n_targets];
+                t = target_list_append(l, &allocated);
+                if (!t)
+                        return -ENOMEM;
                 *t = (TargetInfo){
                         .pid = pid,
                         .samples = samples,
@@ -125,7 +137,6 @@ int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
                         .command = strdup(command),
                         .state = strdup(state),
                 };
-                l->n_targets++;
                 if (!t->command || !t->state)
                         return -ENOMEM;
         }
@@ -135,6 +146,18 @@ int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
 
         *ret = TAKE_PTR(l);
         return 0;
+}
+
+int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
+{
+        int r;
+
+        r = bus_list_target_details(bus, error, ret);
+        if (r >= 0 || !sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD))
+                return r;
+        /* A daemon from before ListTargetDetails. */
+        sd_bus_error_free(error);
+        return list_targets_v1(bus, error, ret);
 }
 
 /* The four table methods share one reply shape: the total, then an array of rows whose signature depends on

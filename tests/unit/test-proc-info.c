@@ -57,6 +57,7 @@ START_TEST(test_stat_and_status_parsers)
         unsigned flags;
         uint64_t start;
         pid_t tgid;
+        pid_t ns_tgid;
         uid_t uid[3];
         gid_t gid[3];
 
@@ -71,16 +72,24 @@ START_TEST(test_stat_and_status_parsers)
 
         const char *status = "Name:\tdemo\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4321\nNgid:\t0\n"
                              "Pid:\t4322\nPPid:\t1\nTracerPid:\t0\nUid:\t1000\t1001\t1002\t1003\nGid:\t10\t20\t30\t40\n";
-        ck_assert_int_eq(proc_status_parse(status, &tgid, uid, gid), 0);
+        ck_assert_int_eq(proc_status_parse(status, &tgid, &ns_tgid, uid, gid), 0);
         ck_assert_int_eq(tgid, 4321);
+        ck_assert_int_eq(ns_tgid, 4321); /* no NStgid line: the same */
         ck_assert_uint_eq(uid[0], 1000);
         ck_assert_uint_eq(uid[1], 1001);
         ck_assert_uint_eq(uid[2], 1002);
         ck_assert_uint_eq(gid[0], 10);
         ck_assert_uint_eq(gid[1], 20);
         ck_assert_uint_eq(gid[2], 30);
-        ck_assert_int_eq(proc_status_parse("Name:\tx\n", &tgid, uid, gid), -EINVAL);
-        ck_assert_int_eq(proc_status_parse("Name:\tx\nTgid:\t1\nUid:\t1 1 1 1\n", &tgid, uid, gid), -EINVAL);
+        ck_assert_int_eq(proc_status_parse("Name:\tx\n", &tgid, NULL, uid, gid), -EINVAL);
+        ck_assert_int_eq(proc_status_parse("Name:\tx\nTgid:\t1\nUid:\t1 1 1 1\n", &tgid, NULL, uid, gid), -EINVAL);
+
+        /* In a container two levels down: the last NStgid is the process's own view. */
+        const char *nested = "Name:\tdemo\nTgid:\t4321\nUid:\t0 0 0 0\nGid:\t0 0 0 0\nNStgid:\t4321\t57\t2\n"
+                             "NSpid:\t4321\t57\t2\n";
+        ck_assert_int_eq(proc_status_parse(nested, &tgid, &ns_tgid, uid, gid), 0);
+        ck_assert_int_eq(tgid, 4321);
+        ck_assert_int_eq(ns_tgid, 2);
 }
 END_TEST
 

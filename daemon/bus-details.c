@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "authz.h"
+#include "bus-details.h"
+#include "bus-target.h"
+#include "macros.h"
+
+static int append_target(sd_bus_message *reply, const Target *t)
+{
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'r', "ua{sv}");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(reply, "u", (uint32_t)t->pid);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(reply, "a{sv}", 8,
+                                  "command", "s", t->info.comm,
+                                  "state", "s", target_state(t),
+                                  "samples", "t", profile_total(t->profile),
+                                  "attached_usec", "t", t->attach_usec,
+                                  "flags", "t", t->flags,
+                                  "ns_pid", "u", (uint32_t)(t->info.ns_tgid ?: t->pid),
+                                  "uid", "u", (uint32_t)t->info.uid[0],
+                                  "start_time", "t", t->info.start_time);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+int bus_method_list_target_details(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        Target *t;
+        uid_t caller;
+        int r;
+
+        r = bus_caller_uid(msg, &caller, error);
+        if (r < 0)
+                return r;
+        manager_sync(m);
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(ua{sv})");
+        if (r < 0)
+                return r;
+        HASHMAP_FOREACH(t, m->targets) {
+                if (!bus_caller_may_see(t, caller))
+                        continue;
+                r = append_target(reply, t);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
