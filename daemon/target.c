@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "authz.h"
+#include "demangle.h"
 #include "manager.h"
 #include "state.h"
 #include "target.h"
@@ -195,8 +196,10 @@ const char *target_state(const Target *t)
 
 static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *ret_id)
 {
+        _cleanup_free_ char *demangled = NULL;
         char module[256], function[512];
         const char *name = sym->function;
+        int r;
 
         /* Kernel modules in brackets, as perf shows them, so "[kernel]" never reads as a file name. */
         if (kernel)
@@ -207,8 +210,17 @@ static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *re
                 /* No symbol: keep the frame, named by where it is. */
                 snprintf(function, sizeof(function), "%s+0x%" PRIx64, module, sym->offset);
                 name = function;
+        } else if (!kernel) {
+                /* C++ and Rust names as people write them; the symbol itself stays with the function for
+                 * GetSymbolNames. Only new addresses come here (resolve_frame caches them). */
+                r = demangle_symbol(name, &demangled);
+                if (r < 0)
+                        return r;
         }
-        return profile_intern_function(t->profile, module, name, ret_id);
+        r = profile_intern_function(t->profile, module, demangled ?: name, ret_id);
+        if (r < 0 || !demangled)
+                return r;
+        return profile_set_mangled(t->profile, *ret_id, name);
 }
 
 /* The id of a return address outside executable memory: a frame-pointer walk that went through code built
