@@ -54,6 +54,31 @@ int proc_status_parse(const char *text, pid_t *ret_tgid, uid_t ret_uid[3], gid_t
         return 0;
 }
 
+int proc_status_nstgid(const char *text, pid_t *ret)
+{
+        const char *line = strstr(text, "\nNStgid:"), *end;
+        long last = -1;
+
+        /* Without the line (before Linux 4.1) the process is in our namespace: its PID is the one to use. */
+        if (!line)
+                return -ENOENT;
+        line += strlen("\nNStgid:");
+        end = line + strcspn(line, "\n");
+        while (line < end) {
+                char *e;
+                long v = strtol(line, &e, 10);
+
+                if (e == line)
+                        break;
+                last = v;
+                line = e;
+        }
+        if (last <= 0)
+                return -EINVAL;
+        *ret = (pid_t)last;
+        return 0;
+}
+
 static int read_proc_file(pid_t pid, const char *name, char *buf, size_t size)
 {
         char path[64];
@@ -69,6 +94,22 @@ static int read_proc_file(pid_t pid, const char *name, char *buf, size_t size)
                 return errno == ESRCH ? -ESRCH : negative_errno();
         buf[n] = '\0';
         return 0;
+}
+
+int proc_read_nstgid(pid_t pid, pid_t *ret)
+{
+        char buf[4096];
+        int r;
+
+        r = read_proc_file(pid, "status", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        r = proc_status_nstgid(buf, ret);
+        if (r == -ENOENT) {
+                *ret = pid;
+                return 0;
+        }
+        return r;
 }
 
 int proc_info_read(pid_t pid, ProcInfo *ret)

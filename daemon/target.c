@@ -260,9 +260,10 @@ static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_addr
         if (r < 0)
                 return r;
         /* Only code is cached: an address outside it may become code later (dlopen, exec), and the
-         * symbolizer re-reads the maps for it, at most every 100 ms. A full cache starts over rather than
+         * symbolizer re-reads the maps for it, at most every 100 ms. Nor are names that may change (JIT code,
+         * a kernel address before kallsyms is read again). A full cache starts over rather than
          * grow with every address a JIT or a huge binary ever ran: it only saves lookups. */
-        if (sym.code) {
+        if (sym.code && !sym.transient) {
                 if (hashmap_size(cache) >= FRAME_CACHE_MAX)
                         hashmap_clear(cache);
                 r = hashmap_put(cache, UINT64_TO_PTR(key), UINT64_TO_PTR((uint64_t)id + 1));
