@@ -63,6 +63,7 @@ struct Symbolizer {
         bool kallsyms_loaded;    /* tried; a failure is not retried on every kernel frame */
         bool kallsyms_restricted_logged;
         uint64_t kallsyms_read_usec;
+        uint64_t kallsyms_reread_usec;
 
         /* The budget of the parsed files (0: none). Past it, files no address space uses are dropped; when
          * every file is in use, a new file's symbols are not kept (its frames are named by offset). */
@@ -136,6 +137,7 @@ int symbolizer_new(Symbolizer **ret)
         s->files = hashmap_new(&file_key_hash_ops);
         if (!s->files)
                 return -ENOMEM;
+        s->kallsyms_reread_usec = KALLSYMS_REREAD_USEC;
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -225,7 +227,7 @@ static bool symbolizer_make_room(Symbolizer *s, size_t bytes)
         return false;
 }
 
-int symbolizer_set_kallsyms_path(Symbolizer *s, const char *path)
+int symbolizer_set_kallsyms(Symbolizer *s, const char *path, uint64_t reread_usec)
 {
         char *copy;
 
@@ -236,6 +238,7 @@ int symbolizer_set_kallsyms_path(Symbolizer *s, const char *path)
                 return -ENOMEM;
         free(s->kallsyms_path);
         s->kallsyms_path = copy;
+        s->kallsyms_reread_usec = reread_usec;
         return 0;
 }
 
@@ -280,7 +283,7 @@ int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret)
         }
 
         name = kallsyms_lookup(s->kallsyms, addr, &module, &offset);
-        if (!name && now_usec() - s->kallsyms_read_usec >= KALLSYMS_REREAD_USEC) {
+        if (!name && now_usec() - s->kallsyms_read_usec >= s->kallsyms_reread_usec) {
                 /* A module loaded since the last read, or kptr_restrict lowered. */
                 r = symbolizer_load_kallsyms(s);
                 if (r < 0)

@@ -46,8 +46,8 @@ uint64_t symbolizer_skipped_files(const Symbolizer *s);
  * module's name. When kallsyms hides the addresses (kptr_restrict), every address is function "[kernel]" of
  * module "kernel": no name rather than a wrong one. */
 int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret);
-/* Another kallsyms file, for tests; before the first kernel address. */
-int symbolizer_set_kallsyms_path(Symbolizer *s, const char *path);
+/* Another kallsyms file and interval between re-reads (default /proc/kallsyms, 10 s), for tests. */
+int symbolizer_set_kallsyms(Symbolizer *s, const char *path, uint64_t reread_usec);
 
 /* Reads /proc/PID/maps now; -ESRCH when the process is gone. The address space uses s: free it before s. */
 int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret);
