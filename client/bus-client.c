@@ -231,6 +231,41 @@ int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limi
         return read_table(reply, REPORT_FUNCTIONS, "GetFunctions", error, ret);
 }
 
+int bus_add_symbol_names(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetSymbolNames",
+                               error, &reply, "u", pid);
+        if (r < 0 && sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD)) {
+                /* An older vprofd: the names stay as they are. */
+                sd_bus_error_free(error);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(sss)");
+        if (r < 0)
+                return bus_bad_reply(error, "GetSymbolNames", r);
+        for (;;) {
+                const char *module, *function, *mangled;
+
+                r = sd_bus_message_read(reply, "(sss)", &module, &function, &mangled);
+                if (r < 0)
+                        return bus_bad_reply(error, "GetSymbolNames", r);
+                if (r == 0)
+                        break;
+                r = report_table_set_mangled(t, module, function, mangled);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return bus_bad_reply(error, "GetSymbolNames", r);
+        return 0;
+}
+
 int bus_get_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid, bus_table_reader_fn read,
                   sd_bus_error *error, ReportTable **ret)
 {

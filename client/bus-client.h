@@ -86,6 +86,10 @@ int bus_get_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid
 int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret);
 /* A new zeroed entry at the end of l. */
 TargetInfo *target_list_append(TargetList *l, size_t *allocated);
+/* GetSymbolNames: gives the rows of t (a function table of pid) the mangled names of their symbols. A
+ * daemon without the method leaves the rows as they are. */
+int bus_add_symbol_names(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error);
+
 int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
                       ReportTable **ret);
 int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);

@@ -107,7 +107,11 @@ int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row)
                 r = json_add_string(o, "function", row->name);
                 if (r < 0)
                         return r;
-                return json_add_string(o, "module", row->module);
+                r = json_add_string(o, "module", row->module);
+                if (r < 0 || !row->mangled)
+                        return r;
+                /* Only for demangled names: the symbol itself, for tools that match on it. */
+                return json_add_string(o, "mangled", row->mangled);
         case REPORT_MODULES:
                 return json_add_string(o, "module", row->name);
         case REPORT_THREADS:

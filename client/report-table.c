@@ -109,6 +109,7 @@ static void report_row_done(ReportRow *r)
 {
         free(r->name);
         free(r->module);
+        free(r->mangled);
 }
 
 ReportTable *report_table_free(ReportTable *t)
@@ -125,7 +126,7 @@ ReportTable *report_table_free(ReportTable *t)
 /* Appends a copy of row, strings included. */
 static int append_row(ReportTable *t, const ReportRow *row)
 {
-        _cleanup_free_ char *n = NULL, *m = NULL;
+        _cleanup_free_ char *n = NULL, *m = NULL, *mangled = NULL;
 
         if (t->n_rows == t->n_allocated) {
                 size_t a = MAX(t->n_allocated * 2, (size_t)64);
@@ -146,11 +147,35 @@ static int append_row(ReportTable *t, const ReportRow *row)
                 if (!m)
                         return -ENOMEM;
         }
+        if (row->mangled) {
+                mangled = strdup(row->mangled);
+                if (!mangled)
+                        return -ENOMEM;
+        }
 
         t->rows[t->n_rows] = *row;
         t->rows[t->n_rows].name = TAKE_PTR(n);
         t->rows[t->n_rows].module = TAKE_PTR(m);
+        t->rows[t->n_rows].mangled = TAKE_PTR(mangled);
         t->n_rows++;
+        return 0;
+}
+
+int report_table_set_mangled(ReportTable *t, const char *module, const char *function, const char *mangled)
+{
+        if (!t || !module || !function || !mangled || t->kind != REPORT_FUNCTIONS)
+                return -EINVAL;
+        for (size_t i = 0; i < t->n_rows; i++) {
+                ReportRow *row = &t->rows[i];
+                char *copy;
+
+                if (row->mangled || strcmp(row->name, function) != 0 || strcmp(row->module, module) != 0)
+                        continue;
+                copy = strdup(mangled);
+                if (!copy)
+                        return -ENOMEM;
+                row->mangled = copy;
+        }
         return 0;
 }
 

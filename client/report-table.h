@@ -53,6 +53,7 @@ typedef struct ReportRow {
         uint32_t id;        /* TID or PID; 0 for functions and modules */
         char *name;         /* function, module, thread name or command */
         char *module;       /* functions only, NULL otherwise */
+        char *mangled;      /* functions: the symbol behind a demangled name (GetSymbolNames), else NULL */
         uint64_t inclusive; /* tables of sampling counts */
         uint64_t exclusive;
         double inclusive_percent;
@@ -83,6 +84,9 @@ int report_table_append(ReportTable *t, uint32_t id, const char *name, const cha
 /* The same for a table of values; values[] in ReportValue order. */
 int report_table_append_values(ReportTable *t, uint32_t id, const char *name, const char *module,
                                const double values[static _REPORT_VALUE_MAX]);
+
+/* Gives the function rows of (module, function) their symbol's mangled name. */
+int report_table_set_mangled(ReportTable *t, const char *module, const char *function, const char *mangled);
 
 /* Keep the first n rows; 0 keeps all. */
 void report_table_truncate(ReportTable *t, size_t n);

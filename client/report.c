@@ -112,6 +112,13 @@ int run_report(sd_bus *bus, const ReportOptions *o)
                 report_table_filter_positive(t, REPORT_VALUE_APPLICATION_INCLUSIVE);
         report_table_truncate(t, o->limit);
 
+        /* JSON function rows of one target carry the mangled name of a demangled symbol too. */
+        if ((o->flags & OUTPUT_JSON) && o->by == REPORT_FUNCTIONS && o->pid > 0) {
+                r = bus_add_symbol_names(bus, o->pid, t, &error);
+                if (r < 0)
+                        return log_bus_error(r, &error, "GetSymbolNames");
+        }
+
         if (values)
                 r = output_values_table(t, o->view, o->unit_ms, frequency, o->pid, note, o->flags);
         else

@@ -47,30 +47,37 @@ int proc_status_parse(const char *text, pid_t *ret_tgid, pid_t *ret_ns_tgid, uid
         if (sscanf(gid + 5, "%lu %lu %lu", &g[0], &g[1], &g[2]) != 3)
                 return -EINVAL;
         *ret_tgid = (pid_t)t;
-        if (ret_ns_tgid) {
-                /* NStgid: the PID in each namespace from ours down to the process's own; the last is what the
-                 * process itself sees. Absent before Linux 4.1. */
-                const char *ns = strstr(text, "\nNStgid:"), *end;
-                long v = t;
-
-                if (ns) {
-                        ns += 8;
-                        end = ns + strcspn(ns, "\n");
-                        for (const char *q = ns; q < end;) {
-                                char *next;
-                                long x = strtol(q, &next, 10);
-                                if (next == q)
-                                        break;
-                                v = x;
-                                q = next;
-                        }
-                }
-                *ret_ns_tgid = (pid_t)v;
-        }
+        if (ret_ns_tgid && proc_status_nstgid(text, ret_ns_tgid) < 0)
+                *ret_ns_tgid = (pid_t)t;
         for (int i = 0; i < 3; i++) {
                 ret_uid[i] = (uid_t)u[i];
                 ret_gid[i] = (gid_t)g[i];
         }
+        return 0;
+}
+
+int proc_status_nstgid(const char *text, pid_t *ret)
+{
+        const char *line = strstr(text, "\nNStgid:"), *end;
+        long last = -1;
+
+        /* Without the line (before Linux 4.1) the process is in our namespace: its PID is the one to use. */
+        if (!line)
+                return -ENOENT;
+        line += strlen("\nNStgid:");
+        end = line + strcspn(line, "\n");
+        while (line < end) {
+                char *e;
+                long v = strtol(line, &e, 10);
+
+                if (e == line)
+                        break;
+                last = v;
+                line = e;
+        }
+        if (last <= 0)
+                return -EINVAL;
+        *ret = (pid_t)last;
         return 0;
 }
 
@@ -89,6 +96,22 @@ static int read_proc_file(pid_t pid, const char *name, char *buf, size_t size)
                 return errno == ESRCH ? -ESRCH : negative_errno();
         buf[n] = '\0';
         return 0;
+}
+
+int proc_read_nstgid(pid_t pid, pid_t *ret)
+{
+        char buf[4096];
+        int r;
+
+        r = read_proc_file(pid, "status", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        r = proc_status_nstgid(buf, ret);
+        if (r == -ENOENT) {
+                *ret = pid;
+                return 0;
+        }
+        return r;
 }
 
 int proc_info_read(pid_t pid, ProcInfo *ret)

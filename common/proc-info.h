@@ -22,5 +22,9 @@ int proc_stat_parse(const char *text, unsigned *ret_flags, uint64_t *ret_start_t
 /* ret_ns_tgid may be NULL. */
 int proc_status_parse(const char *text, pid_t *ret_tgid, pid_t *ret_ns_tgid, uid_t ret_uid[3], gid_t ret_gid[3]);
 
+/* The PID of the process as its own PID namespace sees it: the last field of NStgid. */
+int proc_status_nstgid(const char *text, pid_t *ret);
+int proc_read_nstgid(pid_t pid, pid_t *ret);
+
 /* -ESRCH when the process does not exist. */
 int proc_info_read(pid_t pid, ProcInfo *ret);

@@ -33,6 +33,7 @@ typedef struct FunctionKey {
 typedef struct Function {
         FunctionKey key; /* key.name points to name */
         char *name;
+        char *mangled; /* the symbol's name when name is its demangled form, else NULL */
         uint32_t id;
         Counts counts;
 } Function;

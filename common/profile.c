@@ -89,6 +89,7 @@ Profile *profile_free(Profile *p)
         hashmap_free(p->stacks);
         for (size_t i = 0; i < p->n_functions; i++) {
                 free(p->functions[i]->name);
+                free(p->functions[i]->mangled);
                 free(p->functions[i]);
         }
         free(p->functions);
@@ -652,6 +653,28 @@ int profile_function_name(const Profile *p, uint32_t id, const char **ret_module
         *ret_module = p->modules[p->functions[id]->key.module_id]->name;
         *ret_function = p->functions[id]->name;
         return 0;
+}
+
+int profile_set_mangled(Profile *p, uint32_t id, const char *mangled)
+{
+        char *copy;
+
+        if (id >= p->n_functions || !mangled)
+                return -EINVAL;
+        /* Two symbols may demangle alike (a constructor's complete and base object versions): the first
+         * one's name stands for the row. */
+        if (p->functions[id]->mangled || id == p->other_id || id == p->unknown_id)
+                return 0;
+        copy = strdup(mangled);
+        if (!copy)
+                return -ENOMEM;
+        p->functions[id]->mangled = copy;
+        return 0;
+}
+
+const char *profile_function_mangled(const Profile *p, uint32_t id)
+{
+        return id < p->n_functions ? p->functions[id]->mangled : NULL;
 }
 
 static int compare_stack_rows(const void *x, const void *y)

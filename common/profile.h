@@ -136,6 +136,10 @@ size_t profile_n_stacks(const Profile *p);
 uint64_t profile_other_stack_samples(const Profile *p);
 /* The module and function name of an id (strings owned by the profile); -ENOENT for an unknown id. */
 int profile_function_name(const Profile *p, uint32_t id, const char **ret_module, const char **ret_function);
+/* The symbol name behind a demangled function name, for tools that want the exact symbol: kept once per
+ * function (the first one given), not for PROFILE_OTHER. NULL when none was set. Not in the saved state. */
+int profile_set_mangled(Profile *p, uint32_t id, const char *mangled);
+const char *profile_function_mangled(const Profile *p, uint32_t id);
 /* Samples with a function folded into PROFILE_OTHER (its inclusive count), 0 when none was folded. */
 uint64_t profile_other_function_samples(const Profile *p);
 

@@ -14,9 +14,11 @@
 #include "hashmap.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "perf-map.h"
 #include "proc-info.h"
 #include "proc-maps.h"
 #include "symbolizer.h"
+#include "vdso-symbols.h"
 
 /* An address outside every known mapping makes us re-read /proc/PID/maps, but not more than once in this
  * interval per address space: a broken frame-pointer chain yields a stream of garbage addresses, and each
@@ -25,6 +27,13 @@
 #define REREAD_INTERVAL_USEC (UINT64_C(100) * 1000)
 
 #define KALLSYMS_PATH "/proc/kallsyms"
+
+/* kallsyms is read again for an address no symbol covers (a module loaded since), but not more often than
+ * this: reading it takes tens of milliseconds, and an address in a gap between modules never resolves. */
+#define KALLSYMS_REREAD_USEC (UINT64_C(10) * 1000 * 1000)
+
+/* How often a process's perf map file is looked at for changes, while its JIT code is being sampled. */
+#define PERF_MAP_CHECK_USEC (UINT64_C(1000) * 1000)
 
 typedef struct FileKey {
         uint64_t dev;
@@ -50,7 +59,11 @@ struct Symbolizer {
         FileEntry **entries;     /* every entry made, with the replaced ones that address spaces may hold */
         size_t n_entries;
         Kallsyms *kallsyms;
+        char *kallsyms_path;     /* NULL: KALLSYMS_PATH */
         bool kallsyms_loaded;    /* tried; a failure is not retried on every kernel frame */
+        bool kallsyms_restricted_logged;
+        uint64_t kallsyms_read_usec;
+        uint64_t kallsyms_reread_usec;
 
         /* The budget of the parsed files (0: none). Past it, files no address space uses are dropped; when
          * every file is in use, a new file's symbols are not kept (its frames are named by offset). */
@@ -71,6 +84,16 @@ struct AddressSpace {
         FileEntry **files;       /* per mapping: NULL until an address in it is resolved */
         uint64_t last_read_usec;
         bool gone;               /* exited: the snapshot is all there will be */
+
+        /* JIT code: the perf map file, as last read, and what it was then (size, mtime, inode). */
+        PerfMap *perf_map;
+        pid_t nspid;             /* the PID as the process sees it, in the file's name; 0: not known yet */
+        uint64_t perf_map_checked_usec;
+        struct stat perf_map_stat;
+
+        /* The vDSO's functions, from the image at vdso_start (0: not read yet; a new one after an exec). */
+        VdsoSymbols *vdso;
+        uint64_t vdso_start;
 };
 
 static uint64_t file_key_hash(const void *key)
@@ -114,6 +137,7 @@ int symbolizer_new(Symbolizer **ret)
         s->files = hashmap_new(&file_key_hash_ops);
         if (!s->files)
                 return -ENOMEM;
+        s->kallsyms_reread_usec = KALLSYMS_REREAD_USEC;
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -127,6 +151,7 @@ Symbolizer *symbolizer_free(Symbolizer *s)
         free(s->entries);
         hashmap_free(s->files);
         kallsyms_free(s->kallsyms);
+        free(s->kallsyms_path);
         free(s);
         return NULL;
 }
@@ -202,6 +227,46 @@ static bool symbolizer_make_room(Symbolizer *s, size_t bytes)
         return false;
 }
 
+int symbolizer_set_kallsyms(Symbolizer *s, const char *path, uint64_t reread_usec)
+{
+        char *copy;
+
+        if (!s || !path)
+                return -EINVAL;
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        free(s->kallsyms_path);
+        s->kallsyms_path = copy;
+        s->kallsyms_reread_usec = reread_usec;
+        return 0;
+}
+
+static int symbolizer_load_kallsyms(Symbolizer *s)
+{
+        const char *path = s->kallsyms_path ?: KALLSYMS_PATH;
+        Kallsyms *k = NULL;
+        int r;
+
+        s->kallsyms_loaded = true;
+        s->kallsyms_read_usec = now_usec();
+        r = kallsyms_load(path, &k);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_debug_errno(r, "Cannot read %s, kernel frames stay unnamed: %m", path);
+                return 0;
+        }
+        kallsyms_free(s->kallsyms);
+        s->kallsyms = k;
+        /* Once: every kernel frame of every target would say it again. */
+        if (kallsyms_restricted(k) && !s->kallsyms_restricted_logged) {
+                log_notice("%s hides kernel addresses (kptr_restrict): kernel frames are named [kernel].", path);
+                s->kallsyms_restricted_logged = true;
+        }
+        return 0;
+}
+
 int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret)
 {
         const char *name = NULL, *module = NULL;
@@ -212,21 +277,28 @@ int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret)
                 return -EINVAL;
 
         if (!s->kallsyms_loaded) {
-                r = kallsyms_load(KALLSYMS_PATH, &s->kallsyms);
-                if (r == -ENOMEM)
-                        return r;
+                r = symbolizer_load_kallsyms(s);
                 if (r < 0)
-                        log_debug_errno(r, "Cannot read " KALLSYMS_PATH ", kernel frames stay unnamed: %m");
-                else if (kallsyms_restricted(s->kallsyms))
-                        log_debug(KALLSYMS_PATH " hides addresses (kptr_restrict): no kernel names");
-                s->kallsyms_loaded = true;
+                        return r;
         }
 
         name = kallsyms_lookup(s->kallsyms, addr, &module, &offset);
+        if (!name && now_usec() - s->kallsyms_read_usec >= s->kallsyms_reread_usec) {
+                /* A module loaded since the last read, or kptr_restrict lowered. */
+                r = symbolizer_load_kallsyms(s);
+                if (r < 0)
+                        return r;
+                name = kallsyms_lookup(s->kallsyms, addr, &module, &offset);
+        }
         if (name)
                 *ret = (Symbol) { .module = module, .function = name, .offset = offset, .code = true };
+        else if (kallsyms_restricted(s->kallsyms))
+                /* Addresses without names: one row for the kernel, never a guess. */
+                *ret = (Symbol) { .module = "kernel", .function = "[kernel]", .offset = 0, .code = true,
+                                  .transient = true };
         else
-                *ret = (Symbol) { .module = "kernel", .function = NULL, .offset = addr, .code = true };
+                *ret = (Symbol) { .module = "kernel", .function = NULL, .offset = addr, .code = true,
+                                  .transient = true };
         return 0;
 }
 
@@ -399,6 +471,8 @@ AddressSpace *address_space_free(AddressSpace *as)
                 file_unref(as->files[i]);
         proc_maps_free(as->maps);
         free(as->files);
+        perf_map_free(as->perf_map);
+        vdso_symbols_free(as->vdso);
         free(as);
         return NULL;
 }
@@ -564,6 +638,93 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, File
         return 0;
 }
 
+/* The perf map file of the process, read again when it changed since; checked at most every
+ * PERF_MAP_CHECK_USEC. A process that is gone keeps the last one read. */
+static int address_space_update_perf_map(AddressSpace *as)
+{
+        _cleanup_(perf_map_freep) PerfMap *map = NULL;
+        uint64_t now = now_usec();
+        char path[128];
+        struct stat st;
+        int r;
+
+        if (as->gone || (as->perf_map_checked_usec != 0 && now - as->perf_map_checked_usec < PERF_MAP_CHECK_USEC))
+                return 0;
+        as->perf_map_checked_usec = now;
+
+        /* The JIT names the file after its PID in its own namespace, in its own /tmp. */
+        if (as->nspid == 0) {
+                r = proc_read_nstgid(as->pid, &as->nspid);
+                if (r < 0) {
+                        as->nspid = 0;
+                        return 0;
+                }
+        }
+        snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", (int)as->pid, (int)as->nspid);
+        if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;
+        if (as->perf_map && st.st_ino == as->perf_map_stat.st_ino && st.st_dev == as->perf_map_stat.st_dev &&
+            st.st_size == as->perf_map_stat.st_size && st.st_mtim.tv_sec == as->perf_map_stat.st_mtim.tv_sec &&
+            st.st_mtim.tv_nsec == as->perf_map_stat.st_mtim.tv_nsec)
+                return 0;
+
+        r = perf_map_load(path, &map);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_debug_errno(r, "Cannot read %s: %m", path);
+                return 0;
+        }
+        log_debug("Read %zu JIT symbols of process %d from %s", perf_map_count(map), (int)as->pid, path);
+        perf_map_free(as->perf_map);
+        as->perf_map = TAKE_PTR(map);
+        as->perf_map_stat = st;
+        return 0;
+}
+
+static int address_space_resolve_anonymous(AddressSpace *as, const ProcMap *m, uint64_t a, uint64_t adjust,
+                                           const char *module, Symbol *ret)
+{
+        const char *name = NULL;
+        uint64_t offset = 0;
+        int r;
+
+        if (m->executable) {
+                r = address_space_update_perf_map(as);
+                if (r < 0)
+                        return r;
+                name = perf_map_lookup(as->perf_map, a, &offset);
+        }
+        /* JIT code moves and is replaced, and its perf map grows: never cached. */
+        *ret = (Symbol) { .module = module, .function = name, .offset = (name ? offset : a) + adjust,
+                          .code = m->executable, .transient = m->executable };
+        return 0;
+}
+
+static int address_space_resolve_vdso(AddressSpace *as, const ProcMap *m, uint64_t a, uint64_t adjust,
+                                      const char *module, Symbol *ret)
+{
+        const char *name;
+        uint64_t offset = 0;
+        int r;
+
+        /* The process's own vDSO (a 32-bit process or a container on another kernel has another one), read
+         * once per mapping: an exec maps a new one. */
+        if (as->vdso_start != m->start && !as->gone) {
+                as->vdso = vdso_symbols_free(as->vdso);
+                as->vdso_start = m->start;
+                r = vdso_symbols_read(as->pid, m->start, m->end, &as->vdso);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_debug_errno(r, "Cannot read the vDSO of process %d: %m", (int)as->pid);
+        }
+        name = as->vdso_start == m->start ? vdso_symbols_lookup(as->vdso, a - m->start, &offset) : NULL;
+        *ret = (Symbol) { .module = module, .function = name, .offset = (name ? offset : a - m->start) + adjust,
+                          .code = m->executable };
+        return 0;
+}
+
 int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, Symbol *ret)
 {
         /* A return address points after the call: the call itself, the instruction we are in, is before it.
@@ -586,13 +747,14 @@ int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, 
         }
 
         module = mapping_module(m);
-        if (!m->path) {
-                /* JIT code and the like: the absolute address is what a perf-PID.map file would name. */
-                *ret = (Symbol) { .module = module, .function = NULL, .offset = addr, .code = m->executable };
-                return 0;
+        if (!m->path || strncmp(m->path, "[anon", 5) == 0) {
+                /* JIT code and the like: the absolute address is what a perf map file names. */
+                return address_space_resolve_anonymous(as, m, a, adjust, module, ret);
         }
+        if (strcmp(m->path, "[vdso]") == 0)
+                return address_space_resolve_vdso(as, m, a, adjust, module, ret);
         if (m->path[0] != '/') {
-                /* [vdso] and friends: relative to the mapping (the vDSO is linked at 0). */
+                /* [vsyscall] and friends: relative to the mapping. */
                 *ret = (Symbol) { .module = module, .function = NULL, .offset = addr - m->start,
                                   .code = m->executable };
                 return 0;

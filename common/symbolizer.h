@@ -21,6 +21,8 @@ typedef struct Symbol {
         const char *function; /* NULL when no symbol covers the address */
         uint64_t offset;      /* function ? address - symbol start : module-relative address (ELF vaddr) */
         bool code;            /* the address is in an executable mapping: a return address elsewhere is junk */
+        bool transient;       /* the name may change for this address (JIT code, a kernel address that no
+                               * symbol covers yet): not to be cached */
 } Symbol;
 
 int symbolizer_new(Symbolizer **ret);
@@ -39,15 +41,23 @@ size_t symbolizer_memory(const Symbolizer *s);
 /* Files left without symbols or call frame information for the budget. */
 uint64_t symbolizer_skipped_files(const Symbolizer *s);
 
-/* Kernel addresses through /proc/kallsyms (loaded on first use). */
+/* Kernel addresses through /proc/kallsyms (loaded on first use; read again, at most every 10 s, when an
+ * address falls outside every symbol, as modules come and go). Module "kernel" for the core image, else the
+ * module's name. When kallsyms hides the addresses (kptr_restrict), every address is function "[kernel]" of
+ * module "kernel": no name rather than a wrong one. */
 int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret);
+/* Another kallsyms file and interval between re-reads (default /proc/kallsyms, 10 s), for tests. */
+int symbolizer_set_kallsyms(Symbolizer *s, const char *path, uint64_t reread_usec);
 
 /* Reads /proc/PID/maps now; -ESRCH when the process is gone. The address space uses s: free it before s. */
 int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret);
 AddressSpace *address_space_free(AddressSpace *as);
 DEFINE_TRIVIAL_CLEANUP_FUNC(AddressSpace *, address_space_free);
 
-/* Resolve a user address of the process. return_address: the frame is a caller's return address, so the
+/* Resolve a user address of the process. Code of a file mapping is named from the file's symbols; the vDSO from
+ * the process's own image of it (read through /proc/PID/mem); anonymous executable memory (JIT code) from the
+ * process's perf map file, /tmp/perf-NSPID.map under its root (perf-map.h), re-read when it changes, at
+ * most every second. return_address: the frame is a caller's return address, so the
  * call instruction is at addr - 1 (this keeps calls at a function's end from landing in the next function).
  * Always fills *ret (an address in no mapping gives module "[unknown]", function NULL); returns 0, or
  * -ENOMEM. */

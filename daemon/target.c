@@ -10,6 +10,7 @@
 
 #include "authz.h"
 #include "log.h"
+#include "demangle.h"
 #include "manager.h"
 #include "state.h"
 #include "target.h"
@@ -196,8 +197,10 @@ const char *target_state(const Target *t)
 
 static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *ret_id)
 {
+        _cleanup_free_ char *demangled = NULL;
         char module[256], function[512];
         const char *name = sym->function;
+        int r;
 
         /* Kernel modules in brackets, as perf shows them, so "[kernel]" never reads as a file name. */
         if (kernel)
@@ -208,8 +211,17 @@ static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *re
                 /* No symbol: keep the frame, named by where it is. */
                 snprintf(function, sizeof(function), "%s+0x%" PRIx64, module, sym->offset);
                 name = function;
+        } else if (!kernel) {
+                /* C++ and Rust names as people write them; the symbol itself stays with the function for
+                 * GetSymbolNames. Only new addresses come here (resolve_frame caches them). */
+                r = demangle_symbol(name, &demangled);
+                if (r < 0)
+                        return r;
         }
-        return profile_intern_function(t->profile, module, name, ret_id);
+        r = profile_intern_function(t->profile, module, demangled ?: name, ret_id);
+        if (r < 0 || !demangled)
+                return r;
+        return profile_set_mangled(t->profile, *ret_id, name);
 }
 
 /* The id of a return address outside executable memory: a frame-pointer walk that went through code built
@@ -249,9 +261,10 @@ static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_addr
         if (r < 0)
                 return r;
         /* Only code is cached: an address outside it may become code later (dlopen, exec), and the
-         * symbolizer re-reads the maps for it, at most every 100 ms. A full cache starts over rather than
+         * symbolizer re-reads the maps for it, at most every 100 ms. Nor are names that may change (JIT code,
+         * a kernel address before kallsyms is read again). A full cache starts over rather than
          * grow with every address a JIT or a huge binary ever ran: it only saves lookups. */
-        if (sym.code) {
+        if (sym.code && !sym.transient) {
                 if (hashmap_size(cache) >= FRAME_CACHE_MAX)
                         hashmap_clear(cache);
                 r = hashmap_put(cache, UINT64_TO_PTR(key), UINT64_TO_PTR((uint64_t)id + 1));

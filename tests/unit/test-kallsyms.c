@@ -11,6 +11,7 @@
 #include "check-main.h"
 #include "kallsyms.h"
 #include "macros.h"
+#include "symbolizer.h"
 
 /* Out of order (as with modules), aliases at one address, a data symbol, a weak one, module symbols. */
 static const char kallsyms_text[] =
@@ -137,6 +138,72 @@ START_TEST(test_proc_kallsyms)
 }
 END_TEST
 
+static void write_file(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "we");
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_ge(fputs(text, f), 0);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Through the symbolizer, as vprofd names kernel frames: a hiding kallsyms gives [kernel] for every address. */
+START_TEST(test_symbolizer_restricted)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_free_ char *path = test_write_temp(restricted_text);
+        Symbol sym;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(symbolizer_set_kallsyms(s, path, 0), 0);
+        for (int i = 0; i < 3; i++) {
+                ck_assert_int_eq(symbolizer_resolve_kernel(s, UINT64_C(0xffffffff81000100) + i, &sym), 0);
+                ck_assert_str_eq(sym.module, "kernel");
+                ck_assert_str_eq(sym.function, "[kernel]");
+                ck_assert(sym.code);
+                ck_assert(sym.transient);
+        }
+        unlink(path);
+}
+END_TEST
+
+/* A module loaded after the first read: its address is unknown until kallsyms is read again, which happens
+ * on a miss once the interval has passed, and not before. */
+START_TEST(test_symbolizer_reread)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL, *slow = NULL;
+        _cleanup_free_ char *path = test_write_temp("ffffffff81000000 T _stext\n"
+                                                    "ffffffff81000100 t schedule\n");
+        const uint64_t foo = UINT64_C(0xffffffffc0a01010);
+        Symbol sym;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(symbolizer_new(&slow), 0);
+        ck_assert_int_eq(symbolizer_set_kallsyms(s, path, 0), 0);
+        ck_assert_int_eq(symbolizer_set_kallsyms(slow, path, UINT64_C(3600) * 1000000), 0);
+
+        ck_assert_int_eq(symbolizer_resolve_kernel(s, UINT64_C(0xffffffff81000104), &sym), 0);
+        ck_assert_str_eq(sym.function, "schedule");
+        ck_assert_str_eq(sym.module, "kernel");
+        ck_assert(!sym.transient);
+        ck_assert_int_eq(symbolizer_resolve_kernel(s, foo, &sym), 0);
+        ck_assert_ptr_null(sym.function);
+        ck_assert(sym.transient);
+        ck_assert_int_eq(symbolizer_resolve_kernel(slow, foo, &sym), 0);
+        ck_assert_ptr_null(sym.function);
+
+        write_file(path, kallsyms_text);
+        ck_assert_int_eq(symbolizer_resolve_kernel(s, foo, &sym), 0);
+        ck_assert_str_eq(sym.function, "foo");
+        ck_assert_str_eq(sym.module, "ext4");
+        ck_assert_uint_eq(sym.offset, 0x10);
+        /* Rate-limited: the same miss within the interval does not read the file again. */
+        ck_assert_int_eq(symbolizer_resolve_kernel(slow, foo, &sym), 0);
+        ck_assert_ptr_null(sym.function);
+        unlink(path);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("kallsyms");
@@ -146,6 +213,8 @@ int main(void)
         tcase_add_test(tc, test_restricted);
         tcase_add_test(tc, test_errors);
         tcase_add_test(tc, test_proc_kallsyms);
+        tcase_add_test(tc, test_symbolizer_restricted);
+        tcase_add_test(tc, test_symbolizer_reread);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

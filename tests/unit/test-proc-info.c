@@ -93,6 +93,24 @@ START_TEST(test_stat_and_status_parsers)
 }
 END_TEST
 
+START_TEST(test_nstgid)
+{
+        pid_t pid = 0;
+
+        /* In a container two levels down: the last field is the PID as the process sees it. */
+        ck_assert_int_eq(proc_status_nstgid("Name:\tjava\nTgid:\t4242\nNStgid:\t4242\t77\t1\nPid:\t4242\n", &pid),
+                         0);
+        ck_assert_int_eq(pid, 1);
+        ck_assert_int_eq(proc_status_nstgid("Tgid:\t9\nNStgid:\t9\n", &pid), 0);
+        ck_assert_int_eq(pid, 9);
+        ck_assert_int_eq(proc_status_nstgid("Tgid:\t9\n", &pid), -ENOENT);
+        ck_assert_int_eq(proc_status_nstgid("Tgid:\t9\nNStgid:\t\n", &pid), -EINVAL);
+        ck_assert_int_eq(pid, 9);
+        ck_assert_int_eq(proc_read_nstgid(getpid(), &pid), 0);
+        ck_assert_int_gt(pid, 0);
+}
+END_TEST
+
 START_TEST(test_read_real_processes)
 {
         ProcInfo info;
@@ -171,6 +189,7 @@ int main(void)
         tcase_add_test(tc, test_stat_and_status_parsers);
         tcase_add_test(tc, test_read_real_processes);
         tcase_add_test(tc, test_dumpable);
+        tcase_add_test(tc, test_nstgid);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

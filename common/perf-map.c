@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf-map.h"
+
+typedef struct PerfMapEntry {
+        uint64_t start;
+        uint64_t size;
+        char *name;
+        size_t line; /* the later of two entries at one start wins */
+} PerfMapEntry;
+
+struct PerfMap {
+        PerfMapEntry *entries;
+        size_t n;
+};
+
+static int entry_compare(const void *a, const void *b)
+{
+        const PerfMapEntry *x = a, *y = b;
+
+        if (x->start != y->start)
+                return x->start < y->start ? -1 : 1;
+        return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* "7f0000001000 40 jit_hot_loop": 0 and the fields, or -EINVAL. Cuts line at the name's end. */
+static int parse_line(char *line, uint64_t *ret_start, uint64_t *ret_size, char **ret_name)
+{
+        unsigned long long start, size;
+        char *end, *name;
+
+        errno = 0;
+        start = strtoull(line, &end, 16);
+        if (errno != 0 || end == line || *end != ' ')
+                return -EINVAL;
+        line = end + 1;
+        size = strtoull(line, &end, 16);
+        if (errno != 0 || end == line || *end != ' ' || size == 0 || start + size < start)
+                return -EINVAL;
+        name = end + 1;
+        name[strcspn(name, "\n")] = '\0';
+        if (name[0] == '\0')
+                return -EINVAL;
+        *ret_start = start;
+        *ret_size = size;
+        *ret_name = name;
+        return 0;
+}
+
+int perf_map_parse(FILE *f, PerfMap **ret)
+{
+        _cleanup_(perf_map_freep) PerfMap *m = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t line_size = 0, allocated = 0, kept = 0, n_line = 0;
+
+        if (!f || !ret)
+                return -EINVAL;
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+
+        for (;;) {
+                uint64_t start, size;
+                char *name;
+                ssize_t len;
+
+                errno = 0;
+                len = getline(&line, &line_size, f);
+                if (len < 0) {
+                        if (ferror(f))
+                                return errno > 0 ? -errno : -EIO;
+                        break;
+                }
+                n_line++;
+                /* A line without its newline is one the JIT is still writing. */
+                if (line[len - 1] != '\n' || parse_line(line, &start, &size, &name) < 0)
+                        continue;
+                if (m->n == allocated) {
+                        size_t a = MAX(allocated * 2, (size_t)64);
+                        PerfMapEntry *e = reallocarray(m->entries, a, sizeof(*e));
+
+                        if (!e)
+                                return -ENOMEM;
+                        m->entries = e;
+                        allocated = a;
+                }
+                m->entries[m->n] = (PerfMapEntry) { .start = start, .size = size, .line = n_line };
+                m->entries[m->n].name = strdup(name);
+                if (!m->entries[m->n].name)
+                        return -ENOMEM;
+                m->n++;
+        }
+
+        /* By start, and of entries at one start the last written, which describes the code there now. */
+        qsort(m->entries, m->n, sizeof(PerfMapEntry), entry_compare);
+        for (size_t i = 0; i < m->n; i++) {
+                if (i + 1 < m->n && m->entries[i + 1].start == m->entries[i].start) {
+                        free(m->entries[i].name);
+                        continue;
+                }
+                m->entries[kept++] = m->entries[i];
+        }
+        m->n = kept;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int perf_map_load(const char *path, PerfMap **ret)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+
+        if (!path || !ret)
+                return -EINVAL;
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        return perf_map_parse(f, ret);
+}
+
+const char *perf_map_lookup(const PerfMap *m, uint64_t addr, uint64_t *ret_offset)
+{
+        size_t lo = 0, hi;
+
+        if (!m)
+                return NULL;
+        hi = m->n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (m->entries[mid].start <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        /* Entries may overlap (code replaced by a larger function): the nearest start below addr that still
+         * covers it. A few steps back at most in practice. */
+        for (size_t i = lo; i > 0; i--) {
+                const PerfMapEntry *e = &m->entries[i - 1];
+
+                if (addr - e->start < e->size) {
+                        if (ret_offset)
+                                *ret_offset = addr - e->start;
+                        return e->name;
+                }
+                if (lo - i >= 16)
+                        break;
+        }
+        return NULL;
+}
+
+size_t perf_map_count(const PerfMap *m)
+{
+        return m ? m->n : 0;
+}
+
+PerfMap *perf_map_free(PerfMap *m)
+{
+        if (!m)
+                return NULL;
+        for (size_t i = 0; i < m->n; i++)
+                free(m->entries[i].name);
+        free(m->entries);
+        free(m);
+        return NULL;
+}

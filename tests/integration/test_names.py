@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Names that hold on real hosts: a C++ method demangled (with its mangled name in the JSON), JIT code named by
+its perf map file, and the vDSO named from the target's own image; kernel frames carry their module."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vprof_env  # noqa: E402
+
+ENV = None
+SECONDS = 4
+
+
+def profile(binary, seconds=SECONDS):
+    """Attach to a fresh run of binary, let it work, and return its function report (JSON)."""
+    p = ENV.spawn_demo("--seconds", seconds, binary=os.environ[binary])
+    r = ENV.ctl("attach", p.pid)
+    assert r.returncode == 0, r.stderr
+    ENV.go(p)
+    rc = p.wait(60)
+    if rc == 77:
+        raise unittest.SkipTest(f"{binary} does not run on this machine")
+    assert rc == 0, f"{binary} exited with {rc}"
+    report = ENV.ctl_json("report", p.pid)
+    ENV.ctl("detach", p.pid)
+    return report
+
+
+def hottest(report):
+    return max(report["functions"], key=lambda r: r["exclusive"])
+
+
+class Names(unittest.TestCase):
+    def test_cxx_method_demangled_with_mangled_name_in_json(self):
+        report = profile("VPROF_CXX")
+        rows = {r["function"]: r for r in report["functions"]}
+        name = "vprof_names::Spinner<int>::spin(int)"
+        self.assertIn(name, rows, f"functions: {list(rows)[:10]}")
+        row = rows[name]
+        self.assertEqual(row["module"], "vprof-cxx")
+        self.assertEqual(row["mangled"], "_ZN11vprof_names7SpinnerIiE4spinEi")
+        self.assertGreater(row["exclusive_percent"], 80.0, row)
+        # C names are not mangled and carry no such key.
+        self.assertNotIn("mangled", rows["main"])
+        print(f"\nnames: {name} {row['exclusive_percent']:.1f}% exclusive, mangled {row['mangled']}",
+              end="", file=sys.stderr)
+        # The table shows the demangled name too.
+        self.assertNotIn("_ZN11vprof_names", ENV.ctl("report", "--by", "module").stdout)
+
+    def test_jit_code_named_by_perf_map(self):
+        report = profile("VPROF_JIT")
+        rows = {r["function"]: r for r in report["functions"]}
+        self.assertIn("jit_hot_loop", rows, f"functions: {list(rows)[:10]}")
+        self.assertEqual(rows["jit_hot_loop"]["module"], "[anon]")
+        self.assertGreater(rows["jit_hot_loop"]["exclusive_percent"], 80.0, rows["jit_hot_loop"])
+        print(f"\nnames: jit_hot_loop {rows['jit_hot_loop']['exclusive_percent']:.1f}% exclusive",
+              end="", file=sys.stderr)
+
+    def test_vdso_named_from_its_image(self):
+        report = profile("VPROF_VDSO")
+        vdso = [r for r in report["functions"] if r["module"] == "[vdso]"]
+        self.assertTrue(vdso, f"no [vdso] frames in {report['functions'][:10]}")
+        named = [r for r in vdso if not r["function"].startswith("[vdso]+")]
+        self.assertTrue(named, f"vDSO frames without names: {vdso}")
+        self.assertTrue(any("clock_gettime" in r["function"] for r in named), named)
+        share = sum(r["exclusive"] for r in named) / max(1, sum(r["exclusive"] for r in vdso))
+        self.assertGreater(share, 0.9, vdso)
+        print(f"\nnames: vDSO {[(r['function'], round(r['exclusive_percent'], 1)) for r in named]}",
+              end="", file=sys.stderr)
+
+    def test_kernel_frames_have_module(self):
+        # Whatever the workloads did in the kernel: every kernel frame is in [kernel] or a [module].
+        report = profile("VPROF_VDSO", seconds=1)
+        for r in report["functions"]:
+            if r["module"].startswith("["):
+                self.assertTrue(r["module"].endswith("]"), r)
+
+
+if __name__ == "__main__":
+    vprof_env.run_tests(sys.modules[__name__])

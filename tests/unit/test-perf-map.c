@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check-main.h"
+#include "macros.h"
+#include "perf-map.h"
+#include "test-util.h"
+
+static PerfMap *parse(const char *text)
+{
+        FILE *f = fmemopen((void *)text, strlen(text), "r");
+        PerfMap *m = NULL;
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(perf_map_parse(f, &m), 0);
+        fclose(f);
+        return m;
+}
+
+START_TEST(test_lookup)
+{
+        /* Out of order, with and without 0x, a name with spaces, code replaced at one start (the later line
+         * wins), junk lines, and a last line still being written. */
+        _cleanup_(perf_map_freep) PerfMap *m = parse("7f0000002000 100 jit_b\n"
+                                                     "0x7f0000001000 0x40 LFoo;::bar (int)\n"
+                                                     "not a line\n"
+                                                     "7f0000003000 0 zero_size\n"
+                                                     "7f0000004000 20 old_code\n"
+                                                     "7f0000004000 80 new_code\n"
+                                                     "7f0000005000 10 cut_sh");
+        uint64_t off = 0;
+
+        ck_assert_uint_eq(perf_map_count(m), 3);
+        ck_assert_str_eq(perf_map_lookup(m, 0x7f0000001000, &off), "LFoo;::bar (int)");
+        ck_assert_uint_eq(off, 0);
+        ck_assert_str_eq(perf_map_lookup(m, 0x7f000000103f, &off), "LFoo;::bar (int)");
+        ck_assert_uint_eq(off, 0x3f);
+        ck_assert_ptr_null(perf_map_lookup(m, 0x7f0000001040, NULL));
+        ck_assert_str_eq(perf_map_lookup(m, 0x7f00000020ff, &off), "jit_b");
+        ck_assert_ptr_null(perf_map_lookup(m, 0x7f0000002100, NULL));
+        ck_assert_ptr_null(perf_map_lookup(m, 0x7f0000000fff, NULL));
+        ck_assert_str_eq(perf_map_lookup(m, 0x7f0000004050, &off), "new_code");
+        ck_assert_uint_eq(off, 0x50);
+        ck_assert_ptr_null(perf_map_lookup(m, 0x7f0000005000, NULL));
+        ck_assert_ptr_null(perf_map_lookup(NULL, 0x7f0000001000, NULL));
+}
+END_TEST
+
+START_TEST(test_nested)
+{
+        /* A small function inside a larger one's range (a stub the JIT placed later): the innermost start. */
+        _cleanup_(perf_map_freep) PerfMap *m = parse("1000 1000 outer\n"
+                                                     "1100 10 inner\n");
+
+        ck_assert_str_eq(perf_map_lookup(m, 0x1105, NULL), "inner");
+        ck_assert_str_eq(perf_map_lookup(m, 0x1200, NULL), "outer");
+}
+END_TEST
+
+START_TEST(test_load)
+{
+        _cleanup_(perf_map_freep) PerfMap *m = NULL;
+        _cleanup_free_ char *path = test_write_temp("400000 10 jit_hot_loop\n");
+        PerfMap *sentinel = (PerfMap *)0x1, *n = sentinel;
+
+        ck_assert_int_eq(perf_map_load(path, &m), 0);
+        unlink(path);
+        ck_assert_str_eq(perf_map_lookup(m, 0x40000f, NULL), "jit_hot_loop");
+        ck_assert_int_eq(perf_map_load("/nonexistent/perf-1.map", &n), -ENOENT);
+        ck_assert_ptr_eq(n, sentinel);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("perf-map");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_lookup);
+        tcase_add_test(tc, test_nested);
+        tcase_add_test(tc, test_load);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
