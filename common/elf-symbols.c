@@ -9,6 +9,10 @@
 #include "elf-symbols.h"
 #include "elf-util.h"
 #include "log.h"
+#include "xz-util.h"
+
+/* A MiniDebugInfo ELF holds only a .symtab and its strings: a few MiB even for the largest libraries. */
+#define MINIDEBUGINFO_MAX (UINT64_C(256) << 20)
 
 /* 16 bytes a symbol: a C++ library has 100000 of them. */
 typedef struct ElfSym {
@@ -30,6 +34,10 @@ struct ElfSymbols {
         char *names;
         size_t names_size;
         char *build_id;
+        char *debuglink;        /* .gnu_debuglink: the debug file's name; NULL when none */
+        uint32_t debuglink_crc; /* and the CRC-32 of its whole contents */
+        bool has_debugdata;     /* a .gnu_debugdata section (MiniDebugInfo) */
+        ElfSymbolSource source;
         bool dyn; /* ET_DYN */
 };
 
@@ -40,6 +48,17 @@ typedef struct Candidate {
         size_t name_len;
         unsigned char bind;
 } Candidate;
+
+/* The symbols read from one or more tables; the ELF handles they point into must outlive the list. */
+typedef struct Candidates {
+        Candidate *c;
+        size_t n, allocated;
+} Candidates;
+
+static void candidates_done(Candidates *c)
+{
+        free(c->c);
+}
 
 
 static int bind_rank(unsigned char bind)
@@ -80,13 +99,48 @@ static int candidate_compare(const void *a, const void *b)
         return x->name_len < y->name_len ? -1 : x->name_len > y->name_len;
 }
 
-/* The function symbols of one table (SHT_SYMTAB or SHT_DYNSYM), appended to *cands. */
-static int collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, Candidate **cands, size_t *n,
-                           size_t *allocated)
+/* The first section of this type (SHT_SYMTAB, SHT_DYNSYM), or NULL. */
+static Elf_Scn *find_section_by_type(Elf *elf, Elf64_Word type)
+{
+        Elf_Scn *scn = NULL;
+        GElf_Shdr shdr;
+
+        while ((scn = elf_nextscn(elf, scn)))
+                if (gelf_getshdr(scn, &shdr) && shdr.sh_type == type)
+                        return scn;
+        return NULL;
+}
+
+/* The section of this name, or NULL. */
+static Elf_Scn *find_section_by_name(Elf *elf, const char *name)
+{
+        Elf_Scn *scn = NULL;
+        GElf_Shdr shdr;
+        size_t shstrndx;
+
+        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+                return NULL;
+        while ((scn = elf_nextscn(elf, scn))) {
+                const char *n;
+
+                if (!gelf_getshdr(scn, &shdr))
+                        continue;
+                n = elf_strptr(elf, shstrndx, shdr.sh_name);
+                if (n && strcmp(n, name) == 0)
+                        return scn;
+        }
+        return NULL;
+}
+
+/* The function symbols of one table (SHT_SYMTAB or SHT_DYNSYM; scn may be NULL), appended to cands. */
+static int collect_symbols(Elf *elf, Elf_Scn *scn, Candidates *cands)
 {
         Elf_Data *data;
+        GElf_Shdr shdr_store, *shdr = &shdr_store;
         size_t count;
 
+        if (!scn || !gelf_getshdr(scn, shdr))
+                return 0;
         if (shdr->sh_entsize == 0 || shdr->sh_type == SHT_NOBITS)
                 return 0;
         data = elf_getdata(scn, NULL);
@@ -110,15 +164,15 @@ static int collect_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, Candid
                 if (!name || !*name)
                         continue;
 
-                if (*n == *allocated) {
-                        size_t a = MAX(*allocated * 2, (size_t)256);
-                        Candidate *c = realloc(*cands, a * sizeof(Candidate));
+                if (cands->n == cands->allocated) {
+                        size_t a = MAX(cands->allocated * 2, (size_t)256);
+                        Candidate *c = realloc(cands->c, a * sizeof(Candidate));
                         if (!c)
                                 return -ENOMEM;
-                        *cands = c;
-                        *allocated = a;
+                        cands->c = c;
+                        cands->allocated = a;
                 }
-                (*cands)[(*n)++] = (Candidate) {
+                cands->c[cands->n++] = (Candidate) {
                         .start = sym.st_value,
                         .size = sym.st_size,
                         .name = name,
@@ -187,7 +241,7 @@ static int find_build_id(Elf_Data *data, char **ret)
         return 0;
 }
 
-static int load_build_id(Elf *elf, ElfSymbols *e)
+static int load_build_id(Elf *elf, char **ret)
 {
         Elf_Scn *scn = NULL;
         size_t n;
@@ -203,7 +257,7 @@ static int load_build_id(Elf *elf, ElfSymbols *e)
                 data = elf_getdata(scn, NULL);
                 if (!data)
                         continue;
-                r = find_build_id(data, &e->build_id);
+                r = find_build_id(data, ret);
                 if (r != 0)
                         return r;
         }
@@ -220,7 +274,7 @@ static int load_build_id(Elf *elf, ElfSymbols *e)
                                             phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
                 if (!data)
                         continue;
-                r = find_build_id(data, &e->build_id);
+                r = find_build_id(data, ret);
                 if (r != 0)
                         return r;
         }
@@ -236,37 +290,13 @@ static uint64_t segment_end(const ElfSymbols *e, uint64_t vaddr)
         return vaddr + 1;
 }
 
-static int load_symbols(Elf *elf, ElfSymbols *e)
+/* Sort the candidates into e's table, replacing the one it had. */
+static int build_table(ElfSymbols *e, Candidates *c)
 {
-        _cleanup_free_ Candidate *cands = NULL;
-        size_t n = 0, allocated = 0, names_size = 0, kept = 0, used = 0;
-        Elf_Scn *scn = NULL, *dynsym = NULL, *symtab = NULL;
-        GElf_Shdr shdr;
-        int r;
-
-        while ((scn = elf_nextscn(elf, scn))) {
-                if (!gelf_getshdr(scn, &shdr))
-                        continue;
-                if (shdr.sh_type == SHT_SYMTAB && !symtab)
-                        symtab = scn;
-                else if (shdr.sh_type == SHT_DYNSYM && !dynsym)
-                        dynsym = scn;
-        }
-
-        if (symtab && gelf_getshdr(symtab, &shdr)) {
-                r = collect_symbols(elf, symtab, &shdr, &cands, &n, &allocated);
-                if (r < 0)
-                        return r;
-        }
-        /* A .symtab without functions (debug info split off, or only a few markers left) is no better than
-         * none: the exported ones in .dynsym are all a stripped binary has. */
-        if (n == 0 && dynsym && gelf_getshdr(dynsym, &shdr)) {
-                r = collect_symbols(elf, dynsym, &shdr, &cands, &n, &allocated);
-                if (r < 0)
-                        return r;
-        }
-        if (n == 0)
-                return 0;
+        _cleanup_free_ ElfSym *syms = NULL;
+        _cleanup_free_ char *names = NULL;
+        Candidate *cands = c->c;
+        size_t n = c->n, names_size = 0, kept = 0, used = 0, n_syms = 0;
 
         qsort(cands, n, sizeof(Candidate), candidate_compare);
         for (size_t i = 0; i < n; i++) {
@@ -278,33 +308,93 @@ static int load_symbols(Elf *elf, ElfSymbols *e)
         if (names_size > UINT32_MAX)
                 return -E2BIG;
 
-        e->syms = malloc(kept * sizeof(ElfSym));
-        e->names = malloc(names_size);
-        e->names_size = names_size;
-        if (!e->syms || !e->names)
+        syms = malloc(MAX(kept, (size_t)1) * sizeof(ElfSym));
+        names = malloc(MAX(names_size, (size_t)1));
+        if (!syms || !names)
                 return -ENOMEM;
 
         for (size_t i = 0; i < n; i++) {
-                const Candidate *c = &cands[i];
-                uint64_t size = c->size;
+                const Candidate *x = &cands[i];
+                uint64_t size = x->size;
 
-                if (i > 0 && c->start == cands[i - 1].start)
+                if (i > 0 && x->start == cands[i - 1].start)
                         continue;
                 if (size == 0) {
                         /* The next distinct address: the sort put this one's duplicates right behind it. */
                         size_t j = i + 1;
-                        while (j < n && cands[j].start == c->start)
+                        while (j < n && cands[j].start == x->start)
                                 j++;
-                        size = (j < n ? cands[j].start : segment_end(e, c->start)) - c->start;
+                        size = (j < n ? cands[j].start : segment_end(e, x->start)) - x->start;
                 }
-                e->syms[e->n_syms++] = (ElfSym) {
-                        .start = c->start,
+                syms[n_syms++] = (ElfSym) {
+                        .start = x->start,
                         .size = (uint32_t)MIN(MAX(size, (uint64_t)1), (uint64_t)UINT32_MAX),
                         .name = (uint32_t)used,
                 };
-                memcpy(e->names + used, c->name, c->name_len);
-                e->names[used + c->name_len] = '\0';
-                used += c->name_len + 1;
+                memcpy(names + used, x->name, x->name_len);
+                names[used + x->name_len] = '\0';
+                used += x->name_len + 1;
+        }
+
+        free(e->syms);
+        free(e->names);
+        e->syms = TAKE_PTR(syms);
+        e->n_syms = n_syms;
+        e->names = TAKE_PTR(names);
+        e->names_size = names_size;
+        return 0;
+}
+
+static int load_symbols(Elf *elf, ElfSymbols *e)
+{
+        _cleanup_(candidates_done) Candidates c = {};
+        int r;
+
+        r = collect_symbols(elf, find_section_by_type(elf, SHT_SYMTAB), &c);
+        if (r < 0)
+                return r;
+        e->source = c.n > 0 ? ELF_SYMBOLS_SYMTAB : ELF_SYMBOLS_NONE;
+        /* A .symtab without functions (debug info split off, or only a few markers left) is no better than
+         * none: the exported ones in .dynsym are all a stripped binary has. */
+        if (c.n == 0) {
+                r = collect_symbols(elf, find_section_by_type(elf, SHT_DYNSYM), &c);
+                if (r < 0)
+                        return r;
+                if (c.n > 0)
+                        e->source = ELF_SYMBOLS_DYNSYM;
+        }
+        if (c.n == 0)
+                return 0;
+        return build_table(e, &c);
+}
+
+/* Where a stripped file's symbols may be: the name and CRC of its .gnu_debuglink file, whether it carries
+ * .gnu_debugdata. */
+static int load_debug_sections(Elf *elf, const GElf_Ehdr *ehdr, ElfSymbols *e)
+{
+        Elf_Scn *scn;
+        Elf_Data *data;
+
+        e->has_debugdata = find_section_by_name(elf, ".gnu_debugdata") != NULL;
+
+        scn = find_section_by_name(elf, ".gnu_debuglink");
+        data = scn ? elf_getdata(scn, NULL) : NULL;
+        if (data && data->d_buf && data->d_size >= 8) {
+                /* The name, NUL-terminated, padded to 4 bytes, then the CRC in the file's byte order. */
+                const uint8_t *p = data->d_buf;
+                size_t len = strnlen(data->d_buf, data->d_size), crc_at = (len + 4) & ~(size_t)3;
+
+                if (len == 0 || crc_at + 4 > data->d_size || memchr(p, '/', len))
+                        return 0; /* malformed, or a path where a plain name belongs: ignored */
+                e->debuglink = strndup(data->d_buf, len);
+                if (!e->debuglink)
+                        return -ENOMEM;
+                if (ehdr->e_ident[EI_DATA] == ELFDATA2MSB)
+                        e->debuglink_crc = (uint32_t)p[crc_at] << 24 | (uint32_t)p[crc_at + 1] << 16 |
+                                           (uint32_t)p[crc_at + 2] << 8 | p[crc_at + 3];
+                else
+                        e->debuglink_crc = (uint32_t)p[crc_at + 3] << 24 | (uint32_t)p[crc_at + 2] << 16 |
+                                           (uint32_t)p[crc_at + 1] << 8 | p[crc_at];
         }
         return 0;
 }
@@ -328,12 +418,17 @@ int elf_symbols_load_fd(int fd, ElfSymbols **ret)
         r = load_segments(elf, e);
         if (r < 0)
                 return r;
-        r = load_build_id(elf, e);
+        r = load_build_id(elf, &e->build_id);
         if (r < 0)
                 return r;
         r = load_symbols(elf, e);
         if (r < 0)
                 return r;
+        if (e->source != ELF_SYMBOLS_SYMTAB) {
+                r = load_debug_sections(elf, &ehdr, e);
+                if (r < 0)
+                        return r;
+        }
         e->dyn = ehdr.e_type == ET_DYN;
 
         *ret = TAKE_PTR(e);
@@ -350,6 +445,85 @@ int elf_symbols_load_path(const char *path, ElfSymbols **ret)
         if (fd < 0)
                 return negative_errno();
         return elf_symbols_load_fd(fd, ret);
+}
+
+int elf_symbols_use_debug_fd(ElfSymbols *e, int fd)
+{
+        _cleanup_(elf_endp) Elf *elf = NULL;
+        _cleanup_(candidates_done) Candidates c = {};
+        _cleanup_free_ char *build_id = NULL;
+        GElf_Ehdr ehdr;
+        int r;
+
+        if (!e)
+                return -EINVAL;
+        r = elf_open_fd(fd, &elf, &ehdr);
+        if (r < 0)
+                return r;
+        /* The debug file of another build would name the wrong functions at every address. */
+        r = load_build_id(elf, &build_id);
+        if (r < 0)
+                return r;
+        if (e->build_id && build_id && strcmp(e->build_id, build_id) != 0)
+                return -ESTALE;
+
+        r = collect_symbols(elf, find_section_by_type(elf, SHT_SYMTAB), &c);
+        if (r < 0)
+                return r;
+        if (c.n == 0)
+                return -ENOENT;
+        r = build_table(e, &c);
+        if (r < 0)
+                return r;
+        e->source = ELF_SYMBOLS_DEBUG_FILE;
+        return 0;
+}
+
+int elf_symbols_use_minidebuginfo(ElfSymbols *e, int fd)
+{
+        _cleanup_(elf_endp) Elf *elf = NULL;
+        _cleanup_free_ void *buf = NULL;
+        /* Declared after buf so that it ends before buf is freed. */
+        _cleanup_(elf_endp) Elf *inner = NULL;
+        _cleanup_(candidates_done) Candidates c = {};
+        Elf_Scn *scn;
+        Elf_Data *data;
+        GElf_Ehdr ehdr;
+        size_t size;
+        int r;
+
+        if (!e)
+                return -EINVAL;
+        if (!e->has_debugdata)
+                return -ENOENT;
+        r = elf_open_fd(fd, &elf, &ehdr);
+        if (r < 0)
+                return r;
+        scn = find_section_by_name(elf, ".gnu_debugdata");
+        data = scn ? elf_getdata(scn, NULL) : NULL;
+        if (!data || !data->d_buf || data->d_size == 0)
+                return -ENOENT;
+        r = xz_decompress(data->d_buf, data->d_size, MINIDEBUGINFO_MAX, &buf, &size);
+        if (r < 0)
+                return r;
+        inner = elf_memory(buf, size);
+        if (!inner || elf_kind(inner) != ELF_K_ELF)
+                return -EBADMSG;
+
+        /* Its .symtab has the functions .dynsym lacks, not those it has: the two together name them all. */
+        r = collect_symbols(inner, find_section_by_type(inner, SHT_SYMTAB), &c);
+        if (r < 0)
+                return r;
+        if (c.n == 0)
+                return -ENOENT;
+        r = collect_symbols(elf, find_section_by_type(elf, SHT_DYNSYM), &c);
+        if (r < 0)
+                return r;
+        r = build_table(e, &c);
+        if (r < 0)
+                return r;
+        e->source = ELF_SYMBOLS_MINIDEBUGINFO;
+        return 0;
 }
 
 int elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t file_offset, uint64_t *ret_vaddr)
@@ -401,8 +575,29 @@ size_t elf_symbols_count(const ElfSymbols *e)
 
 size_t elf_symbols_memory(const ElfSymbols *e)
 {
-        return e ? sizeof(*e) + e->n_syms * sizeof(ElfSym) + e->names_size + e->n_segments * sizeof(ElfSegment)
+        return e ? sizeof(*e) + e->n_syms * sizeof(ElfSym) + e->names_size + e->n_segments * sizeof(ElfSegment) +
+                           (e->build_id ? strlen(e->build_id) + 1 : 0) +
+                           (e->debuglink ? strlen(e->debuglink) + 1 : 0)
                  : 0;
+}
+
+ElfSymbolSource elf_symbols_source(const ElfSymbols *e)
+{
+        return e ? e->source : ELF_SYMBOLS_NONE;
+}
+
+const char *elf_symbols_debuglink(const ElfSymbols *e, uint32_t *ret_crc)
+{
+        if (!e || !e->debuglink)
+                return NULL;
+        if (ret_crc)
+                *ret_crc = e->debuglink_crc;
+        return e->debuglink;
+}
+
+bool elf_symbols_has_minidebuginfo(const ElfSymbols *e)
+{
+        return e && e->has_debugdata;
 }
 
 bool elf_symbols_is_pie_or_dso(const ElfSymbols *e)
@@ -423,6 +618,7 @@ ElfSymbols *elf_symbols_free(ElfSymbols *e)
         free(e->segments);
         free(e->names);
         free(e->build_id);
+        free(e->debuglink);
         free(e);
         return NULL;
 }

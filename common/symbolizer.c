@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "debug-file.h"
 #include "eh-frame.h"
 #include "elf-symbols.h"
 #include "hashmap.h"
@@ -47,6 +48,8 @@ typedef struct FileEntry {
         int64_t size;
         struct timespec mtime;
         ElfSymbols *elf; /* NULL: not ELF, or unreadable; kept so it is not tried again */
+        SymbolSource source;
+        char *debug_file; /* the separate debug file elf's symbols came from, as the target sees it */
         /* Loaded on the first unwind in the file, as most files never hold a sampled ip. */
         EhFrame *eh_frame;
         bool eh_frame_loaded; /* tried: a file without CFI is not read again */
@@ -70,6 +73,7 @@ struct Symbolizer {
         size_t budget;
         size_t used;
         uint64_t skipped;        /* files left without symbols or CFI for the budget */
+        char *debug_dir;         /* NULL: DEBUG_DIRECTORY_DEFAULT */
 };
 
 /* Marks a mapping whose file could not be opened, in AddressSpace.files. Never written: it has no ELF, and
@@ -121,6 +125,7 @@ static uint64_t now_usec(void)
 static void file_entry_free(FileEntry *e)
 {
         elf_symbols_free(e->elf);
+        free(e->debug_file);
         eh_frame_free(e->eh_frame);
         free(e);
 }
@@ -152,6 +157,7 @@ Symbolizer *symbolizer_free(Symbolizer *s)
         hashmap_free(s->files);
         kallsyms_free(s->kallsyms);
         free(s->kallsyms_path);
+        free(s->debug_dir);
         free(s);
         return NULL;
 }
@@ -179,6 +185,41 @@ size_t symbolizer_memory(const Symbolizer *s)
 uint64_t symbolizer_skipped_files(const Symbolizer *s)
 {
         return s->skipped;
+}
+
+int symbolizer_set_debug_directory(Symbolizer *s, const char *dir)
+{
+        char *copy = NULL;
+
+        if (!s || (dir && dir[0] != '/'))
+                return -EINVAL;
+        if (dir) {
+                copy = strdup(dir);
+                if (!copy)
+                        return -ENOMEM;
+        }
+        free(s->debug_dir);
+        s->debug_dir = copy;
+        return 0;
+}
+
+const char *symbolizer_debug_directory(const Symbolizer *s)
+{
+        return s->debug_dir ?: DEBUG_DIRECTORY_DEFAULT;
+}
+
+const char *symbol_source_to_string(SymbolSource source)
+{
+        static const char *const table[_SYMBOL_SOURCE_MAX] = {
+                [SYMBOL_SOURCE_NONE] = "none",
+                [SYMBOL_SOURCE_SYMTAB] = "symtab",
+                [SYMBOL_SOURCE_DYNSYM] = "dynsym",
+                [SYMBOL_SOURCE_MINIDEBUGINFO] = "minidebuginfo",
+                [SYMBOL_SOURCE_DEBUGLINK] = "debuglink",
+                [SYMBOL_SOURCE_BUILD_ID] = "build-id",
+        };
+
+        return source >= 0 && source < _SYMBOL_SOURCE_MAX ? table[source] : NULL;
 }
 
 static void file_ref(FileEntry *e)
@@ -353,8 +394,92 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
         return fd;
 }
 
-/* The cache entry of the file open at fd, parsing the file when it is new. */
-static int symbolizer_get_file(Symbolizer *s, int fd, FileEntry **ret)
+typedef struct DebugSearch {
+        FileEntry *entry;
+        const char *root;
+} DebugSearch;
+
+static int take_debug_file(int fd, DebugFileKind kind, const char *path, void *userdata)
+{
+        DebugSearch *d = userdata;
+        char *copy;
+        int r;
+
+        r = elf_symbols_use_debug_fd(d->entry->elf, fd);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                log_debug_errno(r, "Debug file %s%s not used: %m", d->root ?: "", path);
+                return 0;
+        }
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        d->entry->debug_file = copy;
+        d->entry->source = kind == DEBUG_FILE_BUILD_ID ? SYMBOL_SOURCE_BUILD_ID : SYMBOL_SOURCE_DEBUGLINK;
+        return 1;
+}
+
+/* The symbols of a file without .symtab, where gdb looks for them: a separate debug file (by build-id, then
+ * by .gnu_debuglink), else its MiniDebugInfo; else its .dynsym stays. The debug file is looked up in the
+ * target's root, next to the binary's path as the target sees it; a process gone has no root left to look
+ * in, and ours is the best guess. */
+static int file_entry_load_debug_symbols(Symbolizer *s, const AddressSpace *as, const ProcMap *m, int fd,
+                                         FileEntry *entry)
+{
+        char root[64];
+        DebugSearch d = { .entry = entry };
+        DebugFileQuery q;
+        uint32_t crc = 0;
+        int r;
+
+        if (!as->gone) {
+                snprintf(root, sizeof(root), "/proc/%d/root", (int)as->pid);
+                d.root = root;
+        }
+        q = (DebugFileQuery) {
+                .root = d.root,
+                .debug_dir = symbolizer_debug_directory(s),
+                .binary_path = m->path && m->path[0] == '/' ? m->path : NULL,
+                .binary_dev = (dev_t)entry->key.dev,
+                .binary_ino = (ino_t)entry->key.ino,
+                .build_id = elf_symbols_build_id(entry->elf),
+                .debuglink = elf_symbols_debuglink(entry->elf, &crc),
+        };
+        q.debuglink_crc = crc;
+        r = debug_file_find(&q, take_debug_file, &d);
+        if (r != 0)
+                return r;
+
+        if (elf_symbols_has_minidebuginfo(entry->elf)) {
+                r = elf_symbols_use_minidebuginfo(entry->elf, fd);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_debug_errno(r, "Cannot read the MiniDebugInfo of %s: %m", m->path);
+                else
+                        entry->source = SYMBOL_SOURCE_MINIDEBUGINFO;
+        }
+        return 0;
+}
+
+static SymbolSource source_of(const ElfSymbols *e)
+{
+        switch (elf_symbols_source(e)) {
+        case ELF_SYMBOLS_SYMTAB:
+                return SYMBOL_SOURCE_SYMTAB;
+        case ELF_SYMBOLS_DYNSYM:
+                return SYMBOL_SOURCE_DYNSYM;
+        case ELF_SYMBOLS_MINIDEBUGINFO:
+                return SYMBOL_SOURCE_MINIDEBUGINFO;
+        default:
+                return SYMBOL_SOURCE_NONE;
+        }
+}
+
+/* The cache entry of the file of mapping m open at fd, parsing the file when it is new. */
+static int symbolizer_get_file(Symbolizer *s, const AddressSpace *as, const ProcMap *m, int fd,
+                               FileEntry **ret)
 {
         _cleanup_free_ FileEntry *entry = NULL;
         FileEntry *old, **entries;
@@ -384,13 +509,29 @@ static int symbolizer_get_file(Symbolizer *s, int fd, FileEntry **ret)
         if (r < 0)
                 log_debug_errno(r, "Cannot read symbols of file %" PRIu64 ":%" PRIu64 ": %m", entry->key.dev,
                                 entry->key.ino);
-        if (entry->elf && !symbolizer_make_room(s, elf_symbols_memory(entry->elf)))
+        if (entry->elf) {
+                entry->source = source_of(entry->elf);
+                if (entry->source != SYMBOL_SOURCE_SYMTAB) {
+                        r = file_entry_load_debug_symbols(s, as, m, fd, entry);
+                        if (r < 0) {
+                                elf_symbols_free(entry->elf);
+                                free(entry->debug_file);
+                                return r;
+                        }
+                }
+        }
+        if (entry->elf && !symbolizer_make_room(s, elf_symbols_memory(entry->elf))) {
                 entry->elf = elf_symbols_free(entry->elf);
-        entry->bytes = elf_symbols_memory(entry->elf);
+                free(entry->debug_file);
+                entry->debug_file = NULL;
+                entry->source = SYMBOL_SOURCE_NONE;
+        }
+        entry->bytes = elf_symbols_memory(entry->elf) + (entry->debug_file ? strlen(entry->debug_file) + 1 : 0);
 
         entries = realloc(s->entries, (s->n_entries + 1) * sizeof(FileEntry *));
         if (!entries) {
                 elf_symbols_free(entry->elf);
+                free(entry->debug_file);
                 return -ENOMEM;
         }
         s->entries = entries;
@@ -403,6 +544,7 @@ static int symbolizer_get_file(Symbolizer *s, int fd, FileEntry **ret)
         if (r < 0) {
                 /* Had old been taken out, it stays in entries; the next lookup of the key starts afresh. */
                 elf_symbols_free(entry->elf);
+                free(entry->debug_file);
                 return r;
         }
         s->entries[s->n_entries++] = entry;
@@ -604,7 +746,7 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, File
                         log_debug_errno(fd, "Cannot open %s of process %d: %m", m->path, (int)as->pid);
                         entry = &file_unopenable;
                 } else {
-                        r = symbolizer_get_file(as->symbolizer, fd, &entry);
+                        r = symbolizer_get_file(as->symbolizer, as, m, fd, &entry);
                         if (r == -ENOMEM)
                                 return r;
                         if (r < 0)
@@ -825,4 +967,56 @@ int address_space_unwind_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64
                 return r;
         *ret_return_address = caller.ip;
         return 0;
+}
+
+static void file_info_fill(const ProcMap *m, const FileEntry *entry, FileInfo *ret)
+{
+        *ret = (FileInfo) {
+                .module = mapping_module(m),
+                .path = m->path,
+                .source = entry->source,
+                .debug_file = entry->debug_file,
+                .build_id = elf_symbols_build_id(entry->elf),
+                .n_symbols = elf_symbols_count(entry->elf),
+        };
+}
+
+int address_space_file_info(AddressSpace *as, uint64_t addr, FileInfo *ret)
+{
+        const ProcMap *m;
+        FileEntry *entry;
+        int r;
+
+        if (!as || !ret)
+                return -EINVAL;
+        r = address_space_find(as, addr, &m);
+        if (r < 0)
+                return r;
+        if (!m || !m->path || m->path[0] != '/')
+                return -ENOENT;
+        r = address_space_file(as, m, false, &entry);
+        if (r < 0)
+                return r;
+        file_info_fill(m, entry, ret);
+        return 0;
+}
+
+int address_space_module_info(AddressSpace *as, const char *module, FileInfo *ret)
+{
+        if (!as || !module || !ret)
+                return -EINVAL;
+        for (size_t i = 0; i < as->maps->n; i++) {
+                const ProcMap *m = &as->maps->maps[i];
+                FileEntry *entry;
+                int r;
+
+                if (!m->path || m->path[0] != '/' || strcmp(mapping_module(m), module) != 0)
+                        continue;
+                r = address_space_file(as, m, false, &entry);
+                if (r < 0)
+                        return r;
+                file_info_fill(m, entry, ret);
+                return 0;
+        }
+        return -ENOENT;
 }

@@ -25,6 +25,30 @@ typedef struct Symbol {
                                * symbol covers yet): not to be cached */
 } Symbol;
 
+/* Where a file's function names came from, for a report of symbol quality. */
+typedef enum SymbolSource {
+        SYMBOL_SOURCE_NONE,          /* no names: not ELF, unreadable, none in it, or no room in the cache */
+        SYMBOL_SOURCE_SYMTAB,        /* the file's own .symtab */
+        SYMBOL_SOURCE_DYNSYM,        /* its .dynsym: exported functions only */
+        SYMBOL_SOURCE_MINIDEBUGINFO, /* its .gnu_debugdata with its .dynsym */
+        SYMBOL_SOURCE_DEBUGLINK,     /* a separate debug file named by .gnu_debuglink */
+        SYMBOL_SOURCE_BUILD_ID,      /* a separate debug file found by build-id */
+        _SYMBOL_SOURCE_MAX,
+} SymbolSource;
+
+/* "none", "symtab", "dynsym", "minidebuginfo", "debuglink", "build-id"; NULL when out of range. */
+const char *symbol_source_to_string(SymbolSource source);
+
+/* One mapped file as the symbolizer knows it. The strings stay valid as those of Symbol. */
+typedef struct FileInfo {
+        const char *module;     /* as in Symbol */
+        const char *path;       /* as the process maps it */
+        SymbolSource source;
+        const char *debug_file; /* DEBUGLINK, BUILD_ID: the debug file, as the process would see it; else NULL */
+        const char *build_id;   /* lowercase hex, NULL when the file has none (or could not be read) */
+        size_t n_symbols;       /* function symbols held */
+} FileInfo;
+
 int symbolizer_new(Symbolizer **ret);
 Symbolizer *symbolizer_free(Symbolizer *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Symbolizer *, symbolizer_free);
@@ -40,6 +64,11 @@ size_t symbolizer_budget(const Symbolizer *s);
 size_t symbolizer_memory(const Symbolizer *s);
 /* Files left without symbols or call frame information for the budget. */
 uint64_t symbolizer_skipped_files(const Symbolizer *s);
+
+/* Where separate debug files are looked for (gdb's debug-file-directory), an absolute path in the target's
+ * file system; NULL: /usr/lib/debug. Applies to files parsed from now on. */
+int symbolizer_set_debug_directory(Symbolizer *s, const char *dir);
+const char *symbolizer_debug_directory(const Symbolizer *s);
 
 /* Kernel addresses through /proc/kallsyms (loaded on first use; read again, at most every 10 s, when an
  * address falls outside every symbol, as modules come and go). Module "kernel" for the core image, else the
@@ -78,3 +107,9 @@ int address_space_unwind_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64
  * return address), sp and bp. Errors as address_space_unwind_leaf(). */
 int address_space_unwind_step(AddressSpace *as, const UnwindRegs *regs, bool return_address,
                               const uint64_t *window, size_t n_words, UnwindRegs *ret_caller);
+
+/* What is known of the file mapped at addr (parsing it if it is new): -ENOENT when addr is in no file
+ * mapping. */
+int address_space_file_info(AddressSpace *as, uint64_t addr, FileInfo *ret);
+/* The same for the first file mapping of the process whose module (basename) is module. */
+int address_space_module_info(AddressSpace *as, const char *module, FileInfo *ret);

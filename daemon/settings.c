@@ -64,6 +64,8 @@ static const SettingInfo settings_info[] = {
         { "StateDirectory", offsetof(Settings, state_directory), SETTING_STRING, 0, 0, "state directory",
           "an absolute path, or nothing" },
         U32("SnapshotIntervalSec", snapshot_interval_sec, 0, 86400, "snapshot interval", "0..86400 seconds"),
+        { "DebugDirectory", offsetof(Settings, debug_directory), SETTING_STRING, 0, 0, "debug directory",
+          "an absolute path, or nothing for the default" },
 };
 
 int settings_set(Settings *s, const char *key, const char *value, const char *where)

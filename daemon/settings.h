@@ -24,6 +24,7 @@ typedef struct Settings {
         uint32_t symbol_cache_mib;
         char *state_directory;          /* NULL: $STATE_DIRECTORY or the default; "": none */
         uint32_t snapshot_interval_sec; /* 0: only when stopping */
+        char *debug_directory;          /* NULL or "": /usr/lib/debug */
 } Settings;
 
 void settings_init(Settings *s);

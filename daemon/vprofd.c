@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "bus.h"
+#include "debug-file.h"
 #include "log.h"
 #include "manager.h"
 #include "settings.h"
@@ -48,6 +49,9 @@ static void help(void)
                "                         (default $STATE_DIRECTORY, else " STATE_DIRECTORY_DEFAULT "; empty: none)\n"
                "      --snapshot-interval=SEC\n"
                "                         also save every SEC seconds (default 30; 0: only when stopping)\n"
+               "      --debug-directory=DIR\n"
+               "                         look for separate debug files there, in the target's file\n"
+               "                         system (default " DEBUG_DIRECTORY_DEFAULT ")\n"
                "      --config=PATH      read settings from PATH instead of %s\n"
                "  -v, --verbose          log debug messages\n"
                "  -h, --help             show this help\n"
@@ -76,6 +80,7 @@ static const struct {
         { "exit-idle-time", "ExitIdleSec" },
         { "state-directory", "StateDirectory" },
         { "snapshot-interval", "SnapshotIntervalSec" },
+        { "debug-directory", "DebugDirectory" },
 };
 
 /* Two passes: the first finds --config, --help and --version, the second applies the options over the
@@ -199,6 +204,13 @@ static int run(int argc, char *argv[])
         m->max_functions = arg_settings.max_functions;
         m->max_stacks = arg_settings.max_stacks;
         symbolizer_set_budget(m->symbolizer, (size_t)arg_settings.symbol_cache_mib << 20);
+        /* An empty DebugDirectory= puts back the default. */
+        r = symbolizer_set_debug_directory(m->symbolizer,
+                                           arg_settings.debug_directory && arg_settings.debug_directory[0]
+                                                   ? arg_settings.debug_directory
+                                                   : NULL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set the debug directory: %m");
 
         r = sd_event_set_signal_exit(m->event, true);
         if (r < 0)
