@@ -68,6 +68,18 @@ static int try_candidate(const DebugFileQuery *q, int root_fd, const char *path,
         return accept(fd, kind, path, userdata);
 }
 
+/* debug_dir is a list, separated by ':' as gdb's debug-file-directory. */
+static int dir_length(const char *d)
+{
+        return (int)strcspn(d, ":");
+}
+
+static const char *next_dir(const char *d)
+{
+        d += dir_length(d);
+        return *d == ':' ? d + 1 : d;
+}
+
 int debug_file_find(const DebugFileQuery *q, DebugFileAccept accept, void *userdata)
 {
         _cleanup_close_ int root_fd = -1;
@@ -84,9 +96,9 @@ int debug_file_find(const DebugFileQuery *q, DebugFileAccept accept, void *userd
                 }
         }
 
-        /* The build-id names exactly this build: the first choice. */
-        if (q->build_id && strlen(q->build_id) > 2) {
-                k = snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", q->debug_dir, q->build_id,
+        /* The build-id names exactly this build: the first choice, in each debug directory in turn. */
+        for (const char *d = q->debug_dir; q->build_id && strlen(q->build_id) > 2 && *d; d = next_dir(d)) {
+                k = snprintf(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug", dir_length(d), d, q->build_id,
                              q->build_id + 2);
                 if (k > 0 && (size_t)k < sizeof(path)) {
                         r = try_candidate(q, root_fd, path, DEBUG_FILE_BUILD_ID, accept, userdata);
@@ -99,10 +111,19 @@ int debug_file_find(const DebugFileQuery *q, DebugFileAccept accept, void *userd
                 /* The binary's directory, "" for one in /. */
                 int dir_len = (int)(strrchr(q->binary_path, '/') - q->binary_path);
 
-                /* DIR/NAME, DIR/.debug/NAME, DEBUGDIR/DIR/NAME. */
-                for (unsigned i = 0; i < 3; i++) {
-                        k = snprintf(path, sizeof(path), "%s%.*s%s/%s", i == 2 ? q->debug_dir : "", dir_len,
-                                     q->binary_path, i == 1 ? "/.debug" : "", q->debuglink);
+                /* DIR/NAME, DIR/.debug/NAME, then DEBUGDIR/DIR/NAME for each debug directory. */
+                for (unsigned i = 0; i < 2; i++) {
+                        k = snprintf(path, sizeof(path), "%.*s%s/%s", dir_len, q->binary_path,
+                                     i == 1 ? "/.debug" : "", q->debuglink);
+                        if (k <= 0 || (size_t)k >= sizeof(path))
+                                continue;
+                        r = try_candidate(q, root_fd, path, DEBUG_FILE_DEBUGLINK, accept, userdata);
+                        if (r != 0)
+                                return r;
+                }
+                for (const char *d = q->debug_dir; *d; d = next_dir(d)) {
+                        k = snprintf(path, sizeof(path), "%.*s%.*s/%s", dir_length(d), d, dir_len, q->binary_path,
+                                     q->debuglink);
                         if (k <= 0 || (size_t)k >= sizeof(path))
                                 continue;
                         r = try_candidate(q, root_fd, path, DEBUG_FILE_DEBUGLINK, accept, userdata);

@@ -19,7 +19,7 @@ typedef enum DebugFileKind {
 
 typedef struct DebugFileQuery {
         const char *root;        /* the directory the paths are resolved in; NULL: ours */
-        const char *debug_dir;   /* absolute, as the target sees it */
+        const char *debug_dir;   /* absolute, as the target sees it; several separated by ':' */
         const char *binary_path; /* absolute, as the target sees it; NULL: no debuglink lookup */
         dev_t binary_dev;        /* the binary itself, never its own debug file */
         ino_t binary_ino;

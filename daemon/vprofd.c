@@ -49,7 +49,7 @@ static void help(void)
                "                         (default $STATE_DIRECTORY, else " STATE_DIRECTORY_DEFAULT "; empty: none)\n"
                "      --snapshot-interval=SEC\n"
                "                         also save every SEC seconds (default 30; 0: only when stopping)\n"
-               "      --debug-directory=DIR\n"
+               "      --debug-directory=DIR[:DIR...]\n"
                "                         look for separate debug files there, in the target's file\n"
                "                         system (default " DEBUG_DIRECTORY_DEFAULT ")\n"
                "      --config=PATH      read settings from PATH instead of %s\n"
