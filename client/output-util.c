@@ -98,6 +98,27 @@ int json_append(json_object *a, json_object *v)
         return 0;
 }
 
+json_object *report_symbols_to_json(const ReportSymbols *s)
+{
+        _cleanup_json_ json_object *o = json_object_new_object();
+        int r;
+
+        if (!o)
+                return NULL;
+        r = json_add_string(o, "source", s->source);
+        if (r >= 0)
+                r = json_add_string(o, "debug_file", s->debug_file);
+        if (r >= 0)
+                r = json_add_string(o, "build_id", s->build_id);
+        if (r >= 0)
+                r = json_add_u64(o, "symbols", s->symbols);
+        if (r >= 0)
+                r = json_add_u64(o, "unnamed_functions", s->unnamed_functions);
+        if (r >= 0)
+                r = json_add_u64(o, "unnamed_samples", s->unnamed_samples);
+        return r < 0 ? NULL : TAKE_PTR(o);
+}
+
 int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row)
 {
         int r;
@@ -113,7 +134,10 @@ int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row)
                 /* Only for demangled names: the symbol itself, for tools that match on it. */
                 return json_add_string(o, "mangled", row->mangled);
         case REPORT_MODULES:
-                return json_add_string(o, "module", row->name);
+                r = json_add_string(o, "module", row->name);
+                if (r < 0 || !row->symbols)
+                        return r;
+                return json_add(o, "symbols", report_symbols_to_json(row->symbols));
         case REPORT_THREADS:
         case REPORT_PROCESSES:
                 r = json_add_u64(o, kind == REPORT_THREADS ? "tid" : "pid", row->id);

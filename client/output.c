@@ -14,9 +14,12 @@ static const ColumnSpec function_columns[] = {
         {"FUNCTION", 0.5, SCOLS_FL_TRUNC}, {"MODULE", 0.2, SCOLS_FL_TRUNC}, {"INCLUSIVE", 1, SCOLS_FL_RIGHT},
         {"EXCLUSIVE", 1, SCOLS_FL_RIGHT},  {"INCL%", 1, SCOLS_FL_RIGHT},    {"EXCL%", 1, SCOLS_FL_RIGHT},
 };
+/* SYMBOLS (where the names come from) and UNNAMED% (of the module's samples, in frames without a name) show when
+ * the daemon says (GetModuleSymbols). */
 static const ColumnSpec module_columns[] = {
         {"MODULE", 0.5, SCOLS_FL_TRUNC}, {"INCLUSIVE", 1, SCOLS_FL_RIGHT}, {"EXCLUSIVE", 1, SCOLS_FL_RIGHT},
-        {"INCL%", 1, SCOLS_FL_RIGHT},    {"EXCL%", 1, SCOLS_FL_RIGHT},
+        {"INCL%", 1, SCOLS_FL_RIGHT},    {"EXCL%", 1, SCOLS_FL_RIGHT},     {"SYMBOLS", 1, 0},
+        {"UNNAMED%", 1, SCOLS_FL_RIGHT},
 };
 /* A thread's or process's inclusive and exclusive counts are both its samples: one column says it. */
 static const ColumnSpec thread_columns[] = {
@@ -111,6 +114,35 @@ static int report_table_json(const ReportTable *t, uint32_t pid, OutputFlags fla
         return print_json(o, flags);
 }
 
+static bool report_table_has_symbols(const ReportTable *t)
+{
+        for (size_t i = 0; i < t->n_rows; i++)
+                if (t->rows[i].symbols)
+                        return true;
+        return false;
+}
+
+/* What to do about a module whose frames go unnamed: its names come from its exported symbols only, or none. */
+static void print_symbol_hints(const ReportTable *t)
+{
+        for (size_t i = 0; i < t->n_rows; i++) {
+                const ReportSymbols *s = t->rows[i].symbols;
+
+                if (!s || s->unnamed_samples == 0 || !s->source ||
+                    (strcmp(s->source, "dynsym") != 0 && strcmp(s->source, "none") != 0))
+                        continue;
+                if (s->build_id)
+                        printf("%s: %.1f%% of its own samples in unnamed code; its debug symbols (build-id %s) are "
+                               "not installed: try its -dbgsym or -debuginfo package.\n",
+                               t->rows[i].name, profile_percent(s->unnamed_samples, t->rows[i].exclusive),
+                               s->build_id);
+                else
+                        printf("%s: %.1f%% of its own samples in unnamed code, and it has no build-id to find its "
+                               "debug symbols by.\n",
+                               t->rows[i].name, profile_percent(s->unnamed_samples, t->rows[i].exclusive));
+        }
+}
+
 int output_report_table(const ReportTable *t, uint32_t pid, const char *note, OutputFlags flags)
 {
         _cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
@@ -145,6 +177,11 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
         r = table_new(columns, n_columns, flags, &tb);
         if (r < 0)
                 return r;
+        if (t->kind == REPORT_MODULES && !report_table_has_symbols(t))
+                for (size_t c = 5; c < n_columns; c++)
+                        scols_column_set_flags(scols_table_get_column(tb, c),
+                                               scols_column_get_flags(scols_table_get_column(tb, c)) |
+                                                       SCOLS_FL_HIDDEN);
 
         for (size_t i = 0; i < t->n_rows; i++) {
                 const ReportRow *row = &t->rows[i];
@@ -162,10 +199,21 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
                                            (const char *const[]){row->name, row->module, incl, excl,
                                                                  incl_pct, excl_pct});
                         break;
-                case REPORT_MODULES:
-                        r = table_add_line(tb, 5,
-                                           (const char *const[]){row->name, incl, excl, incl_pct, excl_pct});
+                case REPORT_MODULES: {
+                        char unnamed[32] = "";
+
+                        /* Of the module's own samples: exclusive counts add up. */
+                        if (row->symbols && row->exclusive > 0)
+                                snprintf(unnamed, sizeof(unnamed), "%.2f",
+                                         profile_percent(row->symbols->unnamed_samples, row->exclusive));
+                        else if (row->symbols)
+                                snprintf(unnamed, sizeof(unnamed), "-");
+                        r = table_add_line(tb, 7,
+                                           (const char *const[]){row->name, incl, excl, incl_pct, excl_pct,
+                                                                 row->symbols ? row->symbols->source : "",
+                                                                 unnamed});
                         break;
+                }
                 default:
                         r = table_add_line(tb, 4, (const char *const[]){id, row->name, incl, incl_pct});
                         break;
@@ -180,7 +228,11 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
                 else
                         printf("Total samples: %" PRIu64 "\n", t->total_samples);
         }
-        return scols_print_table(tb);
+        r = scols_print_table(tb);
+        if (r < 0 || t->kind != REPORT_MODULES || (flags & OUTPUT_NO_HEADINGS))
+                return r;
+        print_symbol_hints(t);
+        return 0;
 }
 
 static int targets_json(const TargetList *l, OutputFlags flags)

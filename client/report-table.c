@@ -105,11 +105,65 @@ int report_table_new_values(ReportKind kind, ReportTable **ret)
         return 0;
 }
 
+static void report_symbols_free(ReportSymbols *s)
+{
+        if (!s)
+                return;
+        free(s->source);
+        free(s->debug_file);
+        free(s->build_id);
+        free(s);
+}
+
 static void report_row_done(ReportRow *r)
 {
         free(r->name);
         free(r->module);
         free(r->mangled);
+        report_symbols_free(r->symbols);
+}
+
+static char *strdup_or_null(const char *s, bool *failed)
+{
+        char *c = s ? strdup(s) : NULL;
+
+        if (s && !c)
+                *failed = true;
+        return c;
+}
+
+int report_table_set_symbols(ReportTable *t, const char *module, const ReportSymbols *s)
+{
+        ReportSymbols *copy;
+        bool failed = false;
+
+        if (!t || !module || !s || t->kind != REPORT_MODULES)
+                return -EINVAL;
+        for (size_t i = 0; i < t->n_rows; i++) {
+                ReportRow *row = &t->rows[i];
+
+                if (strcmp(row->name, module) != 0)
+                        continue;
+                copy = calloc(1, sizeof(*copy));
+                if (!copy)
+                        return -ENOMEM;
+                *copy = (ReportSymbols){
+                        .source = strdup_or_null(s->source, &failed),
+                        .debug_file = strdup_or_null(s->debug_file, &failed),
+                        .build_id = strdup_or_null(s->build_id, &failed),
+                        .symbols = s->symbols,
+                        .unnamed_functions = s->unnamed_functions,
+                        .unnamed_samples = s->unnamed_samples,
+                };
+                if (failed) {
+                        report_symbols_free(copy);
+                        return -ENOMEM;
+                }
+                report_symbols_free(row->symbols);
+                row->symbols = copy;
+                return 0;
+        }
+        return 0;
 }
 
 ReportTable *report_table_free(ReportTable *t)

@@ -49,11 +49,22 @@ typedef enum ReportValue {
         _REPORT_VALUE_MAX,
 } ReportValue;
 
+/* Where a module's names come from (GetModuleSymbols). */
+typedef struct ReportSymbols {
+        char *source;     /* symtab, dynsym, minidebuginfo, debuglink, build-id, none, kallsyms, vdso, perf-map */
+        char *debug_file; /* NULL when none was used */
+        char *build_id;   /* NULL when unknown */
+        uint64_t symbols;
+        uint32_t unnamed_functions;
+        uint64_t unnamed_samples;
+} ReportSymbols;
+
 typedef struct ReportRow {
         uint32_t id;        /* TID or PID; 0 for functions and modules */
         char *name;         /* function, module, thread name or command */
         char *module;       /* functions only, NULL otherwise */
         char *mangled;      /* functions: the symbol behind a demangled name (GetSymbolNames), else NULL */
+        ReportSymbols *symbols; /* modules: their names' quality (GetModuleSymbols), else NULL */
         uint64_t inclusive; /* tables of sampling counts */
         uint64_t exclusive;
         double inclusive_percent;
@@ -87,6 +98,8 @@ int report_table_append_values(ReportTable *t, uint32_t id, const char *name, co
 
 /* Gives the function rows of (module, function) their symbol's mangled name. */
 int report_table_set_mangled(ReportTable *t, const char *module, const char *function, const char *mangled);
+/* Gives the module row of module a copy of s. */
+int report_table_set_symbols(ReportTable *t, const char *module, const ReportSymbols *s);
 
 /* Keep the first n rows; 0 keeps all. */
 void report_table_truncate(ReportTable *t, size_t n);

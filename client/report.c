@@ -3,6 +3,7 @@
 #include <inttypes.h>
 
 #include "all-targets.h"
+#include "bus-client-symbols.h"
 #include "bus-client-values.h"
 #include "bus-client.h"
 #include "log.h"
@@ -111,6 +112,13 @@ int run_report(sd_bus *bus, const ReportOptions *o)
         if (o->view == REPORT_VIEW_APPLICATION)
                 report_table_filter_positive(t, REPORT_VALUE_APPLICATION_INCLUSIVE);
         report_table_truncate(t, o->limit);
+
+        /* A target's modules, with where their names come from. */
+        if (!values && o->by == REPORT_MODULES && o->pid > 0) {
+                r = bus_add_module_symbols(bus, o->pid, t, &error);
+                if (r < 0)
+                        return log_bus_error(r, &error, "GetModuleSymbols");
+        }
 
         /* JSON function rows of one target carry the mangled name of a demangled symbol too. */
         if ((o->flags & OUTPUT_JSON) && o->by == REPORT_FUNCTIONS && o->pid > 0) {

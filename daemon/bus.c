@@ -8,6 +8,7 @@
 #include "bus-details.h"
 #include "bus-names.h"
 #include "bus-stacks.h"
+#include "bus-symbols.h"
 #include "bus-symbol-names.h"
 #include "bus-target.h"
 #include "bus-values.h"
@@ -450,6 +451,8 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetStacks", SD_BUS_ARGS("u", pid, "u", limit),
                                 SD_BUS_RESULT("t", total_samples, "t", other_samples, "a(ss)", functions, "a(auut)", stacks),
                                 bus_method_get_stacks, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetModuleSymbols", SD_BUS_ARGS("u", pid), SD_BUS_RESULT("a(sa{sv})", modules),
+                                bus_method_get_module_symbols, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSymbolNames", SD_BUS_ARGS("u", pid), SD_BUS_RESULT("a(sss)", names),
                                 bus_method_get_symbol_names, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctionValues", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),

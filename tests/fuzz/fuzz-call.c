@@ -21,6 +21,7 @@ static const Method profiler_methods[] = {
         { VPROF_BUS_INTERFACE, "GetProcesses", "", "ta(usttdd)" },
         { VPROF_BUS_INTERFACE, "GetStacks", "PL", "tta(ss)a(auut)" },
         { VPROF_BUS_INTERFACE, "GetSymbolNames", "P", "a(sss)" },
+        { VPROF_BUS_INTERFACE, "GetModuleSymbols", "P", "a(sa{sv})" },
         { VPROF_BUS_INTERFACE, "GetFunctionValues", "PVL", "dda(ssdddddddddd)" },
         { VPROF_BUS_INTERFACE, "GetModuleValues", "P", "dda(sdddddddddd)" },
         { VPROF_BUS_INTERFACE, "GetThreadValues", "P", "dda(usdddddddddd)" },

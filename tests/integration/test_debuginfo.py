@@ -31,14 +31,14 @@ def install_debug_file():
     shutil.copy(os.environ["VPROF_DEMO_DEBUG"], path)
 
 
-def profile(binary):
-    """Run binary (vprof-demo) attached for a few seconds; its report by function."""
+def profile(binary, by="function"):
+    """Run binary (vprof-demo) attached for a few seconds; its report by function (or by module)."""
     demo = ENV.spawn_demo("--seconds", 3, binary=binary)
     r = ENV.ctl("attach", demo.pid)
     assert r.returncode == 0, r.stderr
     ENV.go(demo)
     demo.wait(60)
-    return ENV.ctl_json("report", demo.pid, "--by", "function")
+    return ENV.ctl_json("report", demo.pid, "--by", by)
 
 
 class StrippedBinary(unittest.TestCase):
@@ -80,6 +80,45 @@ class StrippedBinary(unittest.TestCase):
         report = profile(binary)
         names = {r["function"] for r in report["functions"]}
         self.assertNotIn("work_alpha", names)
+
+    def test_symbol_quality_by_module(self):
+        """report --by module says where each module's names come from and how much of it stayed unnamed."""
+        named = {m["module"]: m for m in profile(os.environ["VPROF_DEMO_STRIPPED"], "module")["modules"]}
+        quality = named["vprof-demo-stripped"]["symbols"]
+        self.assertEqual(quality["source"], "build-id")
+        self.assertTrue(quality["debug_file"].startswith(DEBUG_DIR), quality)
+        self.assertEqual(quality["unnamed_samples"], 0)
+        self.assertGreater(quality["symbols"], 5)
+        self.assertEqual(named["libc.so.6"]["symbols"]["build_id"], build_id(libc_path()))
+
+        # Stripped, and no build-id to find a debug file by.
+        work = os.path.join(ENV.tmp, "quality")
+        os.makedirs(work)
+        bare = os.path.join(work, "vprof-demo-nodebug")
+        subprocess.run(["objcopy", "--remove-section", ".note.gnu.build-id", os.environ["VPROF_DEMO_STRIPPED"],
+                        bare], check=True)
+        os.chmod(bare, 0o755)
+        demo = ENV.spawn_demo("--seconds", 3, binary=bare)
+        self.assertEqual(ENV.ctl("attach", demo.pid).returncode, 0)
+        ENV.go(demo)
+        demo.wait(60)
+        modules = {m["module"]: m for m in ENV.ctl_json("report", demo.pid, "--by", "module")["modules"]}
+        text = ENV.ctl("report", demo.pid, "--by", "module").stdout
+        row = modules["vprof-demo-nodebug"]
+        self.assertEqual(row["symbols"]["source"], "none")
+        self.assertIsNone(row["symbols"]["build_id"])
+        self.assertEqual(row["symbols"]["unnamed_samples"], row["exclusive"])
+        self.assertIn("SYMBOLS", text)
+        self.assertIn("vprof-demo-nodebug: 100.0% of its own samples in unnamed code", text)
+        print(f"\ndebuginfo: by module: {quality['source']}, {quality['symbols']} symbols from "
+              f"{quality['debug_file']}; without a debug file: {row['symbols']['source']}, "
+              f"{row['symbols']['unnamed_samples']} of {row['exclusive']} own samples unnamed",
+              end="", file=sys.stderr)
+
+
+def libc_path():
+    with open("/proc/self/maps") as f:
+        return next(line.split()[-1] for line in f if "/libc.so" in line)
 
 
 if __name__ == "__main__":
