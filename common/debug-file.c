@@ -68,22 +68,25 @@ static int try_candidate(const DebugFileQuery *q, int root_fd, const char *path,
         return accept(fd, kind, path, userdata);
 }
 
-/* debug_dir is a list, separated by ':' as gdb's debug-file-directory. */
-static int dir_length(const char *d)
+/* debug_dir is a list, separated by ':' as gdb's debug-file-directory: the next one into buf; false at the end. */
+static bool next_debug_dir(const char **cursor, char *buf, size_t size)
 {
-        return (int)strcspn(d, ":");
-}
+        size_t n = strcspn(*cursor, ":");
 
-static const char *next_dir(const char *d)
-{
-        d += dir_length(d);
-        return *d == ':' ? d + 1 : d;
+        if (**cursor == '\0')
+                return false;
+        snprintf(buf, size, "%.*s", (int)MIN(n, size - 1), *cursor);
+        *cursor += n;
+        if (**cursor == ':')
+                (*cursor)++;
+        return true;
 }
 
 int debug_file_find(const DebugFileQuery *q, DebugFileAccept accept, void *userdata)
 {
         _cleanup_close_ int root_fd = -1;
-        char path[PATH_MAX];
+        char path[PATH_MAX], dir[PATH_MAX];
+        const char *cursor;
         int k, r;
 
         if (!q || !q->debug_dir || q->debug_dir[0] != '/' || !accept)
@@ -97,9 +100,9 @@ int debug_file_find(const DebugFileQuery *q, DebugFileAccept accept, void *userd
         }
 
         /* The build-id names exactly this build: the first choice, in each debug directory in turn. */
-        for (const char *d = q->debug_dir; q->build_id && strlen(q->build_id) > 2 && *d; d = next_dir(d)) {
-                k = snprintf(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug", dir_length(d), d, q->build_id,
-                             q->build_id + 2);
+        cursor = q->debug_dir;
+        while (q->build_id && strlen(q->build_id) > 2 && next_debug_dir(&cursor, dir, sizeof(dir))) {
+                k = snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", dir, q->build_id, q->build_id + 2);
                 if (k > 0 && (size_t)k < sizeof(path)) {
                         r = try_candidate(q, root_fd, path, DEBUG_FILE_BUILD_ID, accept, userdata);
                         if (r != 0)
@@ -121,9 +124,9 @@ int debug_file_find(const DebugFileQuery *q, DebugFileAccept accept, void *userd
                         if (r != 0)
                                 return r;
                 }
-                for (const char *d = q->debug_dir; *d; d = next_dir(d)) {
-                        k = snprintf(path, sizeof(path), "%.*s%.*s/%s", dir_length(d), d, dir_len, q->binary_path,
-                                     q->debuglink);
+                cursor = q->debug_dir;
+                while (next_debug_dir(&cursor, dir, sizeof(dir))) {
+                        k = snprintf(path, sizeof(path), "%s%.*s/%s", dir, dir_len, q->binary_path, q->debuglink);
                         if (k <= 0 || (size_t)k >= sizeof(path))
                                 continue;
                         r = try_candidate(q, root_fd, path, DEBUG_FILE_DEBUGLINK, accept, userdata);

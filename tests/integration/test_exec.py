@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A target that calls exec(): its tables stay, and from the exec on its frames are named from the new image. The
-BPF program counts the target's execs and every record carries the count, so each record is resolved with the
-image it was taken in."""
+"""Targets whose files the daemon cannot reach by their path. A target that calls exec(): its tables stay, and from
+the exec on its frames are named from the new image (the BPF program counts the target's execs and every record
+carries the count, so each record is resolved with the image it was taken in). A target in another mount
+namespace, whose binary lives on a tmpfs mounted only there: found through /proc/PID/map_files."""
+import tempfile
 import os
 import subprocess
 import sys
@@ -42,6 +44,41 @@ class Exec(unittest.TestCase):
         self.assertEqual(functions["work_alpha"]["module"], "public-vprof-demo")
         self.assertGreater(functions["work_alpha"]["exclusive"], 100)
         ENV.ctl("detach", p.pid)
+
+
+class MountNamespace(unittest.TestCase):
+    def test_binary_only_in_the_targets_mount_namespace(self):
+        mountpoint = tempfile.mkdtemp(prefix="vprof-mntns-")
+        try:
+            # In a new mount namespace: a private tmpfs over the (empty, on the host) directory, the demo copied
+            # onto it and run from there. The daemon's own view of that path is an empty directory.
+            script = (f'mount -t tmpfs vprof-test "{mountpoint}" && cp "{os.environ["VPROF_DEMO"]}" '
+                      f'"{mountpoint}/vprof-demo-mntns" && read go && exec "{mountpoint}/vprof-demo-mntns" '
+                      '--seconds 3')
+            p = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                                 stdin=subprocess.PIPE, text=True)
+            ENV.children.append(p)
+            # unshare execs sh in place: p.pid is the target. Attach once the copy is there.
+            for _ in range(100):
+                if os.path.exists(f"/proc/{p.pid}/root{mountpoint}/vprof-demo-mntns"):
+                    break
+                time.sleep(0.05)
+            self.assertFalse(os.path.exists(f"{mountpoint}/vprof-demo-mntns"))  # not on the host
+            self.assertEqual(ENV.ctl("attach", p.pid).returncode, 0)
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            p.wait(30)
+            report = ENV.ctl_json("report", p.pid)
+            functions = {row["function"]: row for row in report["functions"]}
+            print(f"exec: mount namespace: {report['total_samples']} samples, work_alpha "
+                  f"{functions.get('work_alpha', {}).get('exclusive_percent')}% in "
+                  f"{functions.get('work_alpha', {}).get('module')}")
+            self.assertIn("work_alpha", functions)
+            self.assertEqual(functions["work_alpha"]["module"], "vprof-demo-mntns")
+            self.assertGreater(functions["work_alpha"]["exclusive_percent"], 30)
+            ENV.ctl("detach", p.pid)
+        finally:
+            os.rmdir(mountpoint)
 
 
 if __name__ == "__main__":
