@@ -57,6 +57,7 @@ typedef struct ReportSymbols {
         uint64_t symbols;
         uint32_t unnamed_functions;
         uint64_t unnamed_samples;
+        uint64_t load_usec; /* the daemon's time to read the file's symbols and CFI, once for all targets */
 } ReportSymbols;
 
 typedef struct ReportRow {

@@ -55,6 +55,7 @@ typedef struct FileEntry {
         bool eh_frame_loaded; /* tried: a file without CFI is not read again */
         unsigned refs;        /* mappings of address spaces that point here: while > 0, it stays */
         size_t bytes;         /* of elf and eh_frame, counted in Symbolizer.used */
+        uint64_t load_usec;   /* spent reading its symbols (debug file included) and its CFI */
 } FileEntry;
 
 struct Symbolizer {
@@ -484,6 +485,7 @@ static int symbolizer_get_file(Symbolizer *s, const AddressSpace *as, const Proc
         _cleanup_free_ FileEntry *entry = NULL;
         FileEntry *old, **entries;
         struct stat st;
+        uint64_t start;
         int r;
 
         if (fstat(fd, &st) < 0)
@@ -503,6 +505,7 @@ static int symbolizer_get_file(Symbolizer *s, const AddressSpace *as, const Proc
         entry->size = st.st_size;
         entry->mtime = st.st_mtim;
 
+        start = now_usec();
         r = elf_symbols_load_fd(fd, &entry->elf);
         if (r == -ENOMEM)
                 return r;
@@ -527,6 +530,10 @@ static int symbolizer_get_file(Symbolizer *s, const AddressSpace *as, const Proc
                 entry->source = SYMBOL_SOURCE_NONE;
         }
         entry->bytes = elf_symbols_memory(entry->elf) + (entry->debug_file ? strlen(entry->debug_file) + 1 : 0);
+        /* The cost a first query after attaching pays, once per file for every target. */
+        entry->load_usec = now_usec() - start;
+        log_debug("Symbols of %s: %zu from %s in %.1f ms, %zu KiB.", m ? m->path : "?", elf_symbols_count(entry->elf),
+                  symbol_source_to_string(entry->source), (double)entry->load_usec / 1000, entry->bytes >> 10);
 
         entries = realloc(s->entries, (s->n_entries + 1) * sizeof(FileEntry *));
         if (!entries) {
@@ -738,6 +745,7 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, File
         _cleanup_close_ int fd = -1;
         size_t idx = (size_t)(m - as->maps->maps);
         FileEntry *entry = as->files[idx];
+        uint64_t start;
         int r;
 
         if (!entry) {
@@ -763,7 +771,9 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, File
                         if (fd >= 0 && !file_entry_is(entry, fd))
                                 fd = safe_close(fd);
                 }
+                start = now_usec();
                 r = fd < 0 ? -ENOENT : eh_frame_load_fd(fd, &entry->eh_frame);
+                entry->load_usec += now_usec() - start;
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
@@ -978,6 +988,7 @@ static void file_info_fill(const ProcMap *m, const FileEntry *entry, FileInfo *r
                 .debug_file = entry->debug_file,
                 .build_id = elf_symbols_build_id(entry->elf),
                 .n_symbols = elf_symbols_count(entry->elf),
+                .load_usec = entry->load_usec,
         };
 }
 

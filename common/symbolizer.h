@@ -47,6 +47,7 @@ typedef struct FileInfo {
         const char *debug_file; /* DEBUGLINK, BUILD_ID: the debug file, as the process would see it; else NULL */
         const char *build_id;   /* lowercase hex, NULL when the file has none (or could not be read) */
         size_t n_symbols;       /* function symbols held */
+        uint64_t load_usec;     /* spent reading its symbols and call frame information, once for all targets */
 } FileInfo;
 
 int symbolizer_new(Symbolizer **ret);

@@ -62,8 +62,10 @@ static int append_module(sd_bus_message *reply, Target *t, const ProfileRow *m, 
         if (special)
                 r = sd_bus_message_append(reply, "{sv}", "source", "s", special);
         else if (t->address_space && address_space_module_info(t->address_space, m->name, &info) >= 0) {
-                r = sd_bus_message_append(reply, "{sv}{sv}{sv}", "source", "s", symbol_source_to_string(info.source),
-                                          "path", "s", info.path ?: "", "symbols", "t", (uint64_t)info.n_symbols);
+                r = sd_bus_message_append(reply, "{sv}{sv}{sv}{sv}", "source", "s",
+                                          symbol_source_to_string(info.source), "path", "s", info.path ?: "",
+                                          "symbols", "t", (uint64_t)info.n_symbols, "load_usec", "t",
+                                          info.load_usec);
                 if (r >= 0 && info.debug_file)
                         r = sd_bus_message_append(reply, "{sv}", "debug_file", "s", info.debug_file);
                 if (r >= 0 && info.build_id)
