@@ -42,8 +42,15 @@ static size_t leading_underscores(const char *s)
         return n;
 }
 
-/* By address; at one address the name to keep first: "schedule" rather than "__schedule_alias", so by
- * number of leading underscores, then by name so that the choice never depends on the order of the file. */
+/* The kernel's position-independent copies ("__pi_" + the name, Linux 6.x) are aliases of the real name. */
+static bool pi_alias(const char *s)
+{
+        return strncmp(s, "__pi_", 5) == 0;
+}
+
+/* By address; at one address the name to keep first: "schedule" rather than "__schedule_alias", so no "__pi_"
+ * copy, then by number of leading underscores, then by name so that the choice never depends on the order of
+ * the file. */
 static int ksym_compare(const void *a, const void *b, void *userdata)
 {
         const KSym *x = a, *y = b;
@@ -52,6 +59,8 @@ static int ksym_compare(const void *a, const void *b, void *userdata)
 
         if (x->addr != y->addr)
                 return x->addr < y->addr ? -1 : 1;
+        if (pi_alias(nx) != pi_alias(ny))
+                return pi_alias(nx) ? 1 : -1;
         ux = leading_underscores(nx);
         uy = leading_underscores(ny);
         if (ux != uy)

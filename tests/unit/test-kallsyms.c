@@ -20,6 +20,8 @@ static const char kallsyms_text[] =
         "ffffffff81000100 t secondary_startup\n"
         "ffffffff81000200 D some_data\n"
         "ffffffff81000300 W weak_fn\n"
+        "ffffffff81000380 T __pi___x86_indirect_thunk_rax\n"
+        "ffffffff81000380 T __x86_indirect_thunk_rax\n"
         "ffffffff81000400 T _etext\n"
         "0000000000000000 A fixed_percpu_data\n"
         "ffffffffc0a01100 t bar\t[ext4]\n"
@@ -53,9 +55,11 @@ START_TEST(test_fixture)
         ck_assert_int_eq(kallsyms_load(path, &k), 0);
         unlink(path);
         ck_assert(!kallsyms_restricted(k));
-        /* Text symbols only, one per address: _stext (or _text), secondary_startup, weak_fn, _etext, foo,
-         * bar, baz. */
-        ck_assert_uint_eq(kallsyms_count(k), 7);
+        /* Text symbols only, one per address: _stext (or _text), secondary_startup, weak_fn, the thunk, _etext,
+         * foo, bar, baz. */
+        ck_assert_uint_eq(kallsyms_count(k), 8);
+        /* Not the kernel's "__pi_" copy of a name, although it sorts first. */
+        check_lookup(k, UINT64_C(0xffffffff81000381), "__x86_indirect_thunk_rax", "kernel", 1);
 
         /* Of two aliases, the same one whatever the order of the file. */
         check_lookup(k, UINT64_C(0xffffffff81000000), "_stext", "kernel", 0);
