@@ -16,16 +16,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_env  # noqa: E402
+
 FUNCTIONS = 3000
-
-
-def setup_env(build):
-    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    os.environ.update(
-        VPROFD=f"{build}/daemon/vprofd", VPROFCTL=f"{build}/client/vprofctl",
-        VPROF_POLICY=f"{top}/systemd/org.vprof.Profiler1.conf",
-        VPROF_BUS_CONF_IN=f"{top}/tests/integration/private-bus.conf.in")
-    sys.path.insert(0, f"{top}/tests/integration")
 
 
 def generate(path):
@@ -64,8 +58,7 @@ def main():
     build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
     if os.geteuid() != 0:
         sys.exit("first-query: needs root")
-    setup_env(build)
-    import vprof_env
+    vprof_env = bench_env.setup(build)
     env = vprof_env.VprofEnv(frequency=999, extra_args=["--verbose"]).start()
     procs = []
     try:

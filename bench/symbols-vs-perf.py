@@ -21,18 +21,12 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_env  # noqa: E402
+
 TOP = 20
 RARE = 3
 FREQUENCY = 999
-
-
-def setup_env(build):
-    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    os.environ.update(
-        VPROFD=f"{build}/daemon/vprofd", VPROFCTL=f"{build}/client/vprofctl",
-        VPROF_POLICY=f"{top}/systemd/org.vprof.Profiler1.conf",
-        VPROF_BUS_CONF_IN=f"{top}/tests/integration/private-bus.conf.in")
-    sys.path.insert(0, f"{top}/tests/integration")
 
 
 def workloads(build, seconds):
@@ -169,8 +163,7 @@ def main():
     seconds = int(sys.argv[2]) if len(sys.argv) > 2 else 4
     if os.geteuid() != 0:
         sys.exit("symbols-vs-perf: needs root (BPF, perf -p on any process)")
-    setup_env(build)
-    import vprof_env
+    vprof_env = bench_env.setup(build)
     debug_dir = tempfile.mkdtemp(prefix="vprof-debug-")
     note = subprocess.run(["readelf", "-n", f"{build}/tests/workloads/vprof-demo.debug"], capture_output=True,
                           text=True).stdout

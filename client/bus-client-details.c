@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bus-client-details.h"
+#include "bus-dict.h"
 #include "bus-names.h"
 
 static int read_string(sd_bus_message *m, char **ret)
@@ -20,14 +21,10 @@ static int read_string(sd_bus_message *m, char **ret)
 }
 
 /* One dictionary entry into t. */
-static int read_entry(sd_bus_message *m, TargetInfo *t)
+static int read_entry(sd_bus_message *m, const char *key, void *userdata)
 {
-        const char *key;
-        int r;
+        TargetInfo *t = userdata;
 
-        r = sd_bus_message_read(m, "s", &key);
-        if (r < 0)
-                return r;
         if (strcmp(key, "command") == 0)
                 return read_string(m, &t->command);
         if (strcmp(key, "state") == 0)
@@ -50,20 +47,7 @@ static int read_target(sd_bus_message *m, TargetInfo *t)
         r = sd_bus_message_read(m, "u", &t->pid);
         if (r < 0)
                 return r;
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                r = read_entry(m, t);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
+        r = bus_read_dict(m, read_entry, t);
         if (r < 0)
                 return r;
         /* The two strings every row shows. */

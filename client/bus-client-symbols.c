@@ -4,17 +4,14 @@
 
 #include "bus-client-symbols.h"
 #include "bus-client.h"
+#include "bus-dict.h"
 #include "bus-names.h"
 
 /* One dictionary entry; the strings stay the reply's. Unknown keys are skipped. */
-static int read_entry(sd_bus_message *m, ReportSymbols *s)
+static int read_entry(sd_bus_message *m, const char *key, void *userdata)
 {
-        const char *key;
-        int r;
+        ReportSymbols *s = userdata;
 
-        r = sd_bus_message_read(m, "s", &key);
-        if (r < 0)
-                return r;
         if (strcmp(key, "source") == 0)
                 return sd_bus_message_read(m, "v", "s", &s->source);
         if (strcmp(key, "debug_file") == 0)
@@ -41,20 +38,7 @@ static int read_module(sd_bus_message *m, ReportTable *t)
         r = sd_bus_message_read(m, "s", &module);
         if (r < 0)
                 return r;
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                r = read_entry(m, &s);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
+        r = bus_read_dict(m, read_entry, &s);
         if (r < 0)
                 return r;
         /* report_table_set_symbols() copies: the strings here are the reply's. */
