@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "authz.h"
 #include "bus-details.h"
 #include "bus-target.h"
 #include "macros.h"
@@ -30,31 +29,5 @@ static int append_target(sd_bus_message *reply, const Target *t)
 
 int bus_method_list_target_details(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Manager *m = userdata;
-        Target *t;
-        uid_t caller;
-        int r;
-
-        r = bus_caller_uid(msg, &caller, error);
-        if (r < 0)
-                return r;
-        manager_sync(m);
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ua{sv})");
-        if (r < 0)
-                return r;
-        HASHMAP_FOREACH(t, m->targets) {
-                if (!bus_caller_may_see(t, caller))
-                        continue;
-                r = append_target(reply, t);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_visible_targets(msg, userdata, "(ua{sv})", append_target, error);
 }

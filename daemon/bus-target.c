@@ -114,3 +114,34 @@ int bus_read_function_table(Manager *m, sd_bus_message *msg, bool values, Target
         *ret_target = t;
         return 1;
 }
+
+int bus_reply_visible_targets(sd_bus_message *msg, Manager *m, const char *element_signature,
+                              bus_target_append_fn append, sd_bus_error *error)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Target *t;
+        uid_t caller;
+        int r;
+
+        r = bus_caller_uid(msg, &caller, error);
+        if (r < 0)
+                return r;
+        manager_sync(m);
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', element_signature);
+        if (r < 0)
+                return r;
+        HASHMAP_FOREACH(t, m->targets) {
+                if (!bus_caller_may_see(t, caller))
+                        continue;
+                r = append(reply, t);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}

@@ -38,3 +38,9 @@ int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn tabl
  * table (values: the elapsed and application keys) and returns the sorted rows as bus_read_target_table(). */
 int bus_read_function_table(Manager *m, sd_bus_message *msg, bool values, Target **ret_target,
                             ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error);
+
+/* ListTargets and ListTargetDetails: a reply of one array, an element (of element_signature, a struct) per target
+ * the caller may see, written by append, after draining the ring buffer. */
+typedef int (*bus_target_append_fn)(sd_bus_message *reply, const Target *t);
+int bus_reply_visible_targets(sd_bus_message *msg, Manager *m, const char *element_signature,
+                              bus_target_append_fn append, sd_bus_error *error);

@@ -146,36 +146,15 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
         return sd_bus_reply_method_return(msg, NULL);
 }
 
+static int append_target_v1(sd_bus_message *reply, const Target *t)
+{
+        return sd_bus_message_append(reply, "(ussttt)", (uint32_t)t->pid, t->info.comm, target_state(t),
+                                     profile_total(t->profile), t->attach_usec, t->flags);
+}
+
 static int method_list_targets(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Manager *m = userdata;
-        Target *t;
-        uid_t caller;
-        int r;
-
-        r = bus_caller_uid(msg, &caller, error);
-        if (r < 0)
-                return r;
-        manager_sync(m);
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ussttt)");
-        if (r < 0)
-                return r;
-        HASHMAP_FOREACH(t, m->targets) {
-                if (!bus_caller_may_see(t, caller))
-                        continue;
-                r = sd_bus_message_append(reply, "(ussttt)", (uint32_t)t->pid, t->info.comm, target_state(t),
-                                          profile_total(t->profile), t->attach_usec, t->flags);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_visible_targets(msg, userdata, "(ussttt)", append_target_v1, error);
 }
 
 /* Rows as (name, module?, tid?, inclusive, exclusive, percents); signature picks the columns. */
