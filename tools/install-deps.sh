@@ -6,9 +6,9 @@ set -euo pipefail
 packages=(
   # build
   gcc meson ninja-build pkg-config clang bpftool
-  libbpf-dev libelf-dev liblzma-dev libsystemd-dev libsmartcols-dev libjson-c-dev
+  libbpf-dev libelf-dev liblzma-dev libiberty-dev libsystemd-dev libsmartcols-dev libjson-c-dev
   # tests
-  check xz-utils python3 dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd
+  check xz-utils python3 rustc dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd
   # the end-to-end test: a Debian 12 root file system, booted with systemd-nspawn
   mmdebstrap systemd-container
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Names that hold on real hosts: a C++ method demangled (with its mangled name in the JSON), JIT code named by
+"""Names that hold on real hosts: a C++ method and Rust (v0) functions demangled (with their mangled names in the JSON), JIT code named by
 its perf map file, and the vDSO named from the target's own image; kernel frames carry their module."""
 import os
 import sys
@@ -48,6 +48,23 @@ class Names(unittest.TestCase):
               end="", file=sys.stderr)
         # The table shows the demangled name too.
         self.assertNotIn("_ZN11vprof_names", ENV.ctl("report", "--by", "module").stdout)
+
+    def test_rust_v0_names_demangled(self):
+        if "VPROF_RUST" not in os.environ:
+            self.skipTest("rustc was not found at configure time (tools/install-deps.sh installs it)")
+        report = profile("VPROF_RUST")
+        rows = {r["function"]: r for r in report["functions"]}
+        spin = "<vprof_rust::work::Worker>::spin"
+        churn = "vprof_rust::work::churn::<u32>"
+        self.assertIn(spin, rows, f"functions: {list(rows)[:10]}")
+        self.assertEqual(rows[spin]["module"], "vprof-rust")
+        self.assertTrue(rows[spin]["mangled"].startswith("_RNv"), rows[spin])
+        self.assertGreater(rows[spin]["exclusive_percent"], 80.0, rows[spin])
+        # The generic caller is on every one of those stacks.
+        self.assertIn(churn, rows, f"functions: {list(rows)[:10]}")
+        self.assertGreaterEqual(rows[churn]["inclusive"], rows[spin]["exclusive"])
+        print(f"\nnames: {spin} {rows[spin]['exclusive_percent']:.1f}% exclusive, mangled {rows[spin]['mangled']}",
+              end="", file=sys.stderr)
 
     def test_jit_code_named_by_perf_map(self):
         report = profile("VPROF_JIT")

@@ -49,13 +49,24 @@ START_TEST(test_rust_legacy)
 }
 END_TEST
 
+START_TEST(test_rust_v0)
+{
+        /* Symbols of rustc 1.95 with -C symbol-mangling-version=v0: crate hashes go, generics and impls stay. */
+        check_demangled("_RNvCs1234_5hello4main", "hello::main");
+        check_demangled("_RINvMNtCsgEmfK2I1SDS_4core3stre18trim_start_matchesReECsgY6Mt91CT9J_14rustc_demangle",
+                        "<str>::trim_start_matches::<&str>");
+        check_demangled("_RNvMNtCs5Q6OJbP7uSx_7vprof_r4workNtB2_6Worker4spin", "<vprof_r::work::Worker>::spin");
+        /* A v0 name cut short is not demangled. */
+        check_kept("_RNvCs1234_5hel");
+        check_kept("_R");
+}
+END_TEST
+
 START_TEST(test_kept)
 {
         check_kept("main");
         check_kept("work_alpha");
         check_kept("_start");
-        /* Rust v0 names are not demangled (yet): kept whole, which is still unique. */
-        check_kept("_RNvCs1234_5hello4main");
         /* Starts like a mangled name but is not one. */
         check_kept("_Z");
         check_kept("_Zfoo");
@@ -80,6 +91,7 @@ int main(void)
 
         tcase_add_test(tc, test_cxx);
         tcase_add_test(tc, test_rust_legacy);
+        tcase_add_test(tc, test_rust_v0);
         tcase_add_test(tc, test_kept);
         tcase_add_test(tc, test_errors);
         suite_add_tcase(s, tc);
