@@ -11,12 +11,15 @@
 #define TAG_FUNCTIONS STATE_TAG('F', 'U', 'N', 'C')
 #define TAG_THREADS STATE_TAG('T', 'H', 'R', 'D')
 #define TAG_STACKS STATE_TAG('S', 'T', 'C', 'K')
+#define TAG_MANGLED STATE_TAG('M', 'N', 'G', 'L')
 
-/* STCK is optional: files written before stacks were kept have none, and load with no stacks. */
-enum { SECTION_HEADER, SECTION_MODULES, SECTION_FUNCTIONS, SECTION_THREADS, SECTION_STACKS, _SECTION_MAX };
+/* STCK and MNGL are optional: files written before stacks or mangled names were kept have none, and load without
+ * them. */
+enum { SECTION_HEADER, SECTION_MODULES, SECTION_FUNCTIONS, SECTION_THREADS, SECTION_STACKS, SECTION_MANGLED,
+       _SECTION_MAX };
 static const uint32_t section_tags[_SECTION_MAX] = { TAG_HEADER, TAG_MODULES, TAG_FUNCTIONS, TAG_THREADS,
-                                                     TAG_STACKS };
-#define SECTION_OPTIONAL(i) ((i) == SECTION_STACKS)
+                                                     TAG_STACKS, TAG_MANGLED };
+#define SECTION_OPTIONAL(i) ((i) == SECTION_STACKS || (i) == SECTION_MANGLED)
 
 #define VALUES_SIZE (4 * sizeof(uint64_t))
 #define COUNTS_SIZE (2 * sizeof(uint64_t) + 2 * VALUES_SIZE)
@@ -113,6 +116,25 @@ static void write_stacks(const Profile *p, StateWriter *w)
         state_end_section(w, s);
 }
 
+/* The symbol behind each demangled function name, so GetSymbolNames and --json keep it across a restart. */
+static void write_mangled(const Profile *p, StateWriter *w)
+{
+        uint32_t n = 0;
+        size_t s;
+
+        for (size_t i = 0; i < p->n_functions; i++)
+                n += p->functions[i]->mangled != NULL;
+        s = state_begin_section(w, TAG_MANGLED, 0);
+        state_write_u32(w, n);
+        for (size_t i = 0; i < p->n_functions; i++) {
+                if (!p->functions[i]->mangled)
+                        continue;
+                state_write_u32(w, (uint32_t)i);
+                state_write_string(w, p->functions[i]->mangled);
+        }
+        state_end_section(w, s);
+}
+
 void profile_state_write(const Profile *p, StateWriter *w)
 {
         size_t s;
@@ -143,6 +165,7 @@ void profile_state_write(const Profile *p, StateWriter *w)
 
         write_threads(p, w);
         write_stacks(p, w);
+        write_mangled(p, w);
 }
 
 static void read_values(StateReader *r, ProfileValues *ret)
@@ -420,6 +443,32 @@ static int check_unknown_id(StateReader *r, Profile *p, uint32_t id)
         return 0;
 }
 
+static int read_mangled(StateReader *r, Profile *p)
+{
+        size_t n;
+        int k;
+
+        k = state_read_count(r, sizeof(uint32_t) + STRING_MIN_SIZE, &n);
+        if (k < 0)
+                return k;
+        for (size_t i = 0; i < n; i++) {
+                uint32_t id = state_read_u32(r);
+                const char *mangled;
+
+                k = state_read_string(r, STATE_STRING_MAX, false, &mangled);
+                if (k < 0)
+                        return k;
+                if (id >= p->n_functions || id == p->other_id || id == p->unknown_id)
+                        return state_fail(r, "a mangled name of a function that does not exist");
+                if (p->functions[id]->mangled)
+                        return state_fail(r, "a function with two mangled names");
+                k = profile_set_mangled(p, id, mangled);
+                if (k < 0)
+                        return k;
+        }
+        return state_check_end(r);
+}
+
 int profile_state_read(StateReader *list, Profile **ret)
 {
         _cleanup_(profile_freep) Profile *p = NULL;
@@ -470,6 +519,11 @@ int profile_state_read(StateReader *list, Profile **ret)
         if (k < 0)
                 return k;
         find_other_id(p);
+        if (seen[SECTION_MANGLED]) {
+                k = read_mangled(&sections[SECTION_MANGLED], p);
+                if (k < 0)
+                        return k;
+        }
         *ret = TAKE_PTR(p);
         return 0;
 }

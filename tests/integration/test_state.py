@@ -229,6 +229,18 @@ class State(unittest.TestCase):
         self.restart(env)
         self.assertNotIn(demo.pid, self.targets(env))
 
+    def test_mangled_names_survive_a_restart(self):
+        env = self.env()
+        cxx = env.spawn_demo("--seconds", 1, binary=os.environ["VPROF_CXX"])
+        self.assertEqual(env.ctl("attach", cxx.pid).returncode, 0)
+        env.go(cxx)
+        cxx.wait(30)
+        before = {r["function"]: r.get("mangled") for r in self.report(env, cxx.pid)["functions"]}
+        self.assertEqual(before.get("vprof_names::Spinner<int>::spin(int)"), "_ZN11vprof_names7SpinnerIiE4spinEi")
+        self.restart(env)
+        after = {r["function"]: r.get("mangled") for r in self.report(env, cxx.pid)["functions"]}
+        self.assertEqual(after, before)
+
     def test_detach_reaches_the_file_before_a_crash(self):
         env = self.env("--snapshot-interval=0")
         demo = self.busy_demo(env)

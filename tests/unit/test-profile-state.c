@@ -55,6 +55,8 @@ static Profile *build(uint32_t frequency, uint32_t id[N])
         ck_assert_int_eq(profile_new(frequency, &p), 0);
         for (size_t i = 0; i < N; i++)
                 ck_assert_int_eq(profile_intern_function(p, names[i][0], names[i][1], &id[i]), 0);
+        /* A demangled name keeps its symbol. */
+        ck_assert_int_eq(profile_set_mangled(p, id[REC], "_Z7recursei"), 0);
         for (int i = 0; i < 3; i++)
                 add_round(p, id);
         return p;
@@ -95,6 +97,12 @@ static void assert_same(const Profile *a, const Profile *b)
         ck_assert_uint_eq(profile_total(a), profile_total(b));
         ck_assert_mem_eq(profile_total_values(a), profile_total_values(b), sizeof(ProfileValues));
         ck_assert_uint_eq(profile_n_functions(a), profile_n_functions(b));
+        for (uint32_t i = 0; i < profile_n_functions(a); i++) {
+                const char *ma = profile_function_mangled(a, i), *mb = profile_function_mangled(b, i);
+                ck_assert((ma == NULL) == (mb == NULL));
+                if (ma)
+                        ck_assert_str_eq(ma, mb);
+        }
         for (ProfileSort sort = 0; sort < _PROFILE_SORT_MAX; sort++) {
                 _cleanup_free_ ProfileRow *ra = NULL, *rb = NULL;
                 ck_assert_int_eq(profile_functions(a, sort, 0, &ra, &na), 0);
@@ -173,6 +181,7 @@ START_TEST(test_round_trip)
         serialize(p, &data, &size);
         q = parse_ok(data, size);
         assert_same(p, q);
+        ck_assert_str_eq(profile_function_mangled(q, id[REC]), "_Z7recursei");
 
         /* The loaded profile counts on like the original: same ids, the same threads, no second
          * "[unknown]" function. */
