@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,6 +359,52 @@ START_TEST(test_deleted_binary)
 }
 END_TEST
 
+/* A file reached by two paths (hard links) is one file: parsed once, whichever path each process ran. */
+START_TEST(test_hard_link_parsed_once)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *a = NULL, *b = NULL;
+        char link_path[PATH_MAX];
+        FileInfo fa, fb;
+        size_t memory;
+        Symbol sym;
+        Fixture f, g;
+
+        /* Next to the fixture: a hard link cannot leave its file system. */
+        ck_assert_int_lt(snprintf(link_path, sizeof(link_path), "%s-link-%d", arg_pie, (int)getpid()),
+                         (int)sizeof(link_path));
+        if (link(arg_pie, link_path) < 0) {
+                fprintf(stderr, "cannot hard-link %s (%m), skipping\n", arg_pie);
+                return;
+        }
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        fixture_start(arg_pie, &f);
+        fixture_start(link_path, &g);
+        ck_assert_int_eq(unlink(link_path), 0);
+
+        ck_assert_int_eq(address_space_new(s, f.pid, &a), 0);
+        ck_assert_int_eq(address_space_resolve(a, f.target, false, &sym), 0);
+        check_symbol(&sym, base_name(arg_pie), "vprof_fixture_prog_target", 0);
+        ck_assert_int_eq(address_space_file_info(a, f.target, &fa), 0);
+        memory = symbolizer_memory(s);
+
+        ck_assert_int_eq(address_space_new(s, g.pid, &b), 0);
+        ck_assert_int_eq(address_space_resolve(b, g.target, false, &sym), 0);
+        check_symbol(&sym, base_name(link_path), "vprof_fixture_prog_target", 0);
+        ck_assert_int_eq(address_space_file_info(b, g.target, &fb), 0);
+
+        /* The same entry (its build-id string is the entry's own), and nothing more held. */
+        ck_assert_ptr_nonnull(fa.build_id);
+        ck_assert_ptr_eq(fa.build_id, fb.build_id);
+        ck_assert_uint_eq(symbolizer_memory(s), memory);
+        ck_assert_str_eq(base_name(fb.path), base_name(link_path));
+
+        ck_assert_int_eq(fixture_stop(&f), 0);
+        ck_assert_int_eq(fixture_stop(&g), 0);
+}
+END_TEST
+
 START_TEST(test_kernel)
 {
         _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
@@ -402,6 +449,7 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_unknown_anon_special);
         tcase_add_test(tc, test_exited_process);
         tcase_add_test(tc, test_deleted_binary);
+        tcase_add_test(tc, test_hard_link_parsed_once);
         tcase_add_test(tc, test_kernel);
         suite_add_tcase(s, tc);
         return run_suite(s);
