@@ -45,7 +45,11 @@ def workloads(build, seconds):
         ("vprof-cxx (C++ template method)", [f"{w}/vprof-cxx", "--seconds", run]),
         ("vprof-jit (perf map file)", [f"{w}/vprof-jit", "--seconds", run]),
         ("vprof-vdso (clock_gettime)", [f"{w}/vprof-vdso", "--seconds", run]),
+        ("fixture-segments (two executable segments, and a library's)",
+         [f"{build}/tests/fixtures/fixture-segments", "--seconds", run]),
     ]
+    if os.path.exists(f"{w}/vprof-rust"):
+        found.append(("vprof-rust (v0 mangling)", [f"{w}/vprof-rust", "--seconds", run]))
     for extra in sorted(os.environ.get("SYMBOLS_VS_PERF_EXTRA", "").split(":")):
         if extra:
             found.append((os.path.basename(extra.split()[0]), extra.split()))
