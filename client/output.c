@@ -218,7 +218,8 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
                                 snprintf(source, sizeof(source), "%s, debuginfod %s", row->symbols->source ?: "",
                                          row->symbols->debuginfod);
                         else
-                                snprintf(source, sizeof(source), "%s", row->symbols ? row->symbols->source ?: "" : "");
+                                snprintf(source, sizeof(source), "%s",
+                                         row->symbols && row->symbols->source ? row->symbols->source : "");
                         r = table_add_line(tb, 7,
                                            (const char *const[]){row->name, incl, excl, incl_pct, excl_pct,
                                                                  source, unnamed});

@@ -343,8 +343,8 @@ Debuginfod *debuginfod_free(Debuginfod *d)
         }
         sd_event_source_disable_unref(d->efd_source);
         safe_close(d->efd);
-        if (d->dl)
-                dlclose(d->dl);
+        /* The library stays loaded: unloading libcurl and its TLS library along with it would strand what they
+         * keep for the whole process (and it is freed at exit anyway). */
         fetch_table_free(d->table);
         pthread_cond_destroy(&d->wake);
         pthread_mutex_destroy(&d->lock);

@@ -189,6 +189,7 @@ static int run(int argc, char *argv[])
 {
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_free_ char *state_directory = NULL;
+        const char *urls;
         SamplerConfig config;
         int r;
 
@@ -219,8 +220,10 @@ static int run(int argc, char *argv[])
                                                    : NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to set the debug directory: %m");
-        if (arg_settings.debuginfod_urls && arg_settings.debuginfod_urls[strspn(arg_settings.debuginfod_urls, " \t")]) {
-                r = manager_enable_debuginfod(m, arg_settings.debuginfod_urls, arg_settings.debuginfod_timeout_sec);
+        /* Spaces alone are no URL: off, as when empty. */
+        urls = arg_settings.debuginfod_urls;
+        if (urls && urls[strspn(urls, " \t")]) {
+                r = manager_enable_debuginfod(m, urls, arg_settings.debuginfod_timeout_sec);
                 if (r < 0)
                         return r;
         }

@@ -104,7 +104,8 @@ def start_env(url, timeout_sec):
     # A debug directory of our own: the machine's /usr/lib/debug must not name the demo first. And no proxy
     # between the daemon and localhost.
     env.extra_args.append(f"--debug-directory={os.path.join(env.tmp, 'no-debug')}")
-    env.daemon_env.update(CACHE_DIRECTORY=os.path.join(env.tmp, "cache"), NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
+    env.daemon_env.update(CACHE_DIRECTORY=os.path.join(env.tmp, "cache"), NO_PROXY="127.0.0.1",
+                          no_proxy="127.0.0.1")
     for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "DEBUGINFOD_URLS"):
         env.daemon_env.pop(k, None)
     env.start()
@@ -136,7 +137,7 @@ class Downloaded(unittest.TestCase):
         problems = self.env.stop() if self.env else []
         self.server.stop()
         shutil.rmtree(self.tmp, ignore_errors=True)
-        self.assertEqual(problems, [])
+        self.assertFalse(problems, "\n".join(problems))
 
     def test_names_from_downloaded_debug_file(self):
         binary = os.environ["VPROF_DEMO_STRIPPED"]
@@ -185,7 +186,7 @@ class SilentServerCases(unittest.TestCase):
         problems = self.env.stop() if self.env else []
         stop_sec = time.monotonic() - start
         self.server.stop()
-        self.assertEqual(problems, [])
+        self.assertFalse(problems, "\n".join(problems))
         print(f"\ndebuginfod: the daemon stopped in {stop_sec:.2f} s", end="", file=sys.stderr)
 
     def attach_demo(self, seconds):
@@ -228,7 +229,8 @@ class SilentServerCases(unittest.TestCase):
         failed_after = time.monotonic() - start
         # Not asked again for later samples of the module.
         time.sleep(2)
-        lines = [line for line in self.env.log_text().splitlines() if "No debug file of" in line]
+        # libc may be asked for too (Debian's has no .symtab): the demo's own line counts.
+        lines = [line for line in self.env.log_text().splitlines() if "No debug file of" in line and MODULE in line]
         self.assertEqual(len(lines), 1, lines)
         self.assertIn("no answer within 2 s", lines[0])
         quality = module_symbols(self.env, demo.pid)
