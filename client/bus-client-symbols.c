@@ -18,6 +18,8 @@ static int read_entry(sd_bus_message *m, const char *key, void *userdata)
                 return sd_bus_message_read(m, "v", "s", &s->debug_file);
         if (strcmp(key, "build_id") == 0)
                 return sd_bus_message_read(m, "v", "s", &s->build_id);
+        if (strcmp(key, "debuginfod") == 0)
+                return sd_bus_message_read(m, "v", "s", &s->debuginfod);
         if (strcmp(key, "symbols") == 0)
                 return sd_bus_message_read(m, "v", "t", &s->symbols);
         if (strcmp(key, "unnamed_functions") == 0)

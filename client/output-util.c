@@ -111,6 +111,8 @@ json_object *report_symbols_to_json(const ReportSymbols *s)
         if (r >= 0)
                 r = json_add_string(o, "build_id", s->build_id);
         if (r >= 0)
+                r = json_add_string(o, "debuginfod", s->debuginfod);
+        if (r >= 0)
                 r = json_add_u64(o, "symbols", s->symbols);
         if (r >= 0)
                 r = json_add_u64(o, "unnamed_functions", s->unnamed_functions);

@@ -47,7 +47,8 @@ int json_add_bool(json_object *o, const char *key, bool v);
 /* Appends v to the array a, taking it also on failure. */
 int json_append(json_object *a, json_object *v);
 
-/* {source, debug_file, build_id, symbols, unnamed_functions, unnamed_samples}; NULL when out of memory. */
+/* {source, debug_file, build_id, debuginfod, symbols, unnamed_functions, unnamed_samples}; NULL when out of
+ * memory. */
 json_object *report_symbols_to_json(const ReportSymbols *s);
 
 /* The naming keys of a row of kind: function and module, module, tid and name, or pid and command. */

@@ -131,11 +131,16 @@ static void print_symbol_hints(const ReportTable *t)
                 if (!s || s->unnamed_samples == 0 || !s->source ||
                     (strcmp(s->source, "dynsym") != 0 && strcmp(s->source, "none") != 0))
                         continue;
-                if (s->build_id)
+                if (s->build_id && s->debuginfod && strcmp(s->debuginfod, "pending") == 0)
                         printf("%s: %.1f%% of its own samples in unnamed code; its debug symbols (build-id %s) are "
-                               "not installed: try its -dbgsym or -debuginfo package.\n",
+                               "being downloaded from debuginfod: later samples get their names.\n",
                                t->rows[i].name, profile_percent(s->unnamed_samples, t->rows[i].exclusive),
                                s->build_id);
+                else if (s->build_id)
+                        printf("%s: %.1f%% of its own samples in unnamed code; its debug symbols (build-id %s) are "
+                               "not installed%s: try its -dbgsym or -debuginfo package.\n",
+                               t->rows[i].name, profile_percent(s->unnamed_samples, t->rows[i].exclusive),
+                               s->build_id, s->debuginfod ? " nor on the debuginfod servers" : "");
                 else
                         printf("%s: %.1f%% of its own samples in unnamed code, and it has no build-id to find its "
                                "debug symbols by.\n",
@@ -200,7 +205,7 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
                                                                  incl_pct, excl_pct});
                         break;
                 case REPORT_MODULES: {
-                        char unnamed[32] = "";
+                        char unnamed[32] = "", source[64];
 
                         /* Of the module's own samples: exclusive counts add up. */
                         if (row->symbols && row->exclusive > 0)
@@ -208,10 +213,16 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
                                          profile_percent(row->symbols->unnamed_samples, row->exclusive));
                         else if (row->symbols)
                                 snprintf(unnamed, sizeof(unnamed), "-");
+                        /* "dynsym, debuginfod pending": how it is named now, and what may change that. */
+                        if (row->symbols && row->symbols->debuginfod)
+                                snprintf(source, sizeof(source), "%s, debuginfod %s", row->symbols->source ?: "",
+                                         row->symbols->debuginfod);
+                        else
+                                snprintf(source, sizeof(source), "%s",
+                                         row->symbols && row->symbols->source ? row->symbols->source : "");
                         r = table_add_line(tb, 7,
                                            (const char *const[]){row->name, incl, excl, incl_pct, excl_pct,
-                                                                 row->symbols ? row->symbols->source : "",
-                                                                 unnamed});
+                                                                 source, unnamed});
                         break;
                 }
                 default:

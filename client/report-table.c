@@ -112,6 +112,7 @@ static void report_symbols_free(ReportSymbols *s)
         free(s->source);
         free(s->debug_file);
         free(s->build_id);
+        free(s->debuginfod);
         free(s);
 }
 
@@ -151,6 +152,7 @@ int report_table_set_symbols(ReportTable *t, const char *module, const ReportSym
                         .source = strdup_or_null(s->source, &failed),
                         .debug_file = strdup_or_null(s->debug_file, &failed),
                         .build_id = strdup_or_null(s->build_id, &failed),
+                        .debuginfod = strdup_or_null(s->debuginfod, &failed),
                         .symbols = s->symbols,
                         .unnamed_functions = s->unnamed_functions,
                         .unnamed_samples = s->unnamed_samples,

@@ -51,9 +51,11 @@ typedef enum ReportValue {
 
 /* Where a module's names come from (GetModuleSymbols). */
 typedef struct ReportSymbols {
-        char *source;     /* symtab, dynsym, minidebuginfo, debuglink, build-id, none, kallsyms, vdso, perf-map */
+        char *source;     /* symtab, dynsym, minidebuginfo, debuglink, build-id, debuginfod, none, kallsyms, vdso,
+                           * perf-map */
         char *debug_file; /* NULL when none was used */
         char *build_id;   /* NULL when unknown */
+        char *debuginfod; /* pending, failed: the download of its debug file; NULL when none */
         uint64_t symbols;
         uint32_t unnamed_functions;
         uint64_t unnamed_samples;

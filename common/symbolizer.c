@@ -75,6 +75,8 @@ struct Symbolizer {
         size_t used;
         uint64_t skipped;        /* files left without symbols or CFI for the budget */
         char *debug_dir;         /* NULL: DEBUG_DIRECTORY_DEFAULT */
+        DebugFetch debug_fetch;  /* NULL: no remote debug files */
+        void *debug_fetch_userdata;
 };
 
 /* Marks a mapping whose file could not be opened, in AddressSpace.files. Never written: it has no ELF, and
@@ -209,6 +211,12 @@ const char *symbolizer_debug_directory(const Symbolizer *s)
         return s->debug_dir ?: DEBUG_DIRECTORY_DEFAULT;
 }
 
+void symbolizer_set_debug_fetch(Symbolizer *s, DebugFetch fetch, void *userdata)
+{
+        s->debug_fetch = fetch;
+        s->debug_fetch_userdata = userdata;
+}
+
 const char *symbol_source_to_string(SymbolSource source)
 {
         static const char *const table[_SYMBOL_SOURCE_MAX] = {
@@ -218,6 +226,7 @@ const char *symbol_source_to_string(SymbolSource source)
                 [SYMBOL_SOURCE_MINIDEBUGINFO] = "minidebuginfo",
                 [SYMBOL_SOURCE_DEBUGLINK] = "debuglink",
                 [SYMBOL_SOURCE_BUILD_ID] = "build-id",
+                [SYMBOL_SOURCE_DEBUGINFOD] = "debuginfod",
         };
 
         return source >= 0 && source < _SYMBOL_SOURCE_MAX ? table[source] : NULL;
@@ -421,6 +430,82 @@ static int take_debug_file(int fd, DebugFileKind kind, const char *path, void *u
         return 1;
 }
 
+/* The symbols of the downloaded debug file at path in place of entry's: 1 when taken, 0 when not (a debug
+ * file of another build, none there any more), -ENOMEM. */
+static int file_entry_use_downloaded(FileEntry *entry, const char *path)
+{
+        _cleanup_close_ int fd = -1;
+        char *copy;
+        int r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) {
+                log_debug_errno(negative_errno(), "Cannot open the downloaded debug file %s: %m", path);
+                return 0;
+        }
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        r = elf_symbols_use_debug_fd(entry->elf, fd);
+        if (r < 0) {
+                free(copy);
+                if (r == -ENOMEM)
+                        return r;
+                log_debug_errno(r, "Downloaded debug file %s not used: %m", path);
+                return 0;
+        }
+        free(entry->debug_file);
+        entry->debug_file = copy;
+        entry->source = SYMBOL_SOURCE_DEBUGINFOD;
+        return 1;
+}
+
+/* Asks the fetch function for the debug file of entry's build-id: taken when it is at hand. */
+static int file_entry_fetch_debug_file(Symbolizer *s, const ProcMap *m, FileEntry *entry)
+{
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = s->debug_fetch(elf_symbols_build_id(entry->elf), m && m->path ? m->path : "?", &path,
+                           s->debug_fetch_userdata);
+        if (r <= 0)
+                return r;
+        return file_entry_use_downloaded(entry, path);
+}
+
+int symbolizer_add_debug_file(Symbolizer *s, const char *build_id, const char *path)
+{
+        int n = 0, r;
+
+        if (!s || !build_id || !path)
+                return -EINVAL;
+        /* The replaced entries too: address spaces may still resolve through them. */
+        for (size_t i = 0; i < s->n_entries; i++) {
+                FileEntry *e = s->entries[i];
+                const char *id = elf_symbols_build_id(e->elf);
+                size_t before, after;
+
+                if (!id || strcmp(id, build_id) != 0 ||
+                    !IN_SET(e->source, SYMBOL_SOURCE_NONE, SYMBOL_SOURCE_DYNSYM, SYMBOL_SOURCE_MINIDEBUGINFO))
+                        continue;
+                before = elf_symbols_memory(e->elf) + (e->debug_file ? strlen(e->debug_file) + 1 : 0);
+                r = file_entry_use_downloaded(e, path);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                /* Counted, not refused: the file is in use already, and its names are why it was fetched. */
+                e->bytes -= before;
+                s->used -= before;
+                after = elf_symbols_memory(e->elf) + strlen(e->debug_file) + 1;
+                e->bytes += after;
+                s->used += after;
+                log_debug("Symbols of build-id %s: %zu from %s.", build_id, elf_symbols_count(e->elf), path);
+                n++;
+        }
+        return n;
+}
+
 /* The symbols of a file without .symtab, where gdb looks for them: a separate debug file (by build-id, then
  * by .gnu_debuglink), else its MiniDebugInfo; else its .dynsym stays. The debug file is looked up in the
  * target's root, next to the binary's path as the target sees it; a process gone has no root left to look
@@ -451,6 +536,13 @@ static int file_entry_load_debug_symbols(Symbolizer *s, const AddressSpace *as, 
         r = debug_file_find(&q, take_debug_file, &d);
         if (r != 0)
                 return r;
+
+        /* Nothing here: a debug file fetched before (or now being fetched, to come later). */
+        if (s->debug_fetch && q.build_id) {
+                r = file_entry_fetch_debug_file(s, m, entry);
+                if (r != 0)
+                        return r;
+        }
 
         if (elf_symbols_has_minidebuginfo(entry->elf)) {
                 r = elf_symbols_use_minidebuginfo(entry->elf, fd);

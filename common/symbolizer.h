@@ -33,10 +33,12 @@ typedef enum SymbolSource {
         SYMBOL_SOURCE_MINIDEBUGINFO, /* its .gnu_debugdata with its .dynsym */
         SYMBOL_SOURCE_DEBUGLINK,     /* a separate debug file named by .gnu_debuglink */
         SYMBOL_SOURCE_BUILD_ID,      /* a separate debug file found by build-id */
+        SYMBOL_SOURCE_DEBUGINFOD,    /* a debug file downloaded by build-id (symbolizer_set_debug_fetch()) */
         _SYMBOL_SOURCE_MAX,
 } SymbolSource;
 
-/* "none", "symtab", "dynsym", "minidebuginfo", "debuglink", "build-id"; NULL when out of range. */
+/* "none", "symtab", "dynsym", "minidebuginfo", "debuglink", "build-id", "debuginfod"; NULL when out of
+ * range. */
 const char *symbol_source_to_string(SymbolSource source);
 
 /* One mapped file as the symbolizer knows it. The strings stay valid as those of Symbol. */
@@ -44,7 +46,8 @@ typedef struct FileInfo {
         const char *module;     /* as in Symbol */
         const char *path;       /* as the process maps it */
         SymbolSource source;
-        const char *debug_file; /* DEBUGLINK, BUILD_ID: the debug file, as the process would see it; else NULL */
+        const char *debug_file; /* DEBUGLINK, BUILD_ID: the debug file, as the process would see it; DEBUGINFOD:
+                                 * the downloaded file, in our file system; else NULL */
         const char *build_id;   /* lowercase hex, NULL when the file has none (or could not be read) */
         size_t n_symbols;       /* function symbols held */
         uint64_t load_usec;     /* spent reading its symbols and call frame information, once for all targets */
@@ -70,6 +73,19 @@ uint64_t symbolizer_skipped_files(const Symbolizer *s);
  * file system; NULL: /usr/lib/debug. Applies to files parsed from now on. */
 int symbolizer_set_debug_directory(Symbolizer *s, const char *dir);
 const char *symbolizer_debug_directory(const Symbolizer *s);
+
+/* Asked about every file with a build-id that has neither .symtab nor a local debug file, when it is parsed:
+ * 1 and *ret_path (freed by the caller) when a debug file of that build-id is at hand now, 0 when not (the
+ * function may start fetching one, to hand over later through symbolizer_add_debug_file()), -ENOMEM.
+ * binary_path is the file as the process maps it, for messages. Must not block. */
+typedef int (*DebugFetch)(const char *build_id, const char *binary_path, char **ret_path, void *userdata);
+void symbolizer_set_debug_fetch(Symbolizer *s, DebugFetch fetch, void *userdata);
+
+/* The debug file at path (in our file system) for build_id, which arrived after the files of that build-id
+ * were parsed: every such file without better names takes its symbols from now on (source DEBUGINFOD).
+ * Addresses resolved before keep the names they got: whoever caches them should forget them. Returns how
+ * many files took it (0: none, e.g. the debug file is of another build or has no symbols), or -ENOMEM. */
+int symbolizer_add_debug_file(Symbolizer *s, const char *build_id, const char *path);
 
 /* Kernel addresses through /proc/kallsyms (loaded on first use; read again, at most every 10 s, when an
  * address falls outside every symbol, as modules come and go). Module "kernel" for the core image, else the

@@ -6,6 +6,7 @@
 #include "bus-symbols.h"
 #include "bus-target.h"
 #include "macros.h"
+#include "manager.h"
 #include "profile.h"
 
 /* Frames without a symbol are named "MODULE+0xOFFSET" (target.c): count them per module. */
@@ -29,6 +30,20 @@ static const char *special_source(const char *module)
             strcmp(module, "[stack]") == 0)
                 return "none";
         return "kallsyms";
+}
+
+/* A download for a module still named as before: "pending" or "failed" (source says how it is named
+ * meanwhile). A module named through a downloaded file has source "debuginfod" instead. */
+static int append_download(sd_bus_message *reply, const Debuginfod *d, const FileInfo *info)
+{
+        FetchState state;
+
+        if (!d || !info->build_id || info->source == SYMBOL_SOURCE_DEBUGINFOD)
+                return 0;
+        state = debuginfod_state(d, info->build_id);
+        if (!IN_SET(state, FETCH_PENDING, FETCH_FAILED))
+                return 0;
+        return sd_bus_message_append(reply, "{sv}", "debuginfod", "s", fetch_state_to_string(state));
 }
 
 static int append_module(sd_bus_message *reply, Target *t, const ProfileRow *m, const ProfileRow *functions,
@@ -70,6 +85,8 @@ static int append_module(sd_bus_message *reply, Target *t, const ProfileRow *m, 
                         r = sd_bus_message_append(reply, "{sv}", "debug_file", "s", info.debug_file);
                 if (r >= 0 && info.build_id)
                         r = sd_bus_message_append(reply, "{sv}", "build_id", "s", info.build_id);
+                if (r >= 0)
+                        r = append_download(reply, t->manager->debuginfod, &info);
         }
         if (r < 0)
                 return r;

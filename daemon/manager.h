@@ -6,6 +6,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "debuginfod.h"
 #include "hashmap.h"
 #include "sampler.h"
 #include "state.h"
@@ -33,6 +34,7 @@ typedef struct Manager {
         SamplerConfig config;
         Sampler *sampler;
         Symbolizer *symbolizer;
+        Debuginfod *debuginfod; /* NULL: DebuginfodURLs= is empty, or libdebuginfod is missing */
         Hashmap *targets; /* pid -> Target */
         Hashmap *polkit_registry; /* calls waiting for polkit's answer */
 
@@ -65,6 +67,10 @@ typedef struct Manager {
 int manager_new(const SamplerConfig *config, Manager **ret);
 Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/* Download missing debug files from the debuginfod servers at urls (space-separated). A missing libdebuginfod
+ * is logged and leaves the feature off (returns 0); other errors are logged and returned. */
+int manager_enable_debuginfod(Manager *m, const char *urls, uint32_t timeout_sec);
 
 /* Load BPF, open the events, hook the ring buffer into the event loop. */
 int manager_start_sampling(Manager *m);

@@ -22,6 +22,7 @@ void settings_init(Settings *s)
                 .max_stacks = VPROF_MAX_STACKS_DEFAULT,
                 .symbol_cache_mib = VPROF_SYMBOL_CACHE_MIB_DEFAULT,
                 .snapshot_interval_sec = 30,
+                .debuginfod_timeout_sec = VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT,
         };
 }
 
@@ -42,7 +43,7 @@ static int parse_bool(const char *v, bool *ret)
 typedef struct SettingInfo {
         const char *key;
         size_t offset;
-        enum { SETTING_U32, SETTING_BOOL, SETTING_EVENT, SETTING_STRING } type;
+        enum { SETTING_U32, SETTING_BOOL, SETTING_EVENT, SETTING_STRING, SETTING_URLS } type;
         uint32_t min, max;
         const char *what;     /* "frequency" */
         const char *expected; /* "1..10000 Hz" */
@@ -66,7 +67,32 @@ static const SettingInfo settings_info[] = {
         U32("SnapshotIntervalSec", snapshot_interval_sec, 0, 86400, "snapshot interval", "0..86400 seconds"),
         { "DebugDirectory", offsetof(Settings, debug_directory), SETTING_STRING, 0, 0, "debug directory",
           "an absolute path, or nothing for the default" },
+        { "DebuginfodURLs", offsetof(Settings, debuginfod_urls), SETTING_URLS, 0, 0, "debuginfod URL list",
+          "http:// or https:// URLs separated by spaces, or nothing for none" },
+        U32("DebuginfodTimeoutSec", debuginfod_timeout_sec, 1, 3600, "debuginfod timeout", "1..3600 seconds"),
 };
+
+/* Space-separated URLs, as DEBUGINFOD_URLS: each http:// or https:// with a host; "" for none. */
+static bool urls_valid(const char *v)
+{
+        while (*(v += strspn(v, " \t"))) {
+                size_t n = strcspn(v, " \t"), scheme;
+
+                if (strncmp(v, "http://", 7) == 0)
+                        scheme = 7;
+                else if (strncmp(v, "https://", 8) == 0)
+                        scheme = 8;
+                else
+                        return false;
+                if (n <= scheme || v[scheme] == '/')
+                        return false;
+                for (size_t i = 0; i < n; i++)
+                        if ((unsigned char)v[i] < 0x21 || v[i] == 0x7f)
+                                return false;
+                v += n;
+        }
+        return true;
+}
 
 int settings_set(Settings *s, const char *key, const char *value, const char *where)
 {
@@ -92,6 +118,20 @@ int settings_set(Settings *s, const char *key, const char *value, const char *wh
                 char *copy;
 
                 if (value[0] != '\0' && value[0] != '/') {
+                        r = -EINVAL;
+                        break;
+                }
+                copy = strdup(value);
+                if (!copy)
+                        return log_error_errno(-ENOMEM, "Out of memory.");
+                free(*(char **)field);
+                *(char **)field = copy;
+                break;
+        }
+        case SETTING_URLS: {
+                char *copy;
+
+                if (!urls_valid(value)) {
                         r = -EINVAL;
                         break;
                 }

@@ -9,6 +9,7 @@
 #define VPROF_MAX_FUNCTIONS_DEFAULT 65536
 #define VPROF_MAX_STACKS_DEFAULT 65536
 #define VPROF_SYMBOL_CACHE_MIB_DEFAULT 256
+#define VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT 10
 
 /* What the daemon is told, by /etc/vprofd.conf and then by its command line, which wins. */
 typedef struct Settings {
@@ -25,6 +26,8 @@ typedef struct Settings {
         char *state_directory;          /* NULL: $STATE_DIRECTORY or the default; "": none */
         uint32_t snapshot_interval_sec; /* 0: only when stopping */
         char *debug_directory;          /* NULL or "": /usr/lib/debug */
+        char *debuginfod_urls;          /* NULL or "": no downloads */
+        uint32_t debuginfod_timeout_sec;
 } Settings;
 
 void settings_init(Settings *s);

@@ -52,12 +52,18 @@ static void help(void)
                "      --debug-directory=DIR[:DIR...]\n"
                "                         look for separate debug files there, in the target's file\n"
                "                         system (default " DEBUG_DIRECTORY_DEFAULT ")\n"
+               "      --debuginfod-urls=URL[ URL...]\n"
+               "                         download missing debug files by build-id from these\n"
+               "                         debuginfod servers (default: none)\n"
+               "      --debuginfod-timeout=SEC\n"
+               "                         give up a download after SEC seconds, 1..3600 (default %u)\n"
                "      --config=PATH      read settings from PATH instead of %s\n"
                "  -v, --verbose          log debug messages\n"
                "  -h, --help             show this help\n"
                "      --version          show the version\n",
                VPROFD_CONFIG_FILE, VPROF_MAX_TARGETS_DEFAULT, VPROF_MAX_FUNCTIONS_DEFAULT, VPROF_MAX_STACKS_DEFAULT,
-               VPROF_SYMBOL_CACHE_MIB_DEFAULT, VPROF_MAX_OFF_CPU_THREADS_DEFAULT, VPROFD_CONFIG_FILE);
+               VPROF_SYMBOL_CACHE_MIB_DEFAULT, VPROF_MAX_OFF_CPU_THREADS_DEFAULT,
+               VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT, VPROFD_CONFIG_FILE);
 }
 
 enum { ARG_VERSION = 0x100, ARG_CONFIG, ARG_SETTING };
@@ -81,6 +87,8 @@ static const struct {
         { "state-directory", "StateDirectory" },
         { "snapshot-interval", "SnapshotIntervalSec" },
         { "debug-directory", "DebugDirectory" },
+        { "debuginfod-urls", "DebuginfodURLs" },
+        { "debuginfod-timeout", "DebuginfodTimeoutSec" },
 };
 
 /* Two passes: the first finds --config, --help and --version, the second applies the options over the
@@ -181,6 +189,7 @@ static int run(int argc, char *argv[])
 {
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_free_ char *state_directory = NULL;
+        const char *urls;
         SamplerConfig config;
         int r;
 
@@ -211,6 +220,13 @@ static int run(int argc, char *argv[])
                                                    : NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to set the debug directory: %m");
+        /* Spaces alone are no URL: off, as when empty. */
+        urls = arg_settings.debuginfod_urls;
+        if (urls && urls[strspn(urls, " \t")]) {
+                r = manager_enable_debuginfod(m, urls, arg_settings.debuginfod_timeout_sec);
+                if (r < 0)
+                        return r;
+        }
 
         r = sd_event_set_signal_exit(m->event, true);
         if (r < 0)

@@ -6,9 +6,11 @@ set -euo pipefail
 packages=(
   # build
   gcc meson ninja-build pkg-config clang bpftool
-  libbpf-dev libelf-dev liblzma-dev libiberty-dev libsystemd-dev libsmartcols-dev libjson-c-dev
+  libbpf-dev libelf-dev liblzma-dev libiberty-dev libsystemd-dev libsmartcols-dev libjson-c-dev libdebuginfod-dev
   # tests
   check xz-utils python3 rustc dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd
+  # the debuginfod test: the library the daemon dlopen()s, and a real server
+  libdebuginfod1 debuginfod
   # the end-to-end test: a Debian 12 root file system, booted with systemd-nspawn
   mmdebstrap systemd-container
 )

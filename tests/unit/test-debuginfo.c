@@ -302,6 +302,116 @@ START_TEST(test_minidebuginfo)
 }
 END_TEST
 
+/* A fetch function that has the debug file at hand (path) or not (NULL), and counts the requests. */
+typedef struct FetchMock {
+        const char *path;
+        unsigned calls;
+        char build_id[128];
+} FetchMock;
+
+static int fetch_debug_file(const char *build_id, const char *binary_path, char **ret_path, void *userdata)
+{
+        FetchMock *f = userdata;
+
+        ck_assert_ptr_nonnull(binary_path);
+        f->calls++;
+        snprintf(f->build_id, sizeof(f->build_id), "%s", build_id);
+        if (!f->path)
+                return 0;
+        *ret_path = strdup(f->path);
+        return *ret_path ? 1 : -ENOMEM;
+}
+
+/* A stripped file without a local debug file is asked about once; a debug file that arrives later names its
+ * code from then on, and one of another build is refused. */
+START_TEST(test_debug_file_arrives_later)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        _cleanup_free_ char *id = NULL;
+        FetchMock mock = {};
+        FileInfo info;
+        Symbol sym;
+        Fixture f;
+        Tree t;
+        char bin[PATH_MAX];
+
+        tree_make(&t);
+        snprintf(bin, sizeof(bin), "%s/fixture-stripped-pie", t.bin);
+        copy_file(arg_stripped, bin, NULL);
+        id = build_id_of(bin);
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(symbolizer_set_debug_directory(s, t.debug), 0);
+        symbolizer_set_debug_fetch(s, fetch_debug_file, &mock);
+
+        fixture_start(bin, &f);
+        ck_assert_int_eq(address_space_new(s, f.pid, &as), 0);
+        ck_assert_int_eq(address_space_resolve(as, f.target + 3, false, &sym), 0);
+        ck_assert_ptr_null(sym.function);
+        ck_assert_int_eq(address_space_resolve(as, f.local, false, &sym), 0);
+        ck_assert_uint_eq(mock.calls, 1);
+        ck_assert_str_eq(mock.build_id, id);
+
+        ck_assert_int_eq(symbolizer_add_debug_file(s, id, arg_nopie_debug), 0);
+        ck_assert_int_eq(symbolizer_add_debug_file(s, "0123abcd", arg_pie_debug), 0);
+        ck_assert_int_eq(address_space_file_info(as, f.target, &info), 0);
+        ck_assert_int_eq(info.source, SYMBOL_SOURCE_NONE);
+
+        ck_assert_int_eq(symbolizer_add_debug_file(s, id, arg_pie_debug), 1);
+        ck_assert_int_eq(address_space_resolve(as, f.target + 3, false, &sym), 0);
+        ck_assert_msg(sym.function && strcmp(sym.function, "vprof_fixture_prog_target") == 0, "got %s",
+                      sym.function ?: "(null)");
+        ck_assert_uint_eq(sym.offset, 3);
+        ck_assert_int_eq(address_space_file_info(as, f.target, &info), 0);
+        ck_assert_int_eq(info.source, SYMBOL_SOURCE_DEBUGINFOD);
+        ck_assert_str_eq(info.debug_file, arg_pie_debug);
+        ck_assert_uint_ge(symbolizer_memory(s), info.n_symbols * 16);
+        /* Named already: not taken again. */
+        ck_assert_int_eq(symbolizer_add_debug_file(s, id, arg_pie_debug), 0);
+        ck_assert_uint_eq(mock.calls, 1);
+
+        ck_assert_int_eq(fixture_stop(&f), 0);
+        tree_remove(&t);
+}
+END_TEST
+
+/* A debug file fetched before is taken when the file is parsed; a local one is not asked about. */
+START_TEST(test_debug_file_at_hand)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        FetchMock mock = { .path = arg_pie_debug };
+        FileInfo info;
+        Fixture f;
+        Tree t;
+        char bin[PATH_MAX];
+
+        tree_make(&t);
+        snprintf(bin, sizeof(bin), "%s/fixture-stripped-pie", t.bin);
+        copy_file(arg_stripped, bin, NULL);
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(symbolizer_set_debug_directory(s, t.debug), 0);
+        symbolizer_set_debug_fetch(s, fetch_debug_file, &mock);
+        fixture_start(bin, &f);
+        ck_assert_int_eq(address_space_new(s, f.pid, &as), 0);
+        ck_assert_int_eq(address_space_file_info(as, f.target, &info), 0);
+        ck_assert_int_eq(info.source, SYMBOL_SOURCE_DEBUGINFOD);
+        ck_assert_str_eq(info.debug_file, arg_pie_debug);
+        ck_assert_uint_eq(mock.calls, 1);
+        ck_assert_int_eq(fixture_stop(&f), 0);
+        tree_remove(&t);
+
+        /* Its own .symtab: nothing to fetch. */
+        as = address_space_free(as);
+        fixture_start(arg_pie, &f);
+        ck_assert_int_eq(address_space_new(s, f.pid, &as), 0);
+        ck_assert_int_eq(address_space_file_info(as, f.target, &info), 0);
+        ck_assert_int_eq(info.source, SYMBOL_SOURCE_SYMTAB);
+        ck_assert_uint_eq(mock.calls, 1);
+        ck_assert_int_eq(fixture_stop(&f), 0);
+}
+END_TEST
+
 START_TEST(test_source_names)
 {
         ck_assert_str_eq(symbol_source_to_string(SYMBOL_SOURCE_NONE), "none");
@@ -310,6 +420,7 @@ START_TEST(test_source_names)
         ck_assert_str_eq(symbol_source_to_string(SYMBOL_SOURCE_MINIDEBUGINFO), "minidebuginfo");
         ck_assert_str_eq(symbol_source_to_string(SYMBOL_SOURCE_DEBUGLINK), "debuglink");
         ck_assert_str_eq(symbol_source_to_string(SYMBOL_SOURCE_BUILD_ID), "build-id");
+        ck_assert_str_eq(symbol_source_to_string(SYMBOL_SOURCE_DEBUGINFOD), "debuginfod");
         ck_assert_ptr_null(symbol_source_to_string(_SYMBOL_SOURCE_MAX));
 }
 END_TEST
@@ -340,6 +451,8 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_build_id_mismatch);
         tcase_add_test(tc, test_build_id_first);
         tcase_add_test(tc, test_minidebuginfo);
+        tcase_add_test(tc, test_debug_file_arrives_later);
+        tcase_add_test(tc, test_debug_file_at_hand);
         tcase_add_test(tc, test_source_names);
         tcase_set_timeout(tc, 60);
         suite_add_tcase(s, tc);
