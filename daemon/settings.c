@@ -94,6 +94,17 @@ static bool urls_valid(const char *v)
         return true;
 }
 
+static int replace_string(char **field, const char *value)
+{
+        char *copy = strdup(value);
+
+        if (!copy)
+                return -ENOMEM;
+        free(*field);
+        *field = copy;
+        return 0;
+}
+
 int settings_set(Settings *s, const char *key, const char *value, const char *where)
 {
         const SettingInfo *info = NULL;
@@ -114,34 +125,13 @@ int settings_set(Settings *s, const char *key, const char *value, const char *wh
         case SETTING_BOOL:
                 r = parse_bool(value, field);
                 break;
-        case SETTING_STRING: {
-                char *copy;
-
-                if (value[0] != '\0' && value[0] != '/') {
-                        r = -EINVAL;
-                        break;
-                }
-                copy = strdup(value);
-                if (!copy)
-                        return log_error_errno(-ENOMEM, "Out of memory.");
-                free(*(char **)field);
-                *(char **)field = copy;
+        case SETTING_STRING:
+                /* A path: absolute, or empty for the default. */
+                r = value[0] != '\0' && value[0] != '/' ? -EINVAL : replace_string((char **)field, value);
                 break;
-        }
-        case SETTING_URLS: {
-                char *copy;
-
-                if (!urls_valid(value)) {
-                        r = -EINVAL;
-                        break;
-                }
-                copy = strdup(value);
-                if (!copy)
-                        return log_error_errno(-ENOMEM, "Out of memory.");
-                free(*(char **)field);
-                *(char **)field = copy;
+        case SETTING_URLS:
+                r = !urls_valid(value) ? -EINVAL : replace_string((char **)field, value);
                 break;
-        }
         case SETTING_EVENT: {
                 SamplerEvent e = sampler_event_from_string(value);
                 if (e < 0)
@@ -151,6 +141,8 @@ int settings_set(Settings *s, const char *key, const char *value, const char *wh
                 break;
         }
         }
+        if (r == -ENOMEM)
+                return log_error_errno(r, "Out of memory.");
         if (r < 0) {
                 if (where)
                         return log_error_errno(-EINVAL, "%s: invalid %s '%s' for %s=: expected %s.", where,
