@@ -11,6 +11,9 @@ packages=(
   check xz-utils python3 rustc dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd
   # the debuginfod test: the library the daemon dlopen()s, and a real server
   libdebuginfod1 debuginfod
+  # the profiler benchmark (bench/profilers.py, and its smoke test): the profilers it compares, headers for bcc
+  # to compile against, and the plot
+  linux-perf bpfcc-tools bpftrace linux-headers-amd64 gnuplot-nox
   # the end-to-end test: a Debian 12 root file system, booted with systemd-nspawn
   mmdebstrap systemd-container
 )
