@@ -55,12 +55,16 @@ static uint64_t arg_samples = 2000000;
 static unsigned arg_runs = 5;
 static bool arg_json = false;
 
+/* Functions as start << 16 | size (sizes capped): sorting them sorts by address. */
 typedef struct AddressSet {
         uint64_t *addr;
         size_t n, allocated;
 } AddressSet;
 
-static int address_set_add(AddressSet *s, uint64_t addr)
+#define FN_START(x) ((x) >> 16)
+#define FN_SIZE(x) ((x) & 0xffff)
+
+static int address_set_add(AddressSet *s, uint64_t start, uint64_t size)
 {
         if (s->n == s->allocated) {
                 size_t n = MAX(s->allocated * 2, (size_t)1024);
@@ -70,7 +74,7 @@ static int address_set_add(AddressSet *s, uint64_t addr)
                 s->addr = a;
                 s->allocated = n;
         }
-        s->addr[s->n++] = addr;
+        s->addr[s->n++] = start << 16 | MIN(size, (uint64_t)0xffff);
         return 0;
 }
 
@@ -126,7 +130,7 @@ static int collect_object(struct dl_phdr_info *info, size_t size _unused_, void 
                         if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
                             sym.st_shndx == SHN_UNDEF || sym.st_size < 8)
                                 continue;
-                        if (address_set_add(set, info->dlpi_addr + sym.st_value + sym.st_size / 2) < 0)
+                        if (address_set_add(set, info->dlpi_addr + sym.st_value, sym.st_size) < 0)
                                 break;
                 }
         }
@@ -147,7 +151,7 @@ static size_t pick(AddressSet *s, size_t n)
 
         qsort(s->addr, s->n, sizeof(uint64_t), compare_u64);
         for (size_t i = 0; i < s->n; i++)
-                if (u == 0 || s->addr[i] != s->addr[u - 1])
+                if (u == 0 || FN_START(s->addr[i]) != FN_START(s->addr[u - 1]))
                         s->addr[u++] = s->addr[i];
         s->n = u;
         for (size_t i = 0; i + 1 < s->n; i++) {
@@ -157,7 +161,7 @@ static size_t pick(AddressSet *s, size_t n)
                 s->addr[j] = t;
         }
         s->n = MIN(s->n, n);
-        /* Sorted again, for bsearch(): the draws pick at random anyway. */
+        /* Sorted again, for function_index(): the draws pick at random anyway. */
         qsort(s->addr, s->n, sizeof(uint64_t), compare_u64);
         return s->n;
 }
@@ -176,7 +180,7 @@ static int collect_kernel(AddressSet *set)
                         continue;
                 if (strchr(line, '['))
                         continue; /* module code: keep to the kernel image */
-                if (address_set_add(set, addr + 4) < 0)
+                if (address_set_add(set, addr, 16) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -190,13 +194,25 @@ typedef struct Workload {
         uint64_t time_ns;
 } Workload;
 
+/* An address in function fn: one of LEAF_IPS instructions where a sample lands in it (its hot ones), or, for a
+ * return address, one of CALL_SITES calls in it. */
+#define LEAF_IPS 16
+#define CALL_SITES 4
+
+static uint64_t address_in(uint64_t fn, unsigned k, unsigned n)
+{
+        return FN_START(fn) + FN_SIZE(fn) * (k % n + 1) / (n + 1);
+}
+
 static void fill_stack(Workload *w, uint64_t *frames)
 {
         /* The outermost frames from a few functions (main, a thread start, an event loop), the rest at
-         * random: stacks share their roots as real ones do. */
+         * random: stacks share their roots as real ones do. The leaf's instruction is drawn per sample
+         * (make_record()). */
         for (unsigned i = 0; i < arg_depth; i++) {
                 size_t pool = i + 4 >= arg_depth ? MIN(w->user.n, (size_t)8) : w->user.n;
-                frames[i] = w->user.addr[rng() % pool];
+                uint64_t fn = w->user.addr[rng() % pool];
+                frames[i] = i == 0 ? fn : address_in(fn, (unsigned)rng(), CALL_SITES);
         }
 }
 
@@ -209,7 +225,7 @@ static const struct vprof_sample *make_record(Workload *w, size_t slot, const ui
         if (w->kernel.n > 0 && rng() % 100 < arg_kernel_percent) {
                 kdepth = 2 + (unsigned)(rng() % (MAX_KERNEL_DEPTH - 1));
                 for (unsigned i = 0; i < kdepth; i++)
-                        s->frames[i] = w->kernel.addr[rng() % w->kernel.n];
+                        s->frames[i] = FN_START(w->kernel.addr[rng() % w->kernel.n]) + 4;
         }
         s->tgid = (uint32_t)getpid();
         s->tid = s->tgid + (uint32_t)(rng() % 4);
@@ -228,6 +244,7 @@ static const struct vprof_sample *make_record(Workload *w, size_t slot, const ui
         for (unsigned i = 0; i < VPROF_STACK_WINDOW_WORDS; i++)
                 s->user_window[i] = arg_depth > 1 ? frames[1] : 0;
         memcpy(s->frames + kdepth, frames, arg_depth * sizeof(uint64_t));
+        s->frames[kdepth] = address_in(frames[0], (unsigned)rng(), LEAF_IPS);
         return s;
 }
 
@@ -248,7 +265,19 @@ static void fill_batch(Workload *w, size_t n)
         }
 }
 
-static __attribute__((noinline)) int add_batch(Target *t, const Workload *w, size_t n)
+static __attribute__((noipa)) int add_batch(Target *t, const Workload *w, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                int r = target_add_sample(t, (const struct vprof_sample *)(w->records + i * w->stride));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The cold pass, apart from add_batch() so that callgrind's --toggle-collect=add_batch leaves it out (noipa:
+ * not folded into it as identical code). */
+static __attribute__((noipa)) int add_cold_batch(Target *t, const Workload *w, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
                 int r = target_add_sample(t, (const struct vprof_sample *)(w->records + i * w->stride));
@@ -316,6 +345,22 @@ static __attribute__((noinline)) int add_profile_batch(Profile *p, const uint32_
         return 0;
 }
 
+/* The index in s of the function of a stack frame: frame 0 of a base stack is the function itself. */
+static size_t function_index(const AddressSet *s, uint64_t frame, bool leaf)
+{
+        uint64_t addr = leaf ? FN_START(frame) : frame;
+        size_t lo = 0, hi = s->n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (FN_START(s->addr[mid]) <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo - 1;
+}
+
 static int profile_only(Workload *w, double *ret_rate)
 {
         const size_t width = MAX_KERNEL_DEPTH + VPROF_MAX_USER_FRAMES;
@@ -355,11 +400,8 @@ static int profile_only(Workload *w, double *ret_rate)
                                         double u = rng_unit();
                                         frames = w->stacks + (size_t)(u * u * arg_stacks) * arg_depth;
                                 }
-                                for (unsigned k = 0; k < arg_depth; k++) {
-                                        uint64_t *hit = bsearch(&frames[k], w->user.addr, w->user.n,
-                                                                sizeof(uint64_t), compare_u64);
-                                        ids[i * width + k] = fn[hit - w->user.addr];
-                                }
+                                for (unsigned k = 0; k < arg_depth; k++)
+                                        ids[i * width + k] = fn[function_index(&w->user, frames[k], k == 0)];
                                 n_frames[i] = arg_depth;
                         }
                         start = now_ns();
@@ -452,6 +494,38 @@ static int parse_argv(int argc, char *argv[])
         return 1;
 }
 
+/* What target_new() makes, without the pidfd: valgrind 3.19 (Debian 12), for callgrind, lacks pidfd_open(). */
+static int target_new_unpinned(Manager *m, Target **ret)
+{
+        _cleanup_(target_freep) Target *t = calloc(1, sizeof(*t));
+        struct timespec ts;
+        int r;
+
+        if (!t)
+                return -ENOMEM;
+        t->pidfd = -1;
+        t->manager = m;
+        t->pid = getpid();
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        t->epoch_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        r = proc_info_read(t->pid, &t->info);
+        if (r < 0)
+                return r;
+        r = profile_new(m->config.frequency, &t->profile);
+        if (r < 0)
+                return r;
+        profile_set_limits(t->profile, m->max_functions, m->max_stacks);
+        t->user_frames = hashmap_new(&uint64_hash_ops);
+        t->kernel_frames = hashmap_new(&uint64_hash_ops);
+        if (!t->user_frames || !t->kernel_frames)
+                return -ENOMEM;
+        r = address_space_new(m->symbolizer, t->pid, &t->address_space);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
 static void workload_done(Workload *w)
 {
         free(w->user.addr);
@@ -495,6 +569,8 @@ static int run(int argc, char *argv[])
         m->max_functions = VPROF_MAX_FUNCTIONS_DEFAULT;
         m->max_stacks = VPROF_MAX_STACKS_DEFAULT;
         r = target_new(m, getpid(), 0, 0, &t, &tgid);
+        if (r == -ENOSYS)
+                r = target_new_unpinned(m, &t);
         if (r < 0)
                 return log_error_errno(r, "Cannot attach this process: %m");
         w.time_ns = t->epoch_ns;
@@ -506,7 +582,7 @@ static int run(int argc, char *argv[])
                         size_t b = MIN((size_t)(arg_stacks - i), (size_t)BATCH);
                         for (size_t k = 0; k < b; k++)
                                 make_record(&w, k, w.stacks + (size_t)(i + k) * arg_depth);
-                        r = add_batch(t, &w, b);
+                        r = add_cold_batch(t, &w, b);
                         if (r < 0)
                                 return log_error_errno(r, "Cannot add a sample: %m");
                 }
