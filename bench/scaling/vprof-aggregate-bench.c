@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bus-names.h"
 #include "hashmap.h"
 #include "log.h"
 #include "macros.h"
@@ -54,6 +55,11 @@ static unsigned arg_kernel_percent = 10;
 static uint64_t arg_samples = 2000000;
 static unsigned arg_runs = 5;
 static bool arg_json = false;
+static unsigned arg_max_stacks = VPROF_MAX_STACKS_DEFAULT;
+static const char *arg_write_state = NULL;
+static uint32_t arg_query_pid = 0;
+static unsigned arg_calls = 200;
+static uint32_t arg_limit = 0;
 
 /* Functions as start << 16 | size (sizes capped): sorting them sorts by address. */
 typedef struct AddressSet {
@@ -428,14 +434,22 @@ static void help(void)
                "  --depth=N          user frames per stack (%u)\n"
                "  --new-ppm=N        samples per million with a new stack (%u)\n"
                "  --kernel-percent=N samples with kernel frames, if /proc/kallsyms has addresses (%u)\n"
+               "  --max-stacks=N     the target's stack limit (%u)\n"
+               "  --write-state=DIR  save the target's tables in DIR as the daemon does (targets.state): a\n"
+               "                     vprofd started on DIR keeps them as an exited target\n"
+               "  --query=PID        instead: time GetFunctions(PID, inclusive, --limit) on the system bus\n"
+               "                     ($DBUS_SYSTEM_BUS_ADDRESS) --calls times; prints median, p99, reply bytes\n"
                "  --json             one JSON object instead of text\n",
                program_invocation_short_name, arg_samples, arg_runs, arg_functions, arg_stacks, arg_depth,
-               arg_new_ppm, arg_kernel_percent);
+               arg_new_ppm, arg_kernel_percent, arg_max_stacks);
 }
 
 static int parse_argv(int argc, char *argv[])
 {
-        enum { ARG_SAMPLES = 0x100, ARG_RUNS, ARG_FUNCTIONS, ARG_STACKS, ARG_DEPTH, ARG_NEW_PPM, ARG_KERNEL, ARG_JSON };
+        enum {
+                ARG_SAMPLES = 0x100, ARG_RUNS, ARG_FUNCTIONS, ARG_STACKS, ARG_DEPTH, ARG_NEW_PPM, ARG_KERNEL,
+                ARG_MAX_STACKS, ARG_QUERY, ARG_CALLS, ARG_LIMIT, ARG_JSON, ARG_WRITE_STATE,
+        };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "samples", required_argument, NULL, ARG_SAMPLES },
@@ -445,6 +459,11 @@ static int parse_argv(int argc, char *argv[])
                 { "depth", required_argument, NULL, ARG_DEPTH },
                 { "new-ppm", required_argument, NULL, ARG_NEW_PPM },
                 { "kernel-percent", required_argument, NULL, ARG_KERNEL },
+                { "max-stacks", required_argument, NULL, ARG_MAX_STACKS },
+                { "write-state", required_argument, NULL, ARG_WRITE_STATE },
+                { "query", required_argument, NULL, ARG_QUERY },
+                { "calls", required_argument, NULL, ARG_CALLS },
+                { "limit", required_argument, NULL, ARG_LIMIT },
                 { "json", no_argument, NULL, ARG_JSON },
                 {}
         };
@@ -483,6 +502,21 @@ static int parse_argv(int argc, char *argv[])
                         break;
                 case ARG_KERNEL:
                         arg_kernel_percent = (unsigned)MIN(v, 100ull);
+                        break;
+                case ARG_MAX_STACKS:
+                        arg_max_stacks = (unsigned)MIN(MAX(v, 1ull), 16777216ull);
+                        break;
+                case ARG_QUERY:
+                        arg_query_pid = (uint32_t)v;
+                        break;
+                case ARG_CALLS:
+                        arg_calls = (unsigned)MIN(MAX(v, 1ull), 100000ull);
+                        break;
+                case ARG_LIMIT:
+                        arg_limit = (uint32_t)MIN(v, (unsigned long long)UINT32_MAX);
+                        break;
+                case ARG_WRITE_STATE:
+                        arg_write_state = optarg;
                         break;
                 case ARG_JSON:
                         arg_json = true;
@@ -526,6 +560,55 @@ static int target_new_unpinned(Manager *m, Target **ret)
         return 0;
 }
 
+/* GetFunctions latency as a client sees it: the call, the daemon's work and the reply's transfer. */
+static int query(void)
+{
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ double *ms = calloc(arg_calls, sizeof(double));
+        size_t n_rows = 0;
+        int r;
+
+        if (!ms)
+                return -ENOMEM;
+        r = sd_bus_open_system(&bus);
+        if (r < 0)
+                return log_error_errno(r, "Cannot connect to the system bus: %m");
+        for (unsigned i = 0; i < arg_calls; i++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                uint64_t start = now_ns();
+
+                r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctions",
+                                       &error, &reply, "usu", arg_query_pid, "inclusive", arg_limit);
+                ms[i] = (double)(now_ns() - start) / 1e6;
+                if (r < 0) {
+                        log_error_errno(r, "GetFunctions: %s", error.message ?: "failed");
+                        sd_bus_error_free(&error);
+                        return r;
+                }
+        }
+        {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctions",
+                                       NULL, &reply, "usu", arg_query_pid, "inclusive", arg_limit);
+                /* The rows of the reply, counted apart from the timed calls. */
+                if (r >= 0 && sd_bus_message_skip(reply, "t") >= 0 &&
+                    sd_bus_message_enter_container(reply, 'a', NULL) > 0)
+                        while (sd_bus_message_skip(reply, NULL) > 0)
+                                n_rows++;
+        }
+        qsort(ms, arg_calls, sizeof(double), compare_double);
+        if (arg_json)
+                printf("{\"calls\": %u, \"limit\": %u, \"median_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f, "
+                       "\"rows\": %zu}\n",
+                       arg_calls, arg_limit, median(ms, arg_calls), ms[(size_t)((arg_calls - 1) * 0.99)],
+                       ms[arg_calls - 1], n_rows);
+        else
+                printf("GetFunctions limit %u: median %.3f ms, p99 %.3f ms over %u calls, %zu rows\n", arg_limit,
+                       median(ms, arg_calls), ms[(size_t)((arg_calls - 1) * 0.99)], arg_calls, n_rows);
+        return 0;
+}
+
 static void workload_done(Workload *w)
 {
         free(w->user.addr);
@@ -540,12 +623,15 @@ static int run(int argc, char *argv[])
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_(target_freep) Target *t = NULL;
         double runs[RUNS_MAX], cold, rate, profile_rate;
+        size_t n_functions, n_stacks;
         pid_t tgid;
         int r;
 
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r;
+        if (arg_query_pid > 0)
+                return query();
         elf_version(EV_CURRENT);
         dl_iterate_phdr(collect_object, &w.user);
         if (pick(&w.user, arg_functions) < 16)
@@ -567,7 +653,7 @@ static int run(int argc, char *argv[])
         if (r < 0)
                 return log_error_errno(r, "Cannot make a manager: %m");
         m->max_functions = VPROF_MAX_FUNCTIONS_DEFAULT;
-        m->max_stacks = VPROF_MAX_STACKS_DEFAULT;
+        m->max_stacks = arg_max_stacks;
         r = target_new(m, getpid(), 0, 0, &t, &tgid);
         if (r == -ENOSYS)
                 r = target_new_unpinned(m, &t);
@@ -601,6 +687,22 @@ static int run(int argc, char *argv[])
         if (r < 0)
                 return log_error_errno(r, "Cannot count a sample: %m");
 
+        n_functions = profile_n_functions(t->profile);
+        n_stacks = profile_n_stacks(t->profile);
+        if (arg_write_state) {
+                /* The daemon's own saving: the tables as a target of this process, which will be gone when a
+                 * daemon reads them. */
+                r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)t->pid), t);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot add the target: %m");
+                TAKE_PTR(t);
+                state_store_setup(m, arg_write_state, 0);
+                if (!m->state)
+                        return log_error_errno(-EIO, "Cannot use %s.", arg_write_state);
+                r = state_store_save(m->state);
+                if (r < 0)
+                        return r;
+        }
         if (arg_json)
                 printf("{\"samples_per_sec\": %.0f, \"profile_only_samples_per_sec\": %.0f, \"runs\": %u, "
                        "\"samples_per_run\": %" PRIu64 ", \"cold_pass_sec\": %.4f, \"cold_pass_samples\": %u, "
@@ -608,8 +710,7 @@ static int run(int argc, char *argv[])
                        "\"new_ppm\": %u, \"kernel_percent\": %u, \"profile_functions\": %zu, "
                        "\"profile_stacks\": %zu}\n",
                        rate, profile_rate, arg_runs, arg_samples, cold, arg_stacks, w.user.n, w.kernel.n, arg_stacks,
-                       arg_depth, arg_new_ppm, w.kernel.n ? arg_kernel_percent : 0, profile_n_functions(t->profile),
-                       profile_n_stacks(t->profile));
+                       arg_depth, arg_new_ppm, w.kernel.n ? arg_kernel_percent : 0, n_functions, n_stacks);
         else {
                 printf("workload: %zu user functions (%zu kernel), %u base stacks of %u user frames, "
                        "%u ppm new stacks, %u%% with kernel frames\n",
@@ -618,8 +719,7 @@ static int run(int argc, char *argv[])
                 printf("target_add_sample: %.0f samples/s (median of %u runs of %" PRIu64 ")\n", rate, arg_runs,
                        arg_samples);
                 printf("profile_add_sample alone: %.0f samples/s (median of %u runs)\n", profile_rate, arg_runs);
-                printf("profile: %zu functions, %zu stacks\n", profile_n_functions(t->profile),
-                       profile_n_stacks(t->profile));
+                printf("profile: %zu functions, %zu stacks\n", n_functions, n_stacks);
         }
         return 0;
 }
