@@ -20,12 +20,29 @@ typedef struct EhFrameEntry {
         uint32_t fde;
 } EhFrameEntry;
 
+/* The row (or the error) of one pc, as found by the FDE search, the FDE's parsing and the CFA program. */
+typedef struct RowSlot {
+        uint64_t pc;
+        int error; /* 0: row is pc's */
+        bool used;
+        Row row;
+} RowSlot;
+
+/* Slots of the row cache, at most: a sampled program keeps stopping at the same few thousand instructions, and
+ * finding and running their CFI again costs thousands of instructions a step, against tens for a hit. */
+#define ROW_CACHE_MAX 4096
+
 struct EhFrame {
         uint8_t *data; /* .eh_frame, up to its terminator */
         size_t size;
         uint64_t vaddr;
         EhFrameEntry *entries; /* sorted by pc */
         size_t n_entries;
+        /* Direct-mapped by pc, a power of two of slots: filled by eh_frame_unwind_step(), which is why the
+         * cache is behind a pointer (the EhFrame is const to its users) and why an EhFrame is for one thread
+         * at a time. */
+        RowSlot *row_cache;
+        size_t row_cache_size;
 };
 
 typedef struct Cie {
@@ -401,13 +418,22 @@ int eh_frame_new(const void *eh_frame, size_t eh_frame_size, uint64_t eh_frame_v
         if (e->n_entries == 0)
                 return -ENOENT;
 
+        /* As many slots as functions up to the maximum: a small library's cache stays small. */
+        e->row_cache_size = 1;
+        while (e->row_cache_size < MIN(e->n_entries, (size_t)ROW_CACHE_MAX))
+                e->row_cache_size <<= 1;
+        e->row_cache = calloc(e->row_cache_size, sizeof(RowSlot));
+        if (!e->row_cache)
+                return -ENOMEM;
+
         *ret = TAKE_PTR(e);
         return 0;
 }
 
 size_t eh_frame_memory(const EhFrame *e)
 {
-        return e ? sizeof(*e) + e->size + e->n_entries * sizeof(EhFrameEntry) : 0;
+        return e ? sizeof(*e) + e->size + e->n_entries * sizeof(EhFrameEntry) + e->row_cache_size * sizeof(RowSlot)
+                 : 0;
 }
 
 EhFrame *eh_frame_free(EhFrame *e)
@@ -416,6 +442,7 @@ EhFrame *eh_frame_free(EhFrame *e)
                 return NULL;
         free(e->data);
         free(e->entries);
+        free(e->row_cache);
         free(e);
         return NULL;
 }
@@ -553,20 +580,14 @@ static int find_fde(const EhFrame *e, uint64_t pc, size_t *ret)
         return 0;
 }
 
-int eh_frame_unwind_step(const EhFrame *e, uint64_t bias, const UnwindRegs *regs, const uint64_t *window,
-                         size_t n_words, UnwindRegs *ret_caller)
+/* The row at pc, from the CFI: the part of a step that depends on pc alone. */
+static int find_row(const EhFrame *e, uint64_t pc, Row *ret)
 {
-        uint64_t pc;
         size_t off;
         Cie cie;
         Fde fde;
-        Row row;
         int r;
 
-        if (!e || !regs || (!window && n_words > 0) || !ret_caller)
-                return -EINVAL;
-
-        pc = regs->ip - bias;
         r = find_fde(e, pc, &off);
         if (r < 0)
                 return r;
@@ -575,9 +596,27 @@ int eh_frame_unwind_step(const EhFrame *e, uint64_t bias, const UnwindRegs *regs
                 return r;
         if (pc < fde.pc_begin || pc - fde.pc_begin >= fde.pc_range)
                 return -ENOENT;
+        return cfa_program_run(&cie.program, cie.insns, fde.insns, fde.pc_begin, pc, ret);
+}
 
-        r = cfa_program_run(&cie.program, cie.insns, fde.insns, fde.pc_begin, pc, &row);
-        if (r < 0)
-                return r;
-        return cfa_row_unwind(&row, regs, window, n_words, ret_caller);
+int eh_frame_unwind_step(const EhFrame *e, uint64_t bias, const UnwindRegs *regs, const uint64_t *window,
+                         size_t n_words, UnwindRegs *ret_caller)
+{
+        RowSlot *slot;
+        uint64_t pc;
+
+        if (!e || !regs || (!window && n_words > 0) || !ret_caller)
+                return -EINVAL;
+
+        pc = regs->ip - bias;
+        /* Fibonacci hashing: the top bits of the product, which every bit of pc feeds. */
+        slot = &e->row_cache[(pc * UINT64_C(0x9e3779b97f4a7c15)) >> 32 & (e->row_cache_size - 1)];
+        if (!slot->used || slot->pc != pc) {
+                /* Malformed CFI is cached like the rest: it stays malformed. */
+                *slot = (RowSlot){ .pc = pc, .used = true };
+                slot->error = find_row(e, pc, &slot->row);
+        }
+        if (slot->error < 0)
+                return slot->error;
+        return cfa_row_unwind(&slot->row, regs, window, n_words, ret_caller);
 }
