@@ -47,7 +47,8 @@
 typedef struct Interp {
         const CfaCie *cie;
         uint64_t pc;
-        uint64_t loc; /* where the current row starts */
+        uint64_t loc;  /* where the current row starts */
+        uint64_t next; /* where the row after it starts, once an advance went beyond pc; UINT64_MAX before */
         bool in_cie;
         Row row;
         Row initial; /* after the CIE's instructions: what DW_CFA_restore goes back to */
@@ -97,8 +98,10 @@ static int set_loc(Interp *in, uint64_t loc)
 {
         if (loc < in->loc)
                 return -EBADMSG;
-        if (loc > in->pc)
+        if (loc > in->pc) {
+                in->next = loc;
                 return 1;
+        }
         in->loc = loc;
         return 0;
 }
@@ -272,9 +275,9 @@ static int run_program(Interp *in, Cursor c)
 }
 
 int cfa_program_run(const CfaCie *cie, Cursor cie_insns, Cursor fde_insns, uint64_t pc_begin, uint64_t pc,
-                    Row *ret)
+                    Row *ret, uint64_t *ret_lo, uint64_t *ret_hi)
 {
-        Interp in = { .cie = cie, .pc = pc, .loc = pc_begin, .in_cie = true };
+        Interp in = { .cie = cie, .pc = pc, .loc = pc_begin, .next = UINT64_MAX, .in_cie = true };
         int r;
 
         for (int col = 0; col < N_COLUMNS; col++)
@@ -288,6 +291,8 @@ int cfa_program_run(const CfaCie *cie, Cursor cie_insns, Cursor fde_insns, uint6
         if (r < 0)
                 return r;
         *ret = in.row;
+        *ret_lo = in.loc;
+        *ret_hi = in.next;
         return 0;
 }
 

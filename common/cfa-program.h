@@ -49,9 +49,10 @@ typedef struct Row {
 } Row;
 
 /* The row at pc of the function starting at pc_begin: the CIE's initial instructions run, then the FDE's.
- * Each cursor is bounded by its record. -EBADMSG malformed instructions. */
+ * Each cursor is bounded by its record. The row holds from *ret_lo up to *ret_hi (UINT64_MAX: to the end of the
+ * function), so that a cache can answer for every pc in between. -EBADMSG malformed instructions. */
 int cfa_program_run(const CfaCie *cie, Cursor cie_insns, Cursor fde_insns, uint64_t pc_begin, uint64_t pc,
-                    Row *ret);
+                    Row *ret, uint64_t *ret_lo, uint64_t *ret_hi);
 
 /* The caller of the frame at regs, by the row at regs->ip: window, n_words and the errors are those of
  * eh_frame_unwind_step(). */

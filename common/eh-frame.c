@@ -20,17 +20,20 @@ typedef struct EhFrameEntry {
         uint32_t fde;
 } EhFrameEntry;
 
-/* The row (or the error) of one pc, as found by the FDE search, the FDE's parsing and the CFA program. */
+/* A row (or an error) and the pcs it holds for, [lo, hi), as found by the FDE search, the FDE's parsing and the
+ * CFA program. An empty slot has lo == hi. */
 typedef struct RowSlot {
-        uint64_t pc;
-        int error; /* 0: row is pc's */
-        bool used;
+        uint64_t lo, hi;
+        int error; /* 0: row is the range's */
         Row row;
 } RowSlot;
 
-/* Slots of the row cache, at most: a sampled program keeps stopping at the same few thousand instructions, and
- * finding and running their CFI again costs thousands of instructions a step, against tens for a hit. */
+/* Slots of the row cache, at most: a sampled program keeps stopping at the same few thousand places, and finding
+ * and running their CFI again costs thousands of instructions a step, against tens for a hit. */
 #define ROW_CACHE_MAX 4096
+/* Slots are chosen by pc in granules of this many bytes: a row usually covers a function's whole body, so the
+ * pcs sampled near each other in it share one slot. */
+#define ROW_CACHE_GRANULE_SHIFT 5
 
 struct EhFrame {
         uint8_t *data; /* .eh_frame, up to its terminator */
@@ -580,8 +583,8 @@ static int find_fde(const EhFrame *e, uint64_t pc, size_t *ret)
         return 0;
 }
 
-/* The row at pc, from the CFI: the part of a step that depends on pc alone. */
-static int find_row(const EhFrame *e, uint64_t pc, Row *ret)
+/* The row at pc, from the CFI: the part of a step that depends on pc alone; and the pcs it holds for. */
+static int find_row(const EhFrame *e, uint64_t pc, Row *ret, uint64_t *ret_lo, uint64_t *ret_hi)
 {
         size_t off;
         Cie cie;
@@ -596,7 +599,12 @@ static int find_row(const EhFrame *e, uint64_t pc, Row *ret)
                 return r;
         if (pc < fde.pc_begin || pc - fde.pc_begin >= fde.pc_range)
                 return -ENOENT;
-        return cfa_program_run(&cie.program, cie.insns, fde.insns, fde.pc_begin, pc, ret);
+        r = cfa_program_run(&cie.program, cie.insns, fde.insns, fde.pc_begin, pc, ret, ret_lo, ret_hi);
+        if (r < 0)
+                return r;
+        /* The row ends with the function at the latest. */
+        *ret_hi = MIN(*ret_hi, fde.pc_begin + fde.pc_range);
+        return 0;
 }
 
 int eh_frame_unwind_step(const EhFrame *e, uint64_t bias, const UnwindRegs *regs, const uint64_t *window,
@@ -609,12 +617,18 @@ int eh_frame_unwind_step(const EhFrame *e, uint64_t bias, const UnwindRegs *regs
                 return -EINVAL;
 
         pc = regs->ip - bias;
-        /* Fibonacci hashing: the top bits of the product, which every bit of pc feeds. */
-        slot = &e->row_cache[(pc * UINT64_C(0x9e3779b97f4a7c15)) >> 32 & (e->row_cache_size - 1)];
-        if (!slot->used || slot->pc != pc) {
-                /* Malformed CFI is cached like the rest: it stays malformed. */
-                *slot = (RowSlot){ .pc = pc, .used = true };
-                slot->error = find_row(e, pc, &slot->row);
+        /* Fibonacci hashing: the top bits of the product, which every bit of the granule feeds. */
+        slot = &e->row_cache[((pc >> ROW_CACHE_GRANULE_SHIFT) * UINT64_C(0x9e3779b97f4a7c15)) >> 32 &
+                             (e->row_cache_size - 1)];
+        if (pc < slot->lo || pc >= slot->hi) {
+                uint64_t lo, hi;
+
+                /* An error is cached for its pc alone. Malformed CFI stays malformed. */
+                slot->error = find_row(e, pc, &slot->row, &lo, &hi);
+                if (slot->error < 0 || pc < lo || pc >= hi)
+                        lo = pc, hi = pc + 1;
+                slot->lo = lo;
+                slot->hi = hi;
         }
         if (slot->error < 0)
                 return slot->error;
