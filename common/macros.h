@@ -86,3 +86,5 @@ static inline int negative_errno(void)
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+/* n rounded up to a multiple of the power of two a. */
+#define ALIGN_TO(n, a) (((n) + (a) - 1) & ~((size_t)(a) - 1))

@@ -11,12 +11,14 @@
  * counts its inclusive sample only if its stamp is older. No per-sample allocation, no set to clear. The
  * sampling pass (every frame) and the values pass (user frames) each have their own stamp. */
 
+/* What every frame of a sample touches comes first, in 32 bytes (generation, inclusive, values_generation,
+ * inclusive_values.user_samples): with a Function aligned to them, one cache line a frame. */
 typedef struct Counts {
-        uint64_t inclusive;
-        uint64_t exclusive;
         uint64_t generation;
+        uint64_t inclusive;
         uint64_t values_generation;
         ProfileValues inclusive_values;
+        uint64_t exclusive;
         ProfileValues exclusive_values;
 } Counts;
 
@@ -31,12 +33,15 @@ typedef struct FunctionKey {
 } FunctionKey;
 
 typedef struct Function {
+        Counts counts; /* first: see Counts, and FUNCTION_ALIGN */
         FunctionKey key; /* key.name points to name */
         char *name;
         char *mangled; /* the symbol's name when name is its demangled form, else NULL */
         uint32_t id;
-        Counts counts;
 } Function;
+
+/* Functions are allocated at this alignment, so the hot start of their Counts never straddles a cache line. */
+#define FUNCTION_ALIGN 32
 
 typedef struct Thread {
         uint32_t tid;
@@ -75,6 +80,7 @@ struct Profile {
         Hashmap *module_by_name; /* name -> id + 1 */
 
         Hashmap *threads; /* tid -> Thread */
+        Thread *last_thread; /* of the last sample: the next one is often of the same thread */
 
         Hashmap *stacks; /* StackKey* -> Stack* */
 

@@ -183,9 +183,10 @@ static int add_function(Profile *p, const char *module, const char *function, ui
         r = grow((void **)&p->functions, &p->allocated_functions, p->n_functions + 1);
         if (r < 0)
                 return r;
-        f = calloc(1, sizeof(*f));
+        f = aligned_alloc(FUNCTION_ALIGN, ALIGN_TO(sizeof(*f), FUNCTION_ALIGN));
         if (!f)
                 return -ENOMEM;
+        *f = (Function){};
         f->name = strdup(function);
         if (!f->name)
                 return -ENOMEM;
@@ -239,7 +240,8 @@ int profile_intern_function(Profile *p, const char *module, const char *function
 
 static Thread *count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error)
 {
-        Thread *t = hashmap_get(p->threads, UINT64_TO_PTR(tid));
+        Thread *t = p->last_thread && p->last_thread->tid == tid ? p->last_thread
+                                                                 : hashmap_get(p->threads, UINT64_TO_PTR(tid));
         int r;
 
         if (!t) {
@@ -266,6 +268,7 @@ static Thread *count_thread(Profile *p, uint32_t tid, const char *name, int *ret
                 free(t->name);
                 t->name = copy;
         }
+        p->last_thread = t;
         return t;
 }
 
@@ -340,6 +343,31 @@ static void count_values(Profile *p, const ProfileSample *s, const uint32_t *use
         leaf = p->functions[user[0]];
         values_add(&leaf->counts.exclusive_values, s);
         values_add(&p->modules[leaf->key.module_id]->counts.exclusive_values, s);
+}
+
+/* count_sampling() and count_values() in one pass over the frames, for the common case (an on-CPU sample with
+ * user frames): each function's counts are brought into the cache once. */
+static void count_on_cpu(Profile *p, const ProfileSample *s, uint64_t gen)
+{
+        Function *leaf, *user_leaf;
+
+        for (size_t i = 0; i < s->n_frames; i++) {
+                Function *f = p->functions[s->frames[i]];
+                Module *m = p->modules[f->key.module_id];
+
+                count_inclusive(&f->counts, gen);
+                count_inclusive(&m->counts, gen);
+                if (i >= s->n_kernel_frames) {
+                        count_inclusive_values(&f->counts, gen, s);
+                        count_inclusive_values(&m->counts, gen, s);
+                }
+        }
+        leaf = p->functions[s->frames[0]];
+        leaf->counts.exclusive++;
+        p->modules[leaf->key.module_id]->counts.exclusive++;
+        user_leaf = p->functions[s->frames[s->n_kernel_frames]];
+        values_add(&user_leaf->counts.exclusive_values, s);
+        values_add(&p->modules[user_leaf->key.module_id]->counts.exclusive_values, s);
 }
 
 /* The sample's stack, as given (an empty one too: its samples have no frame). Past the limit, or out of memory,
@@ -418,13 +446,18 @@ int profile_add_sample(Profile *p, const ProfileSample *s)
                 return r;
 
         gen = ++p->generation;
+        values_add(&p->total_values, s);
+        values_add(&t->values, s);
         if (sample_on_cpu(s)) {
                 p->total++;
                 t->samples++;
+                if (user == s->frames + s->n_kernel_frames) {
+                        count_on_cpu(p, s, gen);
+                        count_stack(p, s);
+                        return 0;
+                }
                 count_sampling(p, s, gen);
         }
-        values_add(&p->total_values, s);
-        values_add(&t->values, s);
         count_values(p, s, user, n_user, gen);
         count_stack(p, s);
         return 0;

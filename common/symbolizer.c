@@ -67,6 +67,7 @@ struct Symbolizer {
         bool kallsyms_loaded;    /* tried; a failure is not retried on every kernel frame */
         bool kallsyms_restricted_logged;
         uint64_t kallsyms_read_usec;
+        uint64_t kallsyms_generation; /* reads of kallsyms so far */
         uint64_t kallsyms_reread_usec;
 
         /* The budget of the parsed files (0: none). Past it, files no address space uses are dropped; when
@@ -293,6 +294,11 @@ int symbolizer_set_kallsyms(Symbolizer *s, const char *path, uint64_t reread_use
         return 0;
 }
 
+uint64_t symbolizer_kallsyms_generation(const Symbolizer *s)
+{
+        return s ? s->kallsyms_generation : 0;
+}
+
 static int symbolizer_load_kallsyms(Symbolizer *s)
 {
         const char *path = s->kallsyms_path ?: KALLSYMS_PATH;
@@ -301,6 +307,7 @@ static int symbolizer_load_kallsyms(Symbolizer *s)
 
         s->kallsyms_loaded = true;
         s->kallsyms_read_usec = now_usec();
+        s->kallsyms_generation++;
         r = kallsyms_load(path, &k);
         if (r == -ENOMEM)
                 return r;
@@ -344,9 +351,9 @@ int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret)
         if (name)
                 *ret = (Symbol) { .module = module, .function = name, .offset = offset, .code = true };
         else if (kallsyms_restricted(s->kallsyms))
-                /* Addresses without names: one row for the kernel, never a guess. */
-                *ret = (Symbol) { .module = "kernel", .function = "[kernel]", .offset = 0, .code = true,
-                                  .transient = true };
+                /* Addresses without names: one row for the kernel, never a guess. Cacheable until the next read
+                 * (symbolizer_kallsyms_generation()): with kptr_restrict, every kernel frame comes here. */
+                *ret = (Symbol) { .module = "kernel", .function = "[kernel]", .offset = 0, .code = true };
         else
                 *ret = (Symbol) { .module = "kernel", .function = NULL, .offset = addr, .code = true,
                                   .transient = true };

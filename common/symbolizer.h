@@ -92,6 +92,9 @@ int symbolizer_add_debug_file(Symbolizer *s, const char *build_id, const char *p
  * module's name. When kallsyms hides the addresses (kptr_restrict), every address is function "[kernel]" of
  * module "kernel": no name rather than a wrong one. */
 int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret);
+/* Counts the reads of kallsyms: a kernel frame cached under an older count may have another name now (a module
+ * loaded, kptr_restrict lowered). */
+uint64_t symbolizer_kallsyms_generation(const Symbolizer *s);
 /* Another kallsyms file and interval between re-reads (default /proc/kallsyms, 10 s), for tests. */
 int symbolizer_set_kallsyms(Symbolizer *s, const char *path, uint64_t reread_usec);
 

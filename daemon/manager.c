@@ -81,7 +81,7 @@ static void on_debug_file(const char *build_id, const char *path, void *userdata
         if (r == 0)
                 return;
         HASHMAP_FOREACH(t, m->targets)
-                hashmap_clear(t->user_frames);
+                frame_cache_clear(t->user_frames);
 }
 
 int manager_enable_debuginfod(Manager *m, const char *urls, uint32_t timeout_sec)

@@ -189,8 +189,8 @@ static void install_profile(Target *t, SavedTarget *saved)
         profile_free(t->profile);
         t->profile = TAKE_PTR(saved->profile);
         profile_set_limits(t->profile, t->manager->max_functions, t->manager->max_stacks);
-        hashmap_clear(t->user_frames);
-        hashmap_clear(t->kernel_frames);
+        frame_cache_clear(t->user_frames);
+        frame_cache_clear(t->kernel_frames);
         t->attach_usec = saved->attach_usec;
 }
 

@@ -40,6 +40,9 @@ static uint64_t now_monotonic_ns(void)
         return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Addresses cached per target and mode: 2 MiB when full. */
+#define FRAME_CACHE_MAX 65536
+
 static int target_alloc_tables(Target *t)
 {
         int r;
@@ -48,11 +51,10 @@ static int target_alloc_tables(Target *t)
         if (r < 0)
                 return r;
         profile_set_limits(t->profile, t->manager->max_functions, t->manager->max_stacks);
-        t->user_frames = hashmap_new(&uint64_hash_ops);
-        t->kernel_frames = hashmap_new(&uint64_hash_ops);
-        if (!t->user_frames || !t->kernel_frames)
-                return -ENOMEM;
-        return 0;
+        r = frame_cache_new(FRAME_CACHE_MAX, &t->user_frames);
+        if (r < 0)
+                return r;
+        return frame_cache_new(FRAME_CACHE_MAX, &t->kernel_frames);
 }
 
 int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid)
@@ -153,8 +155,8 @@ Target *target_free(Target *t)
         safe_close(t->pidfd);
         address_space_free(t->address_space);
         profile_free(t->profile);
-        hashmap_free(t->user_frames);
-        hashmap_free(t->kernel_frames);
+        frame_cache_free(t->user_frames);
+        frame_cache_free(t->kernel_frames);
         free(t);
         return NULL;
 }
@@ -171,8 +173,8 @@ int target_reset(Target *t)
         profile_free(t->profile);
         t->profile = TAKE_PTR(p);
         /* The caches hold ids of the old profile. */
-        hashmap_clear(t->user_frames);
-        hashmap_clear(t->kernel_frames);
+        frame_cache_clear(t->user_frames);
+        frame_cache_clear(t->kernel_frames);
         t->epoch_ns = now_monotonic_ns();
         state_store_request_save(t->manager->state);
         return 0;
@@ -228,24 +230,22 @@ static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *re
  * without frame pointers (most distribution libraries) read junk there, and everything after it is junk too. */
 #define FRAME_NOT_CODE UINT32_MAX
 
-/* Addresses cached per target and mode: about 2 MiB when full. */
-#define FRAME_CACHE_MAX 65536
-
 static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_address, uint32_t *ret_id)
 {
-        Hashmap *cache = kernel ? t->kernel_frames : t->user_frames;
+        FrameCache *cache = kernel ? t->kernel_frames : t->user_frames;
         uint64_t key = return_address ? addr - 1 : addr;
-        void *v;
         Symbol sym;
         uint32_t id;
         int r;
 
-        /* The hot path: most frames of a busy target were seen before. */
-        v = hashmap_get(cache, UINT64_TO_PTR(key));
-        if (v) {
-                *ret_id = (uint32_t)(PTR_TO_UINT64(v) - 1);
-                return 0;
+        /* Kernel names cached before kallsyms was read again may have changed. */
+        if (kernel && _unlikely_(t->kallsyms_generation != symbolizer_kallsyms_generation(t->manager->symbolizer))) {
+                frame_cache_clear(cache);
+                t->kallsyms_generation = symbolizer_kallsyms_generation(t->manager->symbolizer);
         }
+        /* The hot path: most frames of a busy target were seen before. */
+        if (frame_cache_get(cache, key, ret_id))
+                return 0;
 
         if (kernel)
                 r = symbolizer_resolve_kernel(t->manager->symbolizer, addr, &sym);
@@ -265,9 +265,7 @@ static int resolve_frame(Target *t, uint64_t addr, bool kernel, bool return_addr
          * a kernel address before kallsyms is read again). A full cache starts over rather than
          * grow with every address a JIT or a huge binary ever ran: it only saves lookups. */
         if (sym.code && !sym.transient) {
-                if (hashmap_size(cache) >= FRAME_CACHE_MAX)
-                        hashmap_clear(cache);
-                r = hashmap_put(cache, UINT64_TO_PTR(key), UINT64_TO_PTR((uint64_t)id + 1));
+                r = frame_cache_put(cache, key, id);
                 if (r < 0)
                         return r;
         }
@@ -356,7 +354,7 @@ static void follow_exec(Target *t, const struct vprof_sample *s)
         }
         address_space_free(t->address_space);
         t->address_space = TAKE_PTR(as);
-        hashmap_clear(t->user_frames);
+        frame_cache_clear(t->user_frames);
         log_info("Target %d exec()ed %.*s: its tables stay, its new image's symbols from now on.", (int)t->pid,
                  VPROF_COMM_LEN, s->comm);
 }

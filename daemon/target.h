@@ -8,6 +8,7 @@
 #include <systemd/sd-event.h>
 
 #include "hashmap.h"
+#include "frame-cache.h"
 #include "profile.h"
 #include "proc-info.h"
 #include "symbolizer.h"
@@ -32,8 +33,9 @@ typedef struct Target {
         AddressSpace *address_space; /* NULL for a target restored after its process was gone */
         uint16_t exec_count;         /* the image the address space is of: records carry theirs */
         Profile *profile;
-        Hashmap *user_frames;   /* looked-up address -> function id + 1 */
-        Hashmap *kernel_frames;
+        FrameCache *user_frames; /* looked-up address -> function id */
+        FrameCache *kernel_frames;
+        uint64_t kallsyms_generation; /* of the names in kernel_frames */
 } Target;
 
 /* Validates the process, opens its pidfd and maps; does not touch BPF or the event loop. -ESRCH when the

@@ -61,13 +61,15 @@ static uint32_t arg_query_pid = 0;
 static unsigned arg_calls = 200;
 static uint32_t arg_limit = 0;
 
-/* Functions as start << 16 | size (sizes capped): sorting them sorts by address. */
+/* Functions as start << 16 | size (sizes capped): sorting them sorts by address (within one set: user or
+ * kernel). Canonical x86-64 addresses carry their top 16 bits in bit 47, so the start comes back by an
+ * arithmetic shift: a kernel address too, whose top bits the packing dropped. */
 typedef struct AddressSet {
         uint64_t *addr;
         size_t n, allocated;
 } AddressSet;
 
-#define FN_START(x) ((x) >> 16)
+#define FN_START(x) ((uint64_t)((int64_t)(x) >> 16))
 #define FN_SIZE(x) ((x) & 0xffff)
 
 static int address_set_add(AddressSet *s, uint64_t start, uint64_t size)
@@ -549,10 +551,12 @@ static int target_new_unpinned(Manager *m, Target **ret)
         if (r < 0)
                 return r;
         profile_set_limits(t->profile, m->max_functions, m->max_stacks);
-        t->user_frames = hashmap_new(&uint64_hash_ops);
-        t->kernel_frames = hashmap_new(&uint64_hash_ops);
-        if (!t->user_frames || !t->kernel_frames)
-                return -ENOMEM;
+        r = frame_cache_new(65536, &t->user_frames);
+        if (r < 0)
+                return r;
+        r = frame_cache_new(65536, &t->kernel_frames);
+        if (r < 0)
+                return r;
         r = address_space_new(m->symbolizer, t->pid, &t->address_space);
         if (r < 0)
                 return r;

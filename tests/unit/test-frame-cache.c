@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+
+#include "check-main.h"
+#include "frame-cache.h"
+
+START_TEST(test_put_get)
+{
+        _cleanup_(frame_cache_freep) FrameCache *c = NULL;
+        uint32_t id = 0;
+
+        ck_assert_int_eq(frame_cache_new(100000, &c), 0);
+        ck_assert(!frame_cache_get(c, 0x401000, &id));
+        /* Address 0 is an address like any other; it grows past its first table. */
+        for (uint64_t a = 0; a < 50000; a++)
+                ck_assert_int_eq(frame_cache_put(c, a * 16, (uint32_t)(a * 7)), 0);
+        ck_assert_uint_eq(frame_cache_size(c), 50000);
+        for (uint64_t a = 0; a < 50000; a++) {
+                ck_assert(frame_cache_get(c, a * 16, &id));
+                ck_assert_uint_eq(id, a * 7);
+                ck_assert(!frame_cache_get(c, a * 16 + 1, &id));
+        }
+        /* A put of a cached address replaces its id, without a second entry. */
+        ck_assert_int_eq(frame_cache_put(c, 32, 99), 0);
+        ck_assert(frame_cache_get(c, 32, &id));
+        ck_assert_uint_eq(id, 99);
+        ck_assert_uint_eq(frame_cache_size(c), 50000);
+        /* Kernel addresses, and the one address that has no key: never cached, never found. */
+        ck_assert_int_eq(frame_cache_put(c, UINT64_C(0xffffffff81000010), 5), 0);
+        ck_assert(frame_cache_get(c, UINT64_C(0xffffffff81000010), &id));
+        ck_assert_uint_eq(id, 5);
+        ck_assert_int_eq(frame_cache_put(c, UINT64_MAX, 6), 0);
+        ck_assert(!frame_cache_get(c, UINT64_MAX, &id));
+
+        frame_cache_clear(c);
+        ck_assert_uint_eq(frame_cache_size(c), 0);
+        ck_assert(!frame_cache_get(c, 32, &id));
+}
+END_TEST
+
+/* A full cache starts over instead of growing: the newest address is kept, and the table stays bounded. */
+START_TEST(test_full_starts_over)
+{
+        _cleanup_(frame_cache_freep) FrameCache *c = NULL;
+        uint32_t id;
+
+        ck_assert_int_eq(frame_cache_new(1000, &c), 0);
+        for (uint64_t a = 1; a <= 1000; a++)
+                ck_assert_int_eq(frame_cache_put(c, a, (uint32_t)a), 0);
+        ck_assert_uint_eq(frame_cache_size(c), 1000);
+        ck_assert_uint_le(c->mask + 1, 2048);
+        ck_assert_int_eq(frame_cache_put(c, 5000, 1), 0);
+        ck_assert_uint_eq(frame_cache_size(c), 1);
+        ck_assert(frame_cache_get(c, 5000, &id));
+        ck_assert(!frame_cache_get(c, 1, &id));
+        for (uint64_t a = 1; a <= 100000; a++)
+                ck_assert_int_eq(frame_cache_put(c, a, (uint32_t)a), 0);
+        ck_assert_uint_le(frame_cache_size(c), 1000);
+        ck_assert_uint_le(c->mask + 1, 2048);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+        FrameCache *c = NULL;
+
+        ck_assert_int_eq(frame_cache_new(0, &c), -EINVAL);
+        ck_assert_ptr_null(c);
+        ck_assert_ptr_null(frame_cache_free(NULL));
+        ck_assert_uint_eq(frame_cache_size(NULL), 0);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("frame-cache");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_put_get);
+        tcase_add_test(tc, test_full_starts_over);
+        tcase_add_test(tc, test_bad_arguments);
+        suite_add_tcase(s, tc);
+        return run_suite(s);
+}
