@@ -472,7 +472,7 @@ class Bench:
 COLUMNS = [  # (heading, key, format)
     ("profiler", "profiler", "{}"), ("thr", "threads", "{}"), ("Hz", "frequency", "{}"),
     ("ratio", "median_ratio", "{:.4f}"), ("min-max", None, None), ("CPU run s", "cpu_run_s", "{:.3f}"),
-    ("CPU all s", "cpu_total_s", "{:.2f}"), ("BPF ns/run", "bpf_ns_per_run", "{:.0f}"),
+    ("CPU all s", "cpu_total_s", "{:.3f}"), ("BPF ns/run", "bpf_ns_per_run", "{:.0f}"),
     ("BPF ms", "bpf_total_ms", "{:.1f}"), ("RSS MiB", "peak_rss_kib", None), ("out KiB", "output_bytes", None),
     ("lost", "lost", "{}"), ("samples", "samples", "{}"), ("err pp", "max_error_points", "{:.2f}"),
 ]
