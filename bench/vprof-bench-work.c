@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload-util.h"
+
 #define NOINLINE __attribute__((noinline))
 #define ITERATIONS_PER_UNIT 100000
 #define UNITS_PER_ROUND 10
@@ -41,23 +43,7 @@ typedef struct Worker {
         uint64_t sink;
 } Worker;
 
-static double monotonic_now(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* The same loop everywhere; the empty asm keeps the compiler from folding or vectorizing it. */
-#define SPIN(units, seed)                                                                                      \
-        do {                                                                                                   \
-                uint64_t x = (seed);                                                                           \
-                for (uint64_t i = 0; i < (uint64_t)(units) * ITERATIONS_PER_UNIT; i++) {                       \
-                        x = x * 6364136223846793005ull + 1442695040888963407ull;                               \
-                        __asm__ volatile("" : "+r"(x));                                                        \
-                }                                                                                              \
-                return x;                                                                                      \
-        } while (0)
+#define SPIN(units, seed) WORKLOAD_SPIN(units, seed, ITERATIONS_PER_UNIT)
 
 NOINLINE uint64_t leaf_a(unsigned units, uint64_t seed) { SPIN(units, seed); }
 NOINLINE uint64_t leaf_c(unsigned units, uint64_t seed) { SPIN(units, seed); }
@@ -173,7 +159,7 @@ int main(int argc, char *argv[])
         }
 
         cpu_before = process_cpu_seconds();
-        start = monotonic_now();
+        start = workload_now();
         for (unsigned i = 0; i < arg_threads; i++)
                 if (pthread_create(&workers[i].thread, NULL, bench_worker, &workers[i]) != 0) {
                         fprintf(stderr, "vprof-bench-work: cannot start a thread\n");
@@ -183,7 +169,7 @@ int main(int argc, char *argv[])
         while (workers_done < arg_threads)
                 pthread_cond_wait(&changed, &lock);
         pthread_mutex_unlock(&lock);
-        wall = monotonic_now() - start;
+        wall = workload_now() - start;
         for (unsigned i = 0; i < arg_threads; i++)
                 sink += workers[i].sink;
 

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload-util.h"
+
 #define NOINLINE __attribute__((noinline))
 #define ITERATIONS_PER_UNIT 20000
 
@@ -52,24 +54,7 @@ static double thread_cpu_now(void)
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static double monotonic_now(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* The same loop in every leaf, so a unit costs the same everywhere; the empty asm keeps the compiler from
- * folding or vectorizing it. */
-#define SPIN(units, seed)                                                                                      \
-        do {                                                                                                   \
-                uint64_t x = (seed);                                                                           \
-                for (uint64_t i = 0; i < (uint64_t)(units) * ITERATIONS_PER_UNIT; i++) {                       \
-                        x = x * 6364136223846793005ull + 1442695040888963407ull;                               \
-                        __asm__ volatile("" : "+r"(x));                                                        \
-                }                                                                                              \
-                return x;                                                                                      \
-        } while (0)
+#define SPIN(units, seed) WORKLOAD_SPIN(units, seed, ITERATIONS_PER_UNIT)
 
 NOINLINE uint64_t work_alpha(unsigned units, uint64_t seed) { SPIN(units, seed); }
 NOINLINE uint64_t work_beta(unsigned units, uint64_t seed) { SPIN(units, seed); }
@@ -113,7 +98,7 @@ NOINLINE void run_round(Worker *w)
 static void *worker(void *userdata)
 {
         Worker *w = userdata;
-        double start_cpu = thread_cpu_now(), deadline = monotonic_now() + arg_seconds;
+        double start_cpu = thread_cpu_now(), deadline = workload_now() + arg_seconds;
         char name[16];
 
         /* The main thread keeps the process's name. */
@@ -130,7 +115,7 @@ static void *worker(void *userdata)
                 else
                         run_round(w);
                 w->rounds++;
-                if (arg_rounds ? w->rounds >= arg_rounds : monotonic_now() >= deadline)
+                if (arg_rounds ? w->rounds >= arg_rounds : workload_now() >= deadline)
                         break;
         }
         w->cpu_seconds = thread_cpu_now() - start_cpu;
@@ -253,7 +238,7 @@ int main(int argc, char *argv[])
         workers = calloc(arg_threads, sizeof(Worker));
         if (!workers)
                 return 1;
-        start = monotonic_now();
+        start = workload_now();
         /* Thread 0 is the main thread itself, so a one-thread run has a single thread. */
         for (unsigned i = 1; i < arg_threads; i++) {
                 workers[i].index = i;
@@ -266,7 +251,7 @@ int main(int argc, char *argv[])
         for (unsigned i = 1; i < arg_threads; i++)
                 pthread_join(workers[i].thread, NULL);
 
-        if (arg_report && write_report(workers, monotonic_now() - start) < 0)
+        if (arg_report && write_report(workers, workload_now() - start) < 0)
                 return 1;
         free(workers);
         return 0;
