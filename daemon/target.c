@@ -43,7 +43,7 @@ static uint64_t now_monotonic_ns(void)
 /* Addresses cached per target and mode: 2 MiB when full. */
 #define FRAME_CACHE_MAX 65536
 
-static int target_alloc_tables(Target *t)
+int target_alloc_tables(Target *t)
 {
         int r;
 

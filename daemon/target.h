@@ -38,6 +38,9 @@ typedef struct Target {
         uint64_t kallsyms_generation; /* of the names in kernel_frames */
 } Target;
 
+/* The empty tables and frame caches of t (t->manager set), with the manager's limits. */
+int target_alloc_tables(Target *t);
+
 /* Validates the process, opens its pidfd and maps; does not touch BPF or the event loop. -ESRCH when the
  * process does not exist or exits meanwhile, -EINVAL for a kernel thread, -ECHILD for a thread ID that is not
  * a process (ret_tgid then holds its process), -EPERM when caller may not profile it by the local rules

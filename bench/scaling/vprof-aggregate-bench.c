@@ -547,14 +547,7 @@ static int target_new_unpinned(Manager *m, Target **ret)
         r = proc_info_read(t->pid, &t->info);
         if (r < 0)
                 return r;
-        r = profile_new(m->config.frequency, &t->profile);
-        if (r < 0)
-                return r;
-        profile_set_limits(t->profile, m->max_functions, m->max_stacks);
-        r = frame_cache_new(65536, &t->user_frames);
-        if (r < 0)
-                return r;
-        r = frame_cache_new(65536, &t->kernel_frames);
+        r = target_alloc_tables(t);
         if (r < 0)
                 return r;
         r = address_space_new(m->symbolizer, t->pid, &t->address_space);
