@@ -383,6 +383,10 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
                 r = json_add_u64(o, "off_cpu_unclaimed", s->off_cpu_unclaimed);
         if (r >= 0)
                 r = json_add_u64(o, "max_targets", s->max_targets);
+        if (r >= 0 && s->have_slots)
+                r = json_add_u64(o, "max_targets_per_user", s->max_targets_per_user);
+        if (r >= 0 && s->have_slots)
+                r = json_add_u64(o, "exited_target_retention_sec", s->exited_retention_usec / 1000000);
         if (r >= 0)
                 r = json_add_u64(o, "max_functions_per_target", s->max_functions);
         if (r >= 0)
@@ -409,7 +413,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
 {
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
-                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[96];
+                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[96], exited[64];
         const struct {
                 const char *key;
                 const char *value;
@@ -436,6 +440,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Off-CPU lost", off_cpu_lost},
                 {"Off-CPU unclaimed", off_cpu_unclaimed},
                 {"Limits", s->max_targets ? limits : NULL},
+                {"Exited targets", s->have_slots ? exited : NULL},
                 {"Past the limits", s->max_targets ? folded : NULL},
                 {"Symbol cache", s->symbol_cache_size ? symbols : NULL},
         };
@@ -458,8 +463,20 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         snprintf(off_cpu_preempted, sizeof(off_cpu_preempted), "%" PRIu64, s->off_cpu_preempted);
         snprintf(off_cpu_lost, sizeof(off_cpu_lost), "%" PRIu64, s->off_cpu_lost);
         snprintf(off_cpu_unclaimed, sizeof(off_cpu_unclaimed), "%" PRIu64, s->off_cpu_unclaimed);
-        snprintf(limits, sizeof(limits), "%" PRIu32 " targets; %" PRIu32 " functions, %" PRIu32 " stacks per target",
-                 s->max_targets, s->max_functions, s->max_stacks);
+        if (s->have_slots && s->max_targets_per_user > 0)
+                snprintf(limits, sizeof(limits),
+                         "%" PRIu32 " targets, %" PRIu32 " per user; %" PRIu32 " functions, %" PRIu32
+                         " stacks per target", s->max_targets, s->max_targets_per_user, s->max_functions,
+                         s->max_stacks);
+        else
+                snprintf(limits, sizeof(limits),
+                         "%" PRIu32 " targets; %" PRIu32 " functions, %" PRIu32 " stacks per target", s->max_targets,
+                         s->max_functions, s->max_stacks);
+        if (s->exited_retention_usec > 0)
+                snprintf(exited, sizeof(exited), "kept until detached or needed, %" PRIu64 " s at most",
+                         s->exited_retention_usec / 1000000);
+        else
+                snprintf(exited, sizeof(exited), "kept until detached or needed");
         snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped",
                  (double)s->symbol_cache_used / (1 << 20), (double)s->symbol_cache_size / (1 << 20),
                  s->symbol_files_skipped);

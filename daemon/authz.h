@@ -13,6 +13,14 @@
  * the caller's and it is dumpable (not set-ID, not marked non-dumpable). Anything else is put to polkit
  * (authz-polkit.h) by the method handlers. */
 
+/* Who asks for a target: the caller's effective UID, and whether polkit allowed what the local rules refused.
+ * Such a caller acts as root would (the target's attach_uid is 0), but the target still counts as the
+ * caller's (target-slots.h). */
+typedef struct AuthzCaller {
+        uid_t uid;
+        bool polkit_allowed;
+} AuthzCaller;
+
 /* The caller's effective UID from the bus credentials; refuses credentials that sd-bus only guessed from
  * /proc (augmented), which a caller could race. */
 int bus_caller_uid(sd_bus_message *m, uid_t *ret, sd_bus_error *error);

@@ -31,31 +31,35 @@ int bus_verify_profile_access(Manager *m, sd_bus_message *msg, uint32_t pid, sd_
         return polkit_verify_async(&m->polkit_registry, msg, VPROF_POLKIT_ACTION_PROFILE, details, error);
 }
 
-int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Target **ret, sd_bus_error *error)
+int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret,
+                              sd_bus_error *error)
 {
+        AuthzCaller caller = {};
         Target *t;
-        uid_t caller;
         int r;
 
         r = bus_check_pid_argument(pid, error);
         if (r < 0)
                 return r;
-        r = bus_caller_uid(msg, &caller, error);
+        r = bus_caller_uid(msg, &caller.uid, error);
         if (r < 0)
                 return r;
         t = manager_get_target(m, (pid_t)pid);
         if (!t)
                 return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "PID %u is not attached", pid);
-        if (!bus_caller_may_see(t, caller)) {
+        if (!bus_caller_may_see(t, caller.uid)) {
                 r = bus_verify_profile_access(m, msg, pid, error);
                 if (r <= 0)
                         return r;
+                caller.polkit_allowed = true;
         }
+        if (ret_caller)
+                *ret_caller = caller;
         *ret = t;
         return 1;
 }
 
-int bus_read_target(Manager *m, sd_bus_message *msg, Target **ret, sd_bus_error *error)
+int bus_read_target(Manager *m, sd_bus_message *msg, AuthzCaller *ret_caller, Target **ret, sd_bus_error *error)
 {
         uint32_t pid;
         int r;
@@ -63,7 +67,7 @@ int bus_read_target(Manager *m, sd_bus_message *msg, Target **ret, sd_bus_error 
         r = sd_bus_message_read(msg, "u", &pid);
         if (r < 0)
                 return r;
-        return bus_get_target_for_caller(m, msg, pid, ret, error);
+        return bus_get_target_for_caller(m, msg, pid, ret_caller, ret, error);
 }
 
 int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn table, ProfileSort sort,
@@ -72,7 +76,7 @@ int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn tabl
         Target *t;
         int r;
 
-        r = bus_read_target(m, msg, &t, error);
+        r = bus_read_target(m, msg, NULL, &t, error);
         if (r <= 0)
                 return r;
         manager_sync(m);
@@ -104,7 +108,7 @@ int bus_read_function_table(Manager *m, sd_bus_message *msg, bool values, Target
         if (!values && (sort < 0 || profile_sort_is_values(sort)))
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "Unknown sort key '%s': expected inclusive or exclusive", sort_name);
-        r = bus_get_target_for_caller(m, msg, pid, &t, error);
+        r = bus_get_target_for_caller(m, msg, pid, NULL, &t, error);
         if (r <= 0)
                 return r;
         manager_sync(m);
