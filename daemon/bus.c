@@ -88,6 +88,15 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
                 return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
                                          "Cannot attach PID %u: the limit of %u targets is reached, all of them "
                                          "running (MaxTargets=)", pid, m->config.max_targets);
+        case -EMFILE:
+                /* Not the caller's fault, and nothing it can fix: the unit's LimitNOFILE= is too low. */
+                return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
+                                         "Cannot attach PID %u: vprofd has reached its limit of %" PRIu64
+                                         " open files, one for each target (LimitNOFILE=)", pid, m->fd_limit);
+        case -ENFILE:
+                return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
+                                         "Cannot attach PID %u: the system's limit of open files is reached "
+                                         "(fs.file-max)", pid);
         default:
                 return sd_bus_error_set_errnof(error, r, "Cannot attach PID %u: %s", pid, strerror(-r));
         }

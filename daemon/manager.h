@@ -44,6 +44,8 @@ typedef struct Manager {
         uint32_t max_targets_per_user; /* target-slots.h; 0: no limit per user */
         uint64_t exited_retention_usec; /* exited targets go this long after their exit; 0: never */
         sd_event_source *retention_timer; /* CLOCK_REALTIME, at the next exited target's time to go */
+        uint64_t fd_limit; /* RLIMIT_NOFILE's soft limit, as fd-limit.h found it; 0: not checked */
+        int pidfd_bound;   /* a pidfd at or above it is one too many (fd-limit.h); 0: none */
 
         /* Per target; 0 for none. */
         uint32_t max_functions;

@@ -80,6 +80,9 @@ int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret
         }
         if (pidfd < 0)
                 return pidfd;
+        /* The descriptors above are the daemon's own (fd-limit.h). */
+        if (m->pidfd_bound > 0 && pidfd >= m->pidfd_bound)
+                return -EMFILE;
 
         r = proc_info_read(pid, &info);
         if (r < 0)

@@ -11,6 +11,7 @@
 
 #include "bus.h"
 #include "debug-file.h"
+#include "fd-limit.h"
 #include "log.h"
 #include "manager.h"
 #include "settings.h"
@@ -287,6 +288,8 @@ static int run(int argc, char *argv[])
         r = setup_target_slots(m);
         if (r < 0)
                 return r;
+        /* Now that the perf events are open, and before saved targets are attached again. */
+        fd_limit_setup(config.max_targets, &m->fd_limit, &m->pidfd_bound);
         log_debug("Ring buffer: %zu KiB.", config.ring_size >> 10);
 
         /* The saved targets are back before the name is ours: the first caller finds them. */

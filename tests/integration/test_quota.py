@@ -7,6 +7,7 @@ targets go after ExitedTargetRetentionSec=, also across restarts; the open-file 
 it. Prints what it measured as 'quota:' lines."""
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -225,6 +226,51 @@ class Quota(unittest.TestCase):
         figure(f"restored exited target went {time.monotonic() - t_restored:.1f} s after the restore "
                f"({t_restored - end_back:.1f} s after it was killed)")
         self.assertGreater(time.monotonic() - t_restored, 3)
+
+
+    def env_with_file_limit(self, soft, hard):
+        class LowFileLimit(vprof_env.VprofEnv):
+            def daemon_command(self):
+                return ["prlimit", f"--nofile={soft}:{hard}", "--"] + super().daemon_command()
+
+        return self.env(cls=LowFileLimit)
+
+    def test_open_file_limit(self):
+        limit = 128
+        env = self.env_with_file_limit(limit, limit)
+        self.assertRegex(env.log_text(), rf"The open file limit \(RLIMIT_NOFILE, LimitNOFILE=\) is {limit}: room "
+                                         r"for about \d+ targets, not MaxTargets=1024")
+        attached = 0
+        while True:
+            p = sleeper(env)
+            r = env.ctl("attach", p.pid)
+            if r.returncode != 0:
+                break
+            attached += 1
+            self.assertLess(attached, limit)
+        figure(f"with {limit} open files: {attached} targets, then {r.stderr.strip()}")
+        self.assertEqual(r.stderr, f"vprofctl: Cannot attach PID {p.pid}: vprofd has reached its limit of {limit} "
+                                   "open files, one for each target (LimitNOFILE=)\n")
+        self.assertGreater(attached, 10)
+        # The daemon keeps descriptors for itself: it still answers, reads symbols and saves.
+        self.assertEqual(env.ctl("status").returncode, 0)
+        self.assertEqual(env.ctl("report", "--by", "process").returncode, 0)
+        env.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(env.daemon.wait(30), 0)
+        self.assertNotIn("Failed to save", env.log_text())
+
+    def test_soft_file_limit_is_raised(self):
+        # A shell's usual limits: the soft one below what MaxTargets= needs, the hard one above (as high as this
+        # test may set it).
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        if hard < 2048:
+            self.skipTest(f"the hard open file limit here is {hard}")
+        env = self.env_with_file_limit(1024, hard)
+        with open(f"/proc/{env.daemon.pid}/limits") as f:
+            soft = int(next(line for line in f if line.startswith("Max open files")).split()[3])
+        figure(f"soft open file limit 1024, hard {hard}: raised to {soft}")
+        self.assertGreater(soft, 1024 + 64)
+        self.assertNotIn("open file limit", env.log_text())
 
 
 if __name__ == "__main__":
