@@ -21,7 +21,7 @@
 
 static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags, sd_bus_error *error)
 {
-        AuthzCaller caller = {};
+        AuthzCaller caller;
         Target *t;
         pid_t tgid = 0;
         int r;
@@ -30,30 +30,20 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "Unknown attach flags 0x%" PRIx64 ": expected 0x1 (off-CPU) or 0",
                                          flags & ~ATTACH_FLAGS_ALL);
-        r = bus_check_pid_argument(pid, error);
-        if (r < 0)
-                return r;
         if ((pid_t)pid == getpid())
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "PID %u is vprofd itself, which does not profile itself", pid);
-        r = bus_caller_uid(msg, &caller.uid, error);
-        if (r < 0)
-                return r;
-
-        t = manager_get_target(m, (pid_t)pid);
-        if (t && !bus_caller_may_see(t, caller.uid)) {
-                /* Tell other users what is attached only if polkit lets them see it. */
-                r = bus_verify_profile_access(m, msg, pid, error);
-                if (r <= 0)
-                        return r < 0 ? r : 1;
-        }
+        r = bus_authorize_pid(m, msg, pid, &caller, &t, error);
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         if (t)
                 return sd_bus_error_setf(error, VPROF_ERROR_ALREADY_ATTACHED, "PID %u (%s) is already attached%s",
                                          pid, t->info.comm, t->exited ? " and has exited; detach it first" : "");
 
         r = manager_attach(m, (pid_t)pid, caller, flags, &t, &tgid);
-        if (r == -EPERM) {
-                /* Not the caller's by the local rules: polkit decides; when it allows, attach as root would. */
+        if (r == -EPERM && !caller.polkit_allowed) {
+                /* The process changed since bus_authorize_pid() read it (another one has the PID, or it
+                 * exec()ed a set-ID program): the same question to polkit, then attach as root would. */
                 r = bus_verify_profile_access(m, msg, pid, error);
                 if (r <= 0)
                         return r < 0 ? r : 1;
