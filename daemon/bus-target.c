@@ -5,6 +5,7 @@
 #include "authz.h"
 #include "bus-names.h"
 #include "bus-target.h"
+#include "quote.h"
 
 int bus_check_pid_argument(uint32_t pid, sd_bus_error *error)
 {
@@ -127,6 +128,7 @@ int bus_read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn tabl
 int bus_read_function_table(Manager *m, sd_bus_message *msg, bool values, Target **ret_target,
                             ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error)
 {
+        char quoted[QUOTE_SIZE];
         const char *sort_name;
         uint32_t pid, limit;
         ProfileSort sort;
@@ -141,10 +143,11 @@ int bus_read_function_table(Manager *m, sd_bus_message *msg, bool values, Target
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "Unknown sort key '%s': expected elapsed-inclusive, elapsed-exclusive, "
                                          "application-inclusive or application-exclusive",
-                                         sort_name);
+                                         quote_prefix(sort_name, quoted));
         if (!values && (sort < 0 || profile_sort_is_values(sort)))
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
-                                         "Unknown sort key '%s': expected inclusive or exclusive", sort_name);
+                                         "Unknown sort key '%s': expected inclusive or exclusive",
+                                         quote_prefix(sort_name, quoted));
         r = bus_get_target_for_caller(m, msg, pid, NULL, &t, error);
         if (r <= 0)
                 return r;

@@ -6,6 +6,7 @@
 
 #include "authz.h"
 #include "bus-details.h"
+#include "bus-echo.h"
 #include "bus-names.h"
 #include "bus-stacks.h"
 #include "bus-symbols.h"
@@ -472,6 +473,9 @@ int bus_setup(Manager *m)
         r = sd_bus_add_object_vtable(m->bus, NULL, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, profiler_vtable, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to publish %s: %m", VPROF_BUS_PATH);
+        r = bus_add_echo_filter(m->bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the bus filter: %m");
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
