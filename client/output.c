@@ -134,17 +134,17 @@ static void print_symbol_hints(const ReportTable *t)
                 if (s->build_id && s->debuginfod && strcmp(s->debuginfod, "pending") == 0)
                         printf("%s: %.1f%% of its own samples in unnamed code; its debug symbols (build-id %s) are "
                                "being downloaded from debuginfod: later samples get their names.\n",
-                               t->rows[i].name, profile_percent(s->unnamed_samples, t->rows[i].exclusive),
+                               t->rows[i].name, profile_percent(s->unnamed_samples, s->samples),
                                s->build_id);
                 else if (s->build_id)
                         printf("%s: %.1f%% of its own samples in unnamed code; its debug symbols (build-id %s) are "
                                "not installed%s: try its -dbgsym or -debuginfo package.\n",
-                               t->rows[i].name, profile_percent(s->unnamed_samples, t->rows[i].exclusive),
+                               t->rows[i].name, profile_percent(s->unnamed_samples, s->samples),
                                s->build_id, s->debuginfod ? " nor on the debuginfod servers" : "");
                 else
                         printf("%s: %.1f%% of its own samples in unnamed code, and it has no build-id to find its "
                                "debug symbols by.\n",
-                               t->rows[i].name, profile_percent(s->unnamed_samples, t->rows[i].exclusive));
+                               t->rows[i].name, profile_percent(s->unnamed_samples, s->samples));
         }
 }
 
@@ -207,10 +207,11 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
                 case REPORT_MODULES: {
                         char unnamed[32] = "", source[64];
 
-                        /* Of the module's own samples: exclusive counts add up. */
-                        if (row->symbols && row->exclusive > 0)
+                        /* Of the module's own samples (exclusive counts add up) as of the same reply: the row's
+                         * counts are of the reply before, and the target went on meanwhile. */
+                        if (row->symbols && row->symbols->samples > 0)
                                 snprintf(unnamed, sizeof(unnamed), "%.2f",
-                                         profile_percent(row->symbols->unnamed_samples, row->exclusive));
+                                         profile_percent(row->symbols->unnamed_samples, row->symbols->samples));
                         else if (row->symbols)
                                 snprintf(unnamed, sizeof(unnamed), "-");
                         /* "dynsym, debuginfod pending": how it is named now, and what may change that. */
