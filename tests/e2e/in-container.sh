@@ -122,6 +122,8 @@ differ_nonzero() { [ "$1" != "$2" ] && [ "$1" != 0 ] && [ -n "$1" ]; }
 all_gone() { [ -n "$1" ] && [ -z "$2" ]; }
 not_listed() { ! grep -qE "^ *$1 " <<<"$2"; }
 not_grep() { ! grep -q "$1" "$2"; }
+# The state (running, exited) of PID in vprofctl list, empty if it is not listed.
+target_state() { vprofctl list --no-headings | awk -v p="$1" '$1 == p { print $3 }'; }
 main_pid() { systemctl show -p MainPID --value vprofd; }
 
 echo "vprof end-to-end test in $(systemd-detect-virt) container $(hostname), $(uname -r)"
@@ -274,9 +276,17 @@ step_end
 # no "Too many open files", and the next attach is refused for the target limit, not for the open files.
 step_begin 10 "the unit's open file limit holds MaxTargets attached sleeps"
 pid=$(main_pid)
+run systemctl show -p LimitNOFILE --value vprofd
+check "the unit sets LimitNOFILE=131072 ($OUT)" [ "$OUT" = 131072 ]
+# systemd gives the service the closest it can: a container whose PID 1 has a lower hard limit (the host's)
+# gets that one.
+run grep 'Max open files' /proc/1/limits
+ceiling=$(awk '{ print $5 }' <<<"$OUT")
+want=131072
+if is_uint "$ceiling" && [ "$ceiling" -lt "$want" ]; then want=$ceiling; fi
 run grep 'Max open files' /proc/"$pid"/limits
 nofile=$(awk '{ print $4 }' <<<"$OUT")
-check "vprofd's soft open file limit is LimitNOFILE=131072 (${nofile:-none})" [ "${nofile:-0}" = 131072 ]
+check "vprofd's soft open file limit is $want (${nofile:-none})" [ "${nofile:-0}" = "$want" ]
 run vprofctl status
 limits=$(status_value "Limits" "$OUT")
 max=${limits%% *}
@@ -311,18 +321,21 @@ check "one more attach fails" [ $RC = 1 ]
 check "... for the target limit of $max" grep -q "the limit of $max targets is reached" <<<"$OUT"
 run sh -c "journalctl -u vprofd --no-pager -o cat | grep -ci 'open file' || true"
 check "the journal says nothing of the open file limit" [ "$OUT" = 0 ]
-kill "${sleepers[@]}" "$extra" 2>/dev/null
-wait "${sleepers[@]}" "$extra" 2>/dev/null
-# shellcheck disable=SC2016
-echo '$ for pid in $sleeps; do vprofctl detach $pid; done'
-detach_t0=$(now)
-detach_failed=0
-for p in "${sleepers[@]}"; do
-  timeout 30 vprofctl detach "$p" >/dev/null 2>&1 || detach_failed=$((detach_failed + 1))
+# Once they exit, the next attach takes the slot of the one that exited first; the others stay until the stop.
+kill "${sleepers[0]}"
+wait "${sleepers[0]}" 2>/dev/null
+for ((i = 0; i < 100; i++)); do
+  [ "$(target_state "${sleepers[0]}")" = exited ] && break
+  sleep 0.1
 done
-echo "detached $n exited sleeps in $(elapsed "$detach_t0" "$(now)") s ($detach_failed failed)"
-run vprofctl status
-check "back to $have target(s)" [ "$(status_value "Targets" "$OUT")" = "$have" ]
+kill "${sleepers[@]:1}" 2>/dev/null
+wait "${sleepers[@]:1}" 2>/dev/null
+run vprofctl attach "$extra"
+check "an attach after they exited succeeds" [ $RC = 0 ]
+run sh -c "journalctl -u vprofd --no-pager -o cat | grep 'to make room for PID $extra ' || true"
+check "... in the slot of the one that exited first (${sleepers[0]})" \
+  grep -q "exited target ${sleepers[0]} (sleep) of UID 0, which exited [0-9]* s ago, to make room for PID $extra of UID 0 (MaxTargets=1024)" <<<"$OUT"
+kill "$extra" 2>/dev/null
 step_end
 
 # --- 11. stop ------------------------------------------------------------------------------------------------
