@@ -26,6 +26,8 @@ static int read_entry(sd_bus_message *m, const char *key, void *userdata)
                 return sd_bus_message_read(m, "v", "u", &s->unnamed_functions);
         if (strcmp(key, "unnamed_samples") == 0)
                 return sd_bus_message_read(m, "v", "t", &s->unnamed_samples);
+        if (strcmp(key, "samples") == 0)
+                return sd_bus_message_read(m, "v", "t", &s->samples);
         if (strcmp(key, "load_usec") == 0)
                 return sd_bus_message_read(m, "v", "t", &s->load_usec);
         return sd_bus_message_skip(m, "v");

@@ -322,6 +322,8 @@ static const struct {
         {"OffCpuLost", 't', offsetof(DaemonStatus, off_cpu_lost)},
         {"OffCpuUnclaimed", 't', offsetof(DaemonStatus, off_cpu_unclaimed)},
         {"MaxTargets", 'u', offsetof(DaemonStatus, max_targets)},
+        {"MaxTargetsPerUser", 'u', offsetof(DaemonStatus, max_targets_per_user)},
+        {"ExitedTargetRetentionUSec", 't', offsetof(DaemonStatus, exited_retention_usec)},
         {"MaxFunctionsPerTarget", 'u', offsetof(DaemonStatus, max_functions)},
         {"MaxStacksPerTarget", 'u', offsetof(DaemonStatus, max_stacks)},
         {"SamplesInOtherFunctions", 't', offsetof(DaemonStatus, other_function_samples)},
@@ -409,6 +411,9 @@ int bus_get_status(sd_bus *bus, sd_bus_error *error, DaemonStatus **ret)
                 r = sd_bus_message_read_basic(reply, 's', &name);
                 if (r < 0)
                         return bus_bad_reply(error, "GetAll", r);
+                /* A daemon before the per-user limit has neither property: its status says nothing of them. */
+                if (strcmp(name, "MaxTargetsPerUser") == 0)
+                        s->have_slots = true;
                 r = read_status_property(reply, name, s);
                 if (r == -ENOMEM)
                         return r;

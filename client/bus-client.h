@@ -54,6 +54,9 @@ typedef struct DaemonStatus {
         uint64_t off_cpu_lost;
         uint64_t off_cpu_unclaimed;
         uint32_t max_targets; /* 0 when the daemon does not say */
+        uint32_t max_targets_per_user; /* 0: none, or the daemon does not say */
+        uint64_t exited_retention_usec; /* 0: until detached, or the daemon does not say */
+        bool have_slots;                /* the daemon says the two above */
         uint32_t max_functions;
         uint32_t max_stacks;
         uint64_t other_function_samples;

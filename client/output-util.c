@@ -119,6 +119,8 @@ json_object *report_symbols_to_json(const ReportSymbols *s)
         if (r >= 0)
                 r = json_add_u64(o, "unnamed_samples", s->unnamed_samples);
         if (r >= 0)
+                r = json_add_u64(o, "samples", s->samples);
+        if (r >= 0)
                 r = json_add_u64(o, "load_usec", s->load_usec);
         return r < 0 ? NULL : TAKE_PTR(o);
 }

@@ -134,17 +134,17 @@ static void print_symbol_hints(const ReportTable *t)
                 if (s->build_id && s->debuginfod && strcmp(s->debuginfod, "pending") == 0)
                         printf("%s: %.1f%% of its own samples in unnamed code; its debug symbols (build-id %s) are "
                                "being downloaded from debuginfod: later samples get their names.\n",
-                               t->rows[i].name, profile_percent(s->unnamed_samples, t->rows[i].exclusive),
+                               t->rows[i].name, profile_percent(s->unnamed_samples, s->samples),
                                s->build_id);
                 else if (s->build_id)
                         printf("%s: %.1f%% of its own samples in unnamed code; its debug symbols (build-id %s) are "
                                "not installed%s: try its -dbgsym or -debuginfo package.\n",
-                               t->rows[i].name, profile_percent(s->unnamed_samples, t->rows[i].exclusive),
+                               t->rows[i].name, profile_percent(s->unnamed_samples, s->samples),
                                s->build_id, s->debuginfod ? " nor on the debuginfod servers" : "");
                 else
                         printf("%s: %.1f%% of its own samples in unnamed code, and it has no build-id to find its "
                                "debug symbols by.\n",
-                               t->rows[i].name, profile_percent(s->unnamed_samples, t->rows[i].exclusive));
+                               t->rows[i].name, profile_percent(s->unnamed_samples, s->samples));
         }
 }
 
@@ -207,10 +207,11 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
                 case REPORT_MODULES: {
                         char unnamed[32] = "", source[64];
 
-                        /* Of the module's own samples: exclusive counts add up. */
-                        if (row->symbols && row->exclusive > 0)
+                        /* Of the module's own samples (exclusive counts add up) as of the same reply: the row's
+                         * counts are of the reply before, and the target went on meanwhile. */
+                        if (row->symbols && row->symbols->samples > 0)
                                 snprintf(unnamed, sizeof(unnamed), "%.2f",
-                                         profile_percent(row->symbols->unnamed_samples, row->exclusive));
+                                         profile_percent(row->symbols->unnamed_samples, row->symbols->samples));
                         else if (row->symbols)
                                 snprintf(unnamed, sizeof(unnamed), "-");
                         /* "dynsym, debuginfod pending": how it is named now, and what may change that. */
@@ -383,6 +384,10 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
                 r = json_add_u64(o, "off_cpu_unclaimed", s->off_cpu_unclaimed);
         if (r >= 0)
                 r = json_add_u64(o, "max_targets", s->max_targets);
+        if (r >= 0 && s->have_slots)
+                r = json_add_u64(o, "max_targets_per_user", s->max_targets_per_user);
+        if (r >= 0 && s->have_slots)
+                r = json_add_u64(o, "exited_target_retention_sec", s->exited_retention_usec / 1000000);
         if (r >= 0)
                 r = json_add_u64(o, "max_functions_per_target", s->max_functions);
         if (r >= 0)
@@ -409,7 +414,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
 {
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
-                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[96];
+                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[96], exited[64];
         const struct {
                 const char *key;
                 const char *value;
@@ -436,6 +441,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Off-CPU lost", off_cpu_lost},
                 {"Off-CPU unclaimed", off_cpu_unclaimed},
                 {"Limits", s->max_targets ? limits : NULL},
+                {"Exited targets", s->have_slots ? exited : NULL},
                 {"Past the limits", s->max_targets ? folded : NULL},
                 {"Symbol cache", s->symbol_cache_size ? symbols : NULL},
         };
@@ -458,8 +464,20 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         snprintf(off_cpu_preempted, sizeof(off_cpu_preempted), "%" PRIu64, s->off_cpu_preempted);
         snprintf(off_cpu_lost, sizeof(off_cpu_lost), "%" PRIu64, s->off_cpu_lost);
         snprintf(off_cpu_unclaimed, sizeof(off_cpu_unclaimed), "%" PRIu64, s->off_cpu_unclaimed);
-        snprintf(limits, sizeof(limits), "%" PRIu32 " targets; %" PRIu32 " functions, %" PRIu32 " stacks per target",
-                 s->max_targets, s->max_functions, s->max_stacks);
+        if (s->have_slots && s->max_targets_per_user > 0)
+                snprintf(limits, sizeof(limits),
+                         "%" PRIu32 " targets, %" PRIu32 " per user; %" PRIu32 " functions, %" PRIu32
+                         " stacks per target", s->max_targets, s->max_targets_per_user, s->max_functions,
+                         s->max_stacks);
+        else
+                snprintf(limits, sizeof(limits),
+                         "%" PRIu32 " targets; %" PRIu32 " functions, %" PRIu32 " stacks per target", s->max_targets,
+                         s->max_functions, s->max_stacks);
+        if (s->exited_retention_usec > 0)
+                snprintf(exited, sizeof(exited), "kept until detached or needed, %" PRIu64 " s at most",
+                         s->exited_retention_usec / 1000000);
+        else
+                snprintf(exited, sizeof(exited), "kept until detached or needed");
         snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped",
                  (double)s->symbol_cache_used / (1 << 20), (double)s->symbol_cache_size / (1 << 20),
                  s->symbol_files_skipped);

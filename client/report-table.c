@@ -156,6 +156,7 @@ int report_table_set_symbols(ReportTable *t, const char *module, const ReportSym
                         .symbols = s->symbols,
                         .unnamed_functions = s->unnamed_functions,
                         .unnamed_samples = s->unnamed_samples,
+                        .samples = s->samples,
                         .load_usec = s->load_usec,
                 };
                 if (failed) {

@@ -59,6 +59,7 @@ typedef struct ReportSymbols {
         uint64_t symbols;
         uint32_t unnamed_functions;
         uint64_t unnamed_samples;
+        uint64_t samples; /* the module's exclusive count in the same reply: what unnamed_samples is a part of */
         uint64_t load_usec; /* the daemon's time to read the file's symbols and CFI, once for all targets */
 } ReportSymbols;
 

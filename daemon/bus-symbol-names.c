@@ -17,7 +17,7 @@ int bus_method_get_symbol_names(sd_bus_message *msg, void *userdata, sd_bus_erro
         r = sd_bus_message_read(msg, "u", &pid);
         if (r < 0)
                 return r;
-        r = bus_get_target_for_caller(m, msg, pid, &t, error);
+        r = bus_get_target_for_caller(m, msg, pid, NULL, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         manager_sync(m);

@@ -104,7 +104,7 @@ int bus_method_get_module_symbols(sd_bus_message *msg, void *userdata, sd_bus_er
         Target *t;
         int r;
 
-        r = bus_read_target(userdata, msg, &t, error);
+        r = bus_read_target(userdata, msg, NULL, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         manager_sync(userdata);

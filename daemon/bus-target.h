@@ -16,16 +16,25 @@
 int bus_check_pid_argument(uint32_t pid, sd_bus_error *error);
 /* Whether caller may see and act on t by the local rules (authz.h), with t's credentials read afresh. */
 bool bus_caller_may_see(Target *t, uid_t caller);
-/* For a caller the local rules refuse: polkit_verify_async() on profiling pid. */
+/* For a caller the local rules refuse: polkit_verify_async() on profiling pid. Only bus_authorize_pid() and a
+ * process that changed under an attach call it. */
 int bus_verify_profile_access(Manager *m, sd_bus_message *msg, uint32_t pid, sd_bus_error *error);
 
-/* The attached target pid, if the caller may see it. 1 with *ret set; 0 when polkit was asked, and the
- * method handler must return 1 and leave the call unanswered until it runs again; negative with
- * InvalidArgument, NotAttached or AccessDenied in error. */
-int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, Target **ret, sd_bus_error *error);
+/* Whether the caller may know about pid and act on it: the one rule, written out at its definition. 1 with
+ * *ret_caller set, and *ret_target the target at pid or NULL when pid is not attached; 0 when polkit was asked,
+ * and the method handler must return 1 and leave the call unanswered until it runs again; negative with
+ * InvalidArgument or AccessDenied in error. */
+int bus_authorize_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret_target,
+                      sd_bus_error *error);
+
+/* The attached target pid, if the caller may see it (bus_authorize_pid()). 1 with *ret set (and *ret_caller, unless NULL); 0 when
+ * polkit was asked, and the method handler must return 1 and leave the call unanswered until it runs again;
+ * negative with InvalidArgument, NotAttached or AccessDenied in error. */
+int bus_get_target_for_caller(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret,
+                              sd_bus_error *error);
 
 /* The target named by the message's only argument, a PID. Returns as bus_get_target_for_caller(). */
-int bus_read_target(Manager *m, sd_bus_message *msg, Target **ret, sd_bus_error *error);
+int bus_read_target(Manager *m, sd_bus_message *msg, AuthzCaller *ret_caller, Target **ret, sd_bus_error *error);
 
 /* The table of the target named by the message's only argument, a PID, for the caller, after draining the
  * ring buffer; as profile_modules() and profile_threads(). The caller frees *ret_rows. Returns as

@@ -6,6 +6,7 @@
 
 #include "authz.h"
 #include "bus-details.h"
+#include "bus-echo.h"
 #include "bus-names.h"
 #include "bus-stacks.h"
 #include "bus-symbols.h"
@@ -21,43 +22,34 @@
 
 static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags, sd_bus_error *error)
 {
+        AuthzCaller caller;
         Target *t;
         pid_t tgid = 0;
-        uid_t caller;
         int r;
 
         if (flags & ~ATTACH_FLAGS_ALL)
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "Unknown attach flags 0x%" PRIx64 ": expected 0x1 (off-CPU) or 0",
                                          flags & ~ATTACH_FLAGS_ALL);
-        r = bus_check_pid_argument(pid, error);
-        if (r < 0)
-                return r;
         if ((pid_t)pid == getpid())
                 return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
                                          "PID %u is vprofd itself, which does not profile itself", pid);
-        r = bus_caller_uid(msg, &caller, error);
-        if (r < 0)
-                return r;
-
-        t = manager_get_target(m, (pid_t)pid);
-        if (t && !bus_caller_may_see(t, caller)) {
-                /* Tell other users what is attached only if polkit lets them see it. */
-                r = bus_verify_profile_access(m, msg, pid, error);
-                if (r <= 0)
-                        return r < 0 ? r : 1;
-        }
+        r = bus_authorize_pid(m, msg, pid, &caller, &t, error);
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         if (t)
                 return sd_bus_error_setf(error, VPROF_ERROR_ALREADY_ATTACHED, "PID %u (%s) is already attached%s",
                                          pid, t->info.comm, t->exited ? " and has exited; detach it first" : "");
 
         r = manager_attach(m, (pid_t)pid, caller, flags, &t, &tgid);
-        if (r == -EPERM) {
-                /* Not the caller's by the local rules: polkit decides; when it allows, attach as root would. */
+        if (r == -EPERM && !caller.polkit_allowed) {
+                /* The process changed since bus_authorize_pid() read it (another one has the PID, or it
+                 * exec()ed a set-ID program): the same question to polkit, then attach as root would. */
                 r = bus_verify_profile_access(m, msg, pid, error);
                 if (r <= 0)
                         return r < 0 ? r : 1;
-                r = manager_attach(m, (pid_t)pid, 0, flags, &t, &tgid);
+                caller.polkit_allowed = true;
+                r = manager_attach(m, (pid_t)pid, caller, flags, &t, &tgid);
         }
         switch (r) {
         case 0:
@@ -78,10 +70,24 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
         case -ESHUTDOWN:
                 return sd_bus_error_setf(error, SD_BUS_ERROR_NO_SERVER,
                                          "vprofd is exiting after being idle; call again to start it anew");
+        case -EDQUOT:
+                return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
+                                         "Cannot attach PID %u: UID %u has reached its limit of %u targets, all "
+                                         "running (MaxTargetsPerUser=)", pid, (unsigned)caller.uid,
+                                         m->max_targets_per_user);
         case -E2BIG:
                 return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
-                                         "Cannot attach PID %u: the limit of %u targets is reached", pid,
-                                         m->config.max_targets);
+                                         "Cannot attach PID %u: the limit of %u targets is reached, all of them "
+                                         "running (MaxTargets=)", pid, m->config.max_targets);
+        case -EMFILE:
+                /* Not the caller's fault, and nothing it can fix: the unit's LimitNOFILE= is too low. */
+                return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
+                                         "Cannot attach PID %u: vprofd has reached its limit of %" PRIu64
+                                         " open files, one for each target (LimitNOFILE=)", pid, m->fd_limit);
+        case -ENFILE:
+                return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
+                                         "Cannot attach PID %u: the system's limit of open files is reached "
+                                         "(fs.file-max)", pid);
         default:
                 return sd_bus_error_set_errnof(error, r, "Cannot attach PID %u: %s", pid, strerror(-r));
         }
@@ -115,15 +121,16 @@ static int method_attach_with_flags(sd_bus_message *msg, void *userdata, sd_bus_
 static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         Manager *m = userdata;
+        AuthzCaller caller;
         Target *t;
         pid_t pid;
         int r;
 
-        r = bus_read_target(m, msg, &t, error);
+        r = bus_read_target(m, msg, &caller, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         pid = t->pid; /* t is gone after a detach */
-        r = manager_detach(m, pid);
+        r = manager_detach(m, pid, caller);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot detach PID %d: %s", (int)pid, strerror(-r));
         return sd_bus_reply_method_return(msg, NULL);
@@ -132,15 +139,14 @@ static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         Manager *m = userdata;
+        AuthzCaller caller;
         Target *t;
         int r;
 
-        r = bus_read_target(m, msg, &t, error);
+        r = bus_read_target(m, msg, &caller, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        /* Samples taken before the reset belong to the old tables. */
-        manager_sync(m);
-        r = target_reset(t);
+        r = manager_reset(m, t, caller);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot reset PID %d: %s", (int)t->pid, strerror(-r));
         return sd_bus_reply_method_return(msg, NULL);
@@ -329,6 +335,10 @@ static int property_get(sd_bus *bus _unused_, const char *path _unused_, const c
                 return sd_bus_message_append(reply, "b", m->config.off_cpu_default);
         if (strcmp(property, "MaxTargets") == 0)
                 return sd_bus_message_append(reply, "u", m->config.max_targets);
+        if (strcmp(property, "MaxTargetsPerUser") == 0)
+                return sd_bus_message_append(reply, "u", m->max_targets_per_user);
+        if (strcmp(property, "ExitedTargetRetentionUSec") == 0)
+                return sd_bus_message_append(reply, "t", m->exited_retention_usec);
         if (strcmp(property, "MaxFunctionsPerTarget") == 0)
                 return sd_bus_message_append(reply, "u", m->max_functions);
         if (strcmp(property, "MaxStacksPerTarget") == 0)
@@ -395,6 +405,8 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_PROPERTY("OffCpuLost", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("OffCpuUnclaimed", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("MaxTargets", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxTargetsPerUser", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("ExitedTargetRetentionUSec", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("MaxFunctionsPerTarget", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("MaxStacksPerTarget", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("SymbolCacheSize", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -461,6 +473,9 @@ int bus_setup(Manager *m)
         r = sd_bus_add_object_vtable(m->bus, NULL, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, profiler_vtable, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to publish %s: %m", VPROF_BUS_PATH);
+        r = bus_add_echo_filter(m->bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the bus filter: %m");
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");

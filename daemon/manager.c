@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "bus-names.h"
 #include "log.h"
 #include "manager.h"
+#include "target-slots.h"
 
 /* The ring buffer wakes us when a quarter full; this timer drains what trickles in below that, so that tables
  * are never more than this far behind even when nobody queries. */
@@ -53,6 +55,7 @@ Manager *manager_free(Manager *m)
         sd_event_source_disable_unref(m->wakeup_source);
         sd_event_source_disable_unref(m->drain_timer);
         sd_event_source_disable_unref(m->idle_timer);
+        sd_event_source_disable_unref(m->retention_timer);
         sd_bus_slot_unref(m->idle_filter_slot);
         sd_bus_slot_unref(m->release_slot);
         sampler_free(m->sampler);
@@ -337,6 +340,38 @@ int manager_start_sampling(Manager *m)
         return 0;
 }
 
+/* "for UID 1000" or "for UID 1000, allowed by polkit": who asked, for the log lines of Attach, Detach and
+ * Reset. */
+static const char *caller_text(AuthzCaller caller, char buf[static 64])
+{
+        snprintf(buf, 64, "for UID %u%s", (unsigned)caller.uid, caller.polkit_allowed ? ", allowed by polkit" : "");
+        return buf;
+}
+
+void manager_targets_changed(Manager *m)
+{
+        update_drain_timer(m);
+        update_idle_timer(m);
+        target_slots_update_retention(m);
+        manager_notify_status(m, NULL);
+        state_store_request_save(m->state);
+}
+
+int manager_remove_target(Manager *m, Target *t)
+{
+        int r;
+
+        if (!t->exited) {
+                r = target_leave_sampler(m, t);
+                if (r < 0)
+                        return r;
+        }
+        /* Samples already in the ring will find no target and count as unclaimed. */
+        hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)t->pid));
+        target_free(t);
+        return 0;
+}
+
 static int on_target_exit(sd_event_source *s _unused_, int fd _unused_, uint32_t revents _unused_, void *userdata)
 {
         Target *t = userdata;
@@ -348,12 +383,16 @@ static int on_target_exit(sd_event_source *s _unused_, int fd _unused_, uint32_t
         r = target_leave_sampler(m, t);
         if (r < 0)
                 log_warning_errno(r, "Failed to remove PID %d from the BPF targets: %m", (int)t->pid);
-        t->exited = true;
-        t->exit_source = sd_event_source_disable_unref(t->exit_source);
-        t->pidfd = safe_close(t->pidfd);
-        log_info("Target %d (%s) exited; its tables stay until it is detached.", (int)t->pid, t->info.comm);
-        update_drain_timer(m);
-        manager_notify_status(m, NULL);
+        target_mark_exited(t);
+        if (m->exited_retention_usec > 0)
+                log_info("Target %d (%s) of UID %u exited; its tables stay until it is detached, for %" PRIu64
+                         " s at most.", (int)t->pid, t->info.comm, (unsigned)t->owner_uid,
+                         m->exited_retention_usec / 1000000);
+        else
+                log_info("Target %d (%s) of UID %u exited; its tables stay until it is detached.", (int)t->pid,
+                         t->info.comm, (unsigned)t->owner_uid);
+        /* Saved soon: the exit time decides how long the tables stay, also after a restart. */
+        manager_targets_changed(m);
         return 0;
 }
 
@@ -362,27 +401,31 @@ Target *manager_get_target(Manager *m, pid_t pid)
         return hashmap_get(m->targets, UINT64_TO_PTR((uint64_t)pid));
 }
 
-int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid)
+int manager_attach(Manager *m, pid_t pid, AuthzCaller caller, uint64_t flags, Target **ret, pid_t *ret_tgid)
 {
         return manager_attach_started(m, pid, UINT64_MAX, caller, flags, ret, ret_tgid);
 }
 
-int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, uid_t caller, uint64_t flags, Target **ret,
-                           pid_t *ret_tgid)
+int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
+                           Target **ret, pid_t *ret_tgid)
 {
         _cleanup_(target_freep) Target *t = NULL;
         bool off_cpu = flags & VPROF_TARGET_OFF_CPU;
+        char who[64];
         int r;
 
         /* The bus name is going: the target would be lost with the daemon. */
         if (m->exiting)
                 return -ESHUTDOWN;
-        /* Exited targets count: their tables use memory until detached. */
-        if (hashmap_size(m->targets) >= m->config.max_targets)
-                return -E2BIG;
-        r = target_new(m, pid, caller, flags, &t, ret_tgid);
+        /* Before anything is opened; exited targets give way only once the new one is sure to come. */
+        r = target_slots_check(m, caller.uid);
         if (r < 0)
                 return r;
+        /* Polkit allowed what the local rules refused: attach as root would. */
+        r = target_new(m, pid, caller.polkit_allowed ? 0 : caller.uid, flags, &t, ret_tgid);
+        if (r < 0)
+                return r;
+        t->owner_uid = caller.uid;
         /* Checked on the pinned process, before anything samples it. */
         if (start_time != UINT64_MAX && t->info.start_time != start_time)
                 return -ESTALE;
@@ -395,6 +438,7 @@ int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, uid_t cal
                 if (r < 0)
                         return r;
         }
+        target_slots_make_room(m, t);
         r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)pid), t);
         if (r >= 0) {
                 r = sampler_add_target(m->sampler, (uint32_t)pid, flags);
@@ -406,12 +450,10 @@ int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, uid_t cal
                         (void)off_cpu_targets_changed(m, -1);
                 return r;
         }
-        log_info("Attached to %d (%s)%s.", (int)pid, t->info.comm, off_cpu ? ", off-CPU time included" : "");
+        log_info("Attached to %d (%s) %s%s.", (int)pid, t->info.comm, caller_text(caller, who),
+                 off_cpu ? ", off-CPU time included" : "");
         *ret = TAKE_PTR(t);
-        update_drain_timer(m);
-        update_idle_timer(m);
-        manager_notify_status(m, NULL);
-        state_store_request_save(m->state);
+        manager_targets_changed(m);
         return 0;
 }
 
@@ -419,37 +461,48 @@ int manager_add_exited(Manager *m, Target *t)
 {
         int r;
 
+        if (target_slots_expired(m, t))
+                return -ETIME;
         if (hashmap_size(m->targets) >= m->config.max_targets)
                 return -E2BIG;
         r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)t->pid), t);
         if (r < 0)
                 return r;
         update_idle_timer(m);
+        target_slots_update_retention(m);
         manager_notify_status(m, NULL);
         return 0;
 }
 
-int manager_detach(Manager *m, pid_t pid)
+int manager_detach(Manager *m, pid_t pid, AuthzCaller caller)
 {
+        char comm[sizeof(((Target *)NULL)->info.comm)], who[64];
         Target *t;
         int r;
 
         t = hashmap_get(m->targets, UINT64_TO_PTR((uint64_t)pid));
         if (!t)
                 return -ENOENT;
-        if (!t->exited) {
-                r = target_leave_sampler(m, t);
-                if (r < 0)
-                        return r;
-        }
-        /* Samples already in the ring will find no target and count as unclaimed. */
-        hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)pid));
-        log_info("Detached from %d (%s).", (int)pid, t->info.comm);
-        target_free(t);
-        update_drain_timer(m);
-        update_idle_timer(m);
-        manager_notify_status(m, NULL);
-        state_store_request_save(m->state);
+        memcpy(comm, t->info.comm, sizeof(comm));
+        r = manager_remove_target(m, t);
+        if (r < 0)
+                return r;
+        log_info("Detached from %d (%s) %s.", (int)pid, comm, caller_text(caller, who));
+        manager_targets_changed(m);
+        return 0;
+}
+
+int manager_reset(Manager *m, Target *t, AuthzCaller caller)
+{
+        char who[64];
+        int r;
+
+        /* Samples taken before the reset belong to the old tables. */
+        manager_sync(m);
+        r = target_reset(t);
+        if (r < 0)
+                return r;
+        log_info("Reset the tables of %d (%s) %s.", (int)t->pid, t->info.comm, caller_text(caller, who));
         return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "authz.h"
 #include "debuginfod.h"
 #include "hashmap.h"
 #include "sampler.h"
@@ -39,6 +40,12 @@ typedef struct Manager {
         Hashmap *polkit_registry; /* calls waiting for polkit's answer */
 
         unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
+
+        uint32_t max_targets_per_user; /* target-slots.h; 0: no limit per user */
+        uint64_t exited_retention_usec; /* exited targets go this long after their exit; 0: never */
+        sd_event_source *retention_timer; /* CLOCK_REALTIME, at the next exited target's time to go */
+        uint64_t fd_limit; /* RLIMIT_NOFILE's soft limit, as fd-limit.h found it; 0: not checked */
+        int pidfd_bound;   /* a pidfd at or above it is one too many (fd-limit.h); 0: none */
 
         /* Per target; 0 for none. */
         uint32_t max_functions;
@@ -86,15 +93,26 @@ void manager_notify_status(Manager *m, const char *state);
 /* Bring every table up to date: drain the ring buffer. Called before answering any query. */
 void manager_sync(Manager *m);
 
-/* flags: VPROF_TARGET_*. Errors as target_new(), -E2BIG when the BPF targets map is full, and -ESHUTDOWN when
- * the daemon is exiting (idle exit began: the call came in just before the bus name was released). */
-int manager_attach(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
+/* flags: VPROF_TARGET_*. An attach for caller, which takes the slot of an exited target when a limit is full
+ * (target-slots.h; the target that gives way is detached and logged). Errors as target_new(), -EDQUOT when the
+ * caller's running targets fill its per-user limit, -E2BIG when running targets fill MaxTargets= or the BPF
+ * targets map is full, and -ESHUTDOWN when the daemon is exiting (idle exit began: the call came in just before
+ * the bus name was released). */
+int manager_attach(Manager *m, pid_t pid, AuthzCaller caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
 /* manager_attach() of the process that started at start_time (proc-info.h), checked once it is pinned: -ESTALE
  * when pid is another process now. */
-int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, uid_t caller, uint64_t flags, Target **ret,
-                           pid_t *ret_tgid);
-/* Keep t, an exited target of saved tables (target_new_exited()); -E2BIG at the target limit, -EEXIST. */
+int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
+                           Target **ret, pid_t *ret_tgid);
+/* Keep t, an exited target of saved tables (target_new_exited()); -E2BIG at the target limit, -EEXIST, -ETIME
+ * when it exited longer ago than the retention time. */
 int manager_add_exited(Manager *m, Target *t);
-int manager_detach(Manager *m, pid_t pid);
+/* Detach and Reset, for caller (named in the log line). */
+int manager_detach(Manager *m, pid_t pid, AuthzCaller caller);
+int manager_reset(Manager *m, Target *t, AuthzCaller caller);
+/* Take t out of the targets and free it, out of the sampler first when it runs; then call
+ * manager_targets_changed(). */
+int manager_remove_target(Manager *m, Target *t);
+/* After targets came, went or exited: the timers, the service manager's status line, a save. */
+void manager_targets_changed(Manager *m);
 Target *manager_get_target(Manager *m, pid_t pid);
 int manager_get_stats(Manager *m, ManagerStats *ret);

@@ -17,6 +17,8 @@ void settings_init(Settings *s)
                 .frequency = 99,
                 .event = SAMPLER_EVENT_AUTO,
                 .max_targets = VPROF_MAX_TARGETS_DEFAULT,
+                .max_targets_per_user = UINT32_MAX,
+                .exited_target_retention_sec = VPROF_EXITED_TARGET_RETENTION_SEC_DEFAULT,
                 .max_off_cpu_threads = VPROF_MAX_OFF_CPU_THREADS_DEFAULT,
                 .max_functions = VPROF_MAX_FUNCTIONS_DEFAULT,
                 .max_stacks = VPROF_MAX_STACKS_DEFAULT,
@@ -56,6 +58,10 @@ static const SettingInfo settings_info[] = {
         { "Event", offsetof(Settings, event), SETTING_EVENT, 0, 0, "event", "auto, cycles or cpu-clock" },
         U32("RingSizeMiB", ring_mib, 1, 1024, "ring size", "1..1024 MiB"),
         U32("MaxTargets", max_targets, 1, 65536, "target limit", "1..65536"),
+        U32("MaxTargetsPerUser", max_targets_per_user, 0, 65536, "per-user target limit",
+            "0..65536, 0 for none but MaxTargets="),
+        U32("ExitedTargetRetentionSec", exited_target_retention_sec, 0, UINT32_MAX, "retention time",
+            "seconds, 0 to keep exited targets until detached"),
         { "OffCpu", offsetof(Settings, off_cpu), SETTING_BOOL, 0, 0, "off-CPU setting", "yes or no" },
         U32("MaxOffCpuThreads", max_off_cpu_threads, 1, 1048576, "off-CPU thread limit", "1..1048576"),
         U32("ExitIdleSec", exit_idle_sec, 0, UINT32_MAX, "idle time", "seconds, 0 for never"),
@@ -156,6 +162,13 @@ int settings_set(Settings *s, const char *key, const char *value, const char *wh
 static int assign(const char *key, const char *value, const char *where, void *userdata)
 {
         return settings_set(userdata, key, value, where);
+}
+
+uint32_t settings_max_targets_per_user(const Settings *s)
+{
+        if (s->max_targets_per_user == UINT32_MAX)
+                return MIN((uint32_t)VPROF_MAX_TARGETS_PER_USER_DEFAULT, MAX(s->max_targets / 2, UINT32_C(1)));
+        return MIN(s->max_targets_per_user, s->max_targets);
 }
 
 int settings_load_file(Settings *s, const char *path, bool must_exist)

@@ -10,6 +10,10 @@
 #define VPROF_MAX_STACKS_DEFAULT 65536
 #define VPROF_SYMBOL_CACHE_MIB_DEFAULT 256
 #define VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT 10
+/* Per user but root: this many targets, or half of MaxTargets= when that is less, so that one user never
+ * holds every slot. */
+#define VPROF_MAX_TARGETS_PER_USER_DEFAULT 64
+#define VPROF_EXITED_TARGET_RETENTION_SEC_DEFAULT 86400
 
 /* What the daemon is told, by /etc/vprofd.conf and then by its command line, which wins. */
 typedef struct Settings {
@@ -17,6 +21,8 @@ typedef struct Settings {
         SamplerEvent event;
         uint32_t ring_mib; /* 0: sized from CPUs and frequency */
         uint32_t max_targets;
+        uint32_t max_targets_per_user; /* UINT32_MAX: the default; 0: no limit per user */
+        uint32_t exited_target_retention_sec; /* 0: until detached */
         uint32_t max_off_cpu_threads;
         bool off_cpu;
         uint32_t exit_idle_sec; /* 0: never */
@@ -36,6 +42,9 @@ void settings_init(Settings *s);
  * ("/etc/vprofd.conf:3"), NULL for the command line. Logs and returns -EINVAL on a bad value, -ENOENT on an
  * unknown key. */
 int settings_set(Settings *s, const char *key, const char *value, const char *where);
+
+/* MaxTargetsPerUser= as it applies: the default worked out, never above MaxTargets=; 0 for no limit per user. */
+uint32_t settings_max_targets_per_user(const Settings *s);
 
 /* The configuration file; must_exist when its path was given explicitly. */
 int settings_load_file(Settings *s, const char *path, bool must_exist);

@@ -7,6 +7,7 @@
 
 #define TAG_INFO STATE_TAG('T', 'I', 'N', 'F')
 #define TAG_PROFILE STATE_TAG('P', 'R', 'O', 'F')
+#define TAG_SLOT STATE_TAG('T', 'S', 'L', 'T')
 
 /* PID_MAX_LIMIT: no kernel hands out a larger PID. */
 #define PID_MAX ((uint32_t)4 * 1024 * 1024)
@@ -15,6 +16,12 @@
 void saved_target_done(SavedTarget *t)
 {
         t->profile = profile_free(t->profile);
+}
+
+AuthzCaller saved_target_caller(const SavedTarget *t)
+{
+        /* attach_uid 0 for another user: polkit allowed it (state.h). */
+        return (AuthzCaller){ .uid = t->owner_uid, .polkit_allowed = t->attach_uid == 0 && t->owner_uid != 0 };
 }
 
 void state_record_write(const Target *t, StateWriter *w)
@@ -36,6 +43,12 @@ void state_record_write(const Target *t, StateWriter *w)
         state_write_u32(w, t->info.dumpable);
         state_write_u32(w, t->exited);
         state_write_string(w, t->info.comm);
+        state_end_section(w, s);
+
+        /* Optional: an older vprofd counts the target as attach_uid's, exited when restored. */
+        s = state_begin_section(w, TAG_SLOT, 0);
+        state_write_u32(w, t->owner_uid);
+        state_write_u64(w, t->exited ? t->exit_usec : 0);
         state_end_section(w, s);
 
         s = state_begin_section(w, TAG_PROFILE, STATE_SECTION_REQUIRED);
@@ -82,10 +95,22 @@ static int read_info(StateReader *r, SavedTarget *t)
         return 0;
 }
 
+static int read_slot(StateReader *r, SavedTarget *t)
+{
+        int k;
+
+        t->owner_uid = state_read_u32(r);
+        t->exit_usec = state_read_u64(r);
+        k = state_check_end(r);
+        if (k < 0)
+                return k;
+        return 0;
+}
+
 int state_record_read(StateReader *r, SavedTarget *ret)
 {
         SavedTarget t = {};
-        bool have_info = false;
+        bool have_info = false, have_slot = false;
         StateSection s;
         int k;
 
@@ -93,9 +118,12 @@ int state_record_read(StateReader *r, SavedTarget *ret)
                 if (s.tag == TAG_INFO && !have_info) {
                         k = read_info(&s.contents, &t);
                         have_info = true;
+                } else if (s.tag == TAG_SLOT && !have_slot) {
+                        k = read_slot(&s.contents, &t);
+                        have_slot = true;
                 } else if (s.tag == TAG_PROFILE && !t.profile)
                         k = profile_state_read(&s.contents, &t.profile);
-                else if (IN_SET(s.tag, TAG_INFO, TAG_PROFILE))
+                else if (IN_SET(s.tag, TAG_INFO, TAG_SLOT, TAG_PROFILE))
                         k = state_fail(r, "a target section twice");
                 else
                         k = state_skip_section(&s);
@@ -104,6 +132,13 @@ int state_record_read(StateReader *r, SavedTarget *ret)
         }
         if (k >= 0 && (!have_info || !t.profile))
                 k = state_fail(r, "a target section is missing");
+        if (k >= 0 && !have_slot)
+                t.owner_uid = t.attach_uid;
+        /* Only polkit makes a target attached as root another user's. */
+        if (k >= 0 && t.attach_uid != 0 && t.owner_uid != t.attach_uid)
+                k = state_fail(r, "a target owned by another user than the one that attached it");
+        if (k >= 0 && !t.exited)
+                t.exit_usec = 0;
         if (k < 0) {
                 saved_target_done(&t);
                 return k;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "authz.h"
 #include "proc-info.h"
 #include "profile.h"
 #include "state-format.h"
@@ -19,12 +20,17 @@ typedef struct SavedTarget {
         ProcInfo info; /* tgid is the PID; start_time, credentials and comm as when saved */
         uint64_t flags;
         uid_t attach_uid;
+        uid_t owner_uid; /* attach_uid in a file without it */
         uint64_t attach_usec;
         bool exited;
+        uint64_t exit_usec; /* 0: unknown (a file without it, or running when saved) */
         Profile *profile;
 } SavedTarget;
 
 void saved_target_done(SavedTarget *t);
+
+/* Who attached it, as manager_attach() takes it. */
+AuthzCaller saved_target_caller(const SavedTarget *t);
 
 /* Appends a TARG section. */
 void state_record_write(const Target *t, StateWriter *w);

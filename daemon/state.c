@@ -201,10 +201,15 @@ static int keep_exited(StateStore *s, SavedTarget *saved, const char *why)
         pid_t pid = saved->info.tgid;
         int r;
 
-        r = target_new_exited(s->manager, &saved->info, saved->flags, saved->attach_uid, saved->attach_usec,
-                              &saved->profile, &t);
+        r = target_new_exited(s->manager, &saved->info, saved->flags, saved->attach_uid, saved->owner_uid,
+                              saved->attach_usec, saved->exit_usec, &saved->profile, &t);
         if (r >= 0)
                 r = manager_add_exited(s->manager, t);
+        if (r == -ETIME) {
+                log_info("Dropping the saved tables of %d (%s), which %s: its ExitedTargetRetentionSec= is over.",
+                         (int)pid, saved->info.comm, why);
+                return r;
+        }
         if (r < 0)
                 return log_warning_errno(r, "Dropping the saved tables of %d (%s), which %s: %s", (int)pid,
                                          saved->info.comm, why,
@@ -238,7 +243,8 @@ static int restore_target(StateStore *s, SavedTarget *saved, bool same_boot)
 
         /* The normal attach, as the caller who attached it: the authorization rules hold as they would for
          * that caller now. The start time is checked on the pinned process. */
-        r = manager_attach_started(m, pid, saved->info.start_time, saved->attach_uid, saved->flags, &t, &tgid);
+        r = manager_attach_started(m, pid, saved->info.start_time, saved_target_caller(saved), saved->flags, &t,
+                                   &tgid);
         switch (r) {
         case 0:
                 install_profile(t, saved);
@@ -259,7 +265,9 @@ static int restore_target(StateStore *s, SavedTarget *saved, bool same_boot)
         default:
                 return log_warning_errno(r, "Failed to attach %d (%s) again; its saved tables are dropped: %s",
                                          (int)pid, saved->info.comm,
-                                         r == -E2BIG ? "the target limit is reached" : strerror(-r));
+                                         r == -E2BIG    ? "the target limit is reached"
+                                         : r == -EDQUOT ? "its user's target limit is reached"
+                                                        : strerror(-r));
         }
 }
 

@@ -18,6 +18,9 @@
  *     TINF  u32 pid | u64 start time (clock ticks since boot) | u64 flags (VPROF_TARGET_*) |
  *           u32 uid that attached it | u64 attach time (CLOCK_REALTIME, us) | u32 uid[3] | u32 gid[3] |
  *           u32 dumpable | u32 exited | string comm
+ *     TSLT  u32 uid whose slot it takes (target-slots.h: the attaching caller's, even when polkit allowed it and
+ *           TINF says 0) | u64 exit time (CLOCK_REALTIME, us; 0 when running). Optional: without it (an older
+ *           file) the target is the TINF uid's, and an exited one counts as exited at the restore.
  *     PROF  (a container: the profile's sections, profile-state.h)
  *
  * To save more of a target, add a section to TARG (or to PROF, for more of the profile), following the rules

@@ -80,6 +80,9 @@ int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret
         }
         if (pidfd < 0)
                 return pidfd;
+        /* The descriptors above are the daemon's own (fd-limit.h). */
+        if (m->pidfd_bound > 0 && pidfd >= m->pidfd_bound)
+                return -EMFILE;
 
         r = proc_info_read(pid, &info);
         if (r < 0)
@@ -104,6 +107,7 @@ int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret
         t->epoch_ns = now_monotonic_ns();
         t->flags = flags;
         t->attach_uid = caller;
+        t->owner_uid = caller;
         r = target_alloc_tables(t);
         if (r < 0)
                 return r;
@@ -120,8 +124,8 @@ int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret
         return 0;
 }
 
-int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t attach_uid, uint64_t attach_usec,
-                      Profile **profile, Target **ret)
+int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t attach_uid, uid_t owner_uid,
+                      uint64_t attach_usec, uint64_t exit_usec, Profile **profile, Target **ret)
 {
         _cleanup_(target_freep) Target *t = calloc(1, sizeof(*t));
         int r;
@@ -136,7 +140,9 @@ int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t at
         t->epoch_ns = now_monotonic_ns();
         t->flags = flags;
         t->attach_uid = attach_uid;
+        t->owner_uid = owner_uid;
         t->exited = true;
+        t->exit_usec = exit_usec ?: now_realtime_usec();
         r = target_alloc_tables(t); /* the caches too: a reset works on exited targets */
         if (r < 0)
                 return r;
@@ -159,6 +165,14 @@ Target *target_free(Target *t)
         frame_cache_free(t->kernel_frames);
         free(t);
         return NULL;
+}
+
+void target_mark_exited(Target *t)
+{
+        t->exited = true;
+        t->exit_usec = now_realtime_usec();
+        t->exit_source = sd_event_source_disable_unref(t->exit_source);
+        t->pidfd = safe_close(t->pidfd);
 }
 
 int target_reset(Target *t)

@@ -28,7 +28,9 @@ typedef struct Target {
         uint64_t epoch_ns;      /* CLOCK_MONOTONIC (BPF's clock) of the attach or the last reset */
         uint64_t flags;         /* VPROF_TARGET_* */
         uid_t attach_uid;       /* the caller that attached it (0: root, or allowed by polkit); see state.h */
+        uid_t owner_uid;        /* the caller's own UID, also when polkit allowed it: whose slot it takes */
         bool exited;
+        uint64_t exit_usec;     /* CLOCK_REALTIME of the exit (of the restore, when unknown); 0 while running */
 
         AddressSpace *address_space; /* NULL for a target restored after its process was gone */
         uint16_t exec_count;         /* the image the address space is of: records carry theirs */
@@ -50,9 +52,12 @@ Target *target_free(Target *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Target *, target_free);
 
 /* A target of saved tables whose process is gone (state.h): exited from the start, with the saved
- * process information. Takes *profile. */
-int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t attach_uid, uint64_t attach_usec,
-                      Profile **profile, Target **ret);
+ * process information; exit_usec 0 when the time of the exit is unknown (now is taken). Takes *profile. */
+int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t attach_uid, uid_t owner_uid,
+                      uint64_t attach_usec, uint64_t exit_usec, Profile **profile, Target **ret);
+
+/* Its process exited: the pidfd and its event source go, the exit time is now. */
+void target_mark_exited(Target *t);
 
 /* Clear the tables, keep sampling. */
 int target_reset(Target *t);

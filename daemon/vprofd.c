@@ -11,10 +11,12 @@
 
 #include "bus.h"
 #include "debug-file.h"
+#include "fd-limit.h"
 #include "log.h"
 #include "manager.h"
 #include "settings.h"
 #include "state.h"
+#include "target-slots.h"
 
 static Settings arg_settings;
 static const char *arg_config = VPROFD_CONFIG_FILE;
@@ -30,6 +32,13 @@ static void help(void)
                "      --ring-size=MIB    ring buffer size in MiB, 1..1024, rounded up to a power of two\n"
                "                         (default: a second of samples of every CPU, 1..256 MiB)\n"
                "      --max-targets=N    most processes attached at once, 1..65536 (default %u)\n"
+               "      --max-targets-per-user=N\n"
+               "                         most targets attached by one user other than root, running\n"
+               "                         or exited, 0..65536 (default %u, or half of --max-targets if\n"
+               "                         less; 0: no limit per user)\n"
+               "      --exited-target-retention=SEC\n"
+               "                         detach an exited target SEC seconds after it exited (default\n"
+               "                         %u; 0: keep it until detached or its slot is needed)\n"
                "      --max-functions=N  most distinct functions per target, 1..16777216 (default %u);\n"
                "                         more are counted as [other]\n"
                "      --max-stacks=N     most distinct stacks per target, 1..16777216 (default %u);\n"
@@ -61,7 +70,8 @@ static void help(void)
                "  -v, --verbose          log debug messages\n"
                "  -h, --help             show this help\n"
                "      --version          show the version\n",
-               VPROFD_CONFIG_FILE, VPROF_MAX_TARGETS_DEFAULT, VPROF_MAX_FUNCTIONS_DEFAULT, VPROF_MAX_STACKS_DEFAULT,
+               VPROFD_CONFIG_FILE, VPROF_MAX_TARGETS_DEFAULT, VPROF_MAX_TARGETS_PER_USER_DEFAULT,
+               VPROF_EXITED_TARGET_RETENTION_SEC_DEFAULT, VPROF_MAX_FUNCTIONS_DEFAULT, VPROF_MAX_STACKS_DEFAULT,
                VPROF_SYMBOL_CACHE_MIB_DEFAULT, VPROF_MAX_OFF_CPU_THREADS_DEFAULT,
                VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT, VPROFD_CONFIG_FILE);
 }
@@ -78,6 +88,8 @@ static const struct {
         { "event", "Event" },
         { "ring-size", "RingSizeMiB" },
         { "max-targets", "MaxTargets" },
+        { "max-targets-per-user", "MaxTargetsPerUser" },
+        { "exited-target-retention", "ExitedTargetRetentionSec" },
         { "max-functions", "MaxFunctionsPerTarget" },
         { "max-stacks", "MaxStacksPerTarget" },
         { "symbol-cache-size", "SymbolCacheMiB" },
@@ -185,6 +197,30 @@ static size_t default_ring_size(uint32_t frequency)
         return MIN(MAX(round_up_pow2(bytes), (size_t)1 << 20), (size_t)256 << 20);
 }
 
+/* The per-user limit and the retention of exited targets (target-slots.h); before the saved targets return. */
+static int setup_target_slots(Manager *m)
+{
+        const Settings *s = &arg_settings;
+        char per_user[48] = "no limit per user", retention[48] = "";
+        int r;
+
+        m->max_targets_per_user = settings_max_targets_per_user(s);
+        if (s->max_targets_per_user != UINT32_MAX && s->max_targets_per_user > s->max_targets)
+                log_notice("MaxTargetsPerUser=%u is above MaxTargets=%u: a user may have %u targets.",
+                           s->max_targets_per_user, s->max_targets, s->max_targets);
+        if (m->max_targets_per_user > 0)
+                snprintf(per_user, sizeof(per_user), "%u per user other than root", m->max_targets_per_user);
+        if (s->exited_target_retention_sec > 0) {
+                r = target_slots_enable_retention(m, (uint64_t)s->exited_target_retention_sec * 1000000);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to set up the retention of exited targets: %m");
+                snprintf(retention, sizeof(retention), ", %u s after its exit at most", s->exited_target_retention_sec);
+        }
+        log_info("Targets: %u at most, %s; an exited one stays until detached or its slot is needed%s.",
+                 s->max_targets, per_user, retention);
+        return 0;
+}
+
 static int run(int argc, char *argv[])
 {
         _cleanup_(manager_freep) Manager *m = NULL;
@@ -249,6 +285,11 @@ static int run(int argc, char *argv[])
                  config.frequency, sampler_n_cpus(m->sampler), sampler_event_reason(m->sampler));
         log_info("Off-CPU time: %s.", config.off_cpu_default ? "tracked for every target"
                                                              : "tracked for targets attached with the off-CPU flag");
+        r = setup_target_slots(m);
+        if (r < 0)
+                return r;
+        /* Now that the perf events are open, and before saved targets are attached again. */
+        fd_limit_setup(config.max_targets, &m->fd_limit, &m->pidfd_bound);
         log_debug("Ring buffer: %zu KiB.", config.ring_size >> 10);
 
         /* The saved targets are back before the name is ours: the first caller finds them. */

@@ -121,6 +121,9 @@ differ_nonzero() { [ "$1" != "$2" ] && [ "$1" != 0 ] && [ -n "$1" ]; }
 # all_gone HELD LEFT: there were programs, and none is left.
 all_gone() { [ -n "$1" ] && [ -z "$2" ]; }
 not_listed() { ! grep -qE "^ *$1 " <<<"$2"; }
+not_grep() { ! grep -q "$1" "$2"; }
+# The state (running, exited) of PID in vprofctl list, empty if it is not listed.
+target_state() { vprofctl list --no-headings | awk -v p="$1" '$1 == p { print $3 }'; }
 main_pid() { systemctl show -p MainPID --value vprofd; }
 
 echo "vprof end-to-end test in $(systemd-detect-virt) container $(hostname), $(uname -r)"
@@ -268,8 +271,75 @@ done
 check "the old daemon's BPF programs (${old_progs:-none}) are gone" all_gone "$old_progs" "$left"
 step_end
 
-# --- 10. stop ------------------------------------------------------------------------------------------------
-step_begin 10 "systemctl stop vprofd leaves no BPF program loaded"
+# --- 10. MaxTargets ------------------------------------------------------------------------------------------
+# Every target holds a pidfd: under the unit's LimitNOFILE= the daemon reaches MaxTargets= (1024 by default) with
+# no "Too many open files", and the next attach is refused for the target limit, not for the open files.
+step_begin 10 "the unit's open file limit holds MaxTargets attached sleeps"
+pid=$(main_pid)
+run systemctl show -p LimitNOFILE --value vprofd
+check "the unit sets LimitNOFILE=131072 ($OUT)" [ "$OUT" = 131072 ]
+# systemd gives the service the closest it can: a container whose PID 1 has a lower hard limit (the host's)
+# gets that one.
+run grep 'Max open files' /proc/1/limits
+ceiling=$(awk '{ print $5 }' <<<"$OUT")
+want=131072
+if is_uint "$ceiling" && [ "$ceiling" -lt "$want" ]; then want=$ceiling; fi
+run grep 'Max open files' /proc/"$pid"/limits
+nofile=$(awk '{ print $4 }' <<<"$OUT")
+check "vprofd's soft open file limit is $want (${nofile:-none})" [ "${nofile:-0}" = "$want" ]
+run vprofctl status
+limits=$(status_value "Limits" "$OUT")
+max=${limits%% *}
+have=$(status_value "Targets" "$OUT")
+n=$((${max:-0} - ${have:-0}))
+check "vprofctl status: MaxTargets is the default 1024 (${max:-none}), $n slots free" [ "${max:-0}" = 1024 ]
+sleepers=()
+for ((i = 0; i < n; i++)); do
+  sleep 600 &
+  sleepers+=($!)
+done
+echo "started $n sleeps"
+# shellcheck disable=SC2016
+echo '$ for pid in $sleeps; do vprofctl attach $pid; done'
+attach_t0=$(now)
+attach_failed=0
+for p in "${sleepers[@]}"; do
+  timeout 30 vprofctl attach "$p" >>"$out/attach-many.err" 2>&1 || attach_failed=$((attach_failed + 1))
+done
+attach_secs=$(elapsed "$attach_t0" "$(now)")
+echo "attached $((n - attach_failed)) of $n sleeps in $attach_secs s"
+printf 'measure\tattach %s targets\t%s\n' "$n" "$attach_secs" >>"$results"
+head -n 3 "$out/attach-many.err"
+check "every attach succeeded ($attach_failed failed)" [ "$attach_failed" = 0 ]
+check "no attach failed for the open file limit" not_grep 'open files' "$out/attach-many.err"
+run vprofctl status
+check "vprofctl status: $max targets" [ "$(status_value "Targets" "$OUT")" = "$max" ]
+sleep 600 &
+extra=$!
+run vprofctl attach "$extra"
+check "one more attach fails" [ $RC = 1 ]
+check "... for the target limit of $max" grep -q "the limit of $max targets is reached" <<<"$OUT"
+run sh -c "journalctl -u vprofd --no-pager -o cat | grep -ci 'open file' || true"
+check "the journal says nothing of the open file limit" [ "$OUT" = 0 ]
+# Once they exit, the next attach takes the slot of the one that exited first; the others stay until the stop.
+kill "${sleepers[0]}"
+wait "${sleepers[0]}" 2>/dev/null
+for ((i = 0; i < 100; i++)); do
+  [ "$(target_state "${sleepers[0]}")" = exited ] && break
+  sleep 0.1
+done
+kill "${sleepers[@]:1}" 2>/dev/null
+wait "${sleepers[@]:1}" 2>/dev/null
+run vprofctl attach "$extra"
+check "an attach after they exited succeeds" [ $RC = 0 ]
+run sh -c "journalctl -u vprofd --no-pager -o cat | grep 'to make room for PID $extra ' || true"
+check "... in the slot of the one that exited first (${sleepers[0]})" \
+  grep -q "exited target ${sleepers[0]} (sleep) of UID 0, which exited [0-9]* s ago, to make room for PID $extra of UID 0 (MaxTargets=1024)" <<<"$OUT"
+kill "$extra" 2>/dev/null
+step_end
+
+# --- 11. stop ------------------------------------------------------------------------------------------------
+step_begin 11 "systemctl stop vprofd leaves no BPF program loaded"
 pid=$(main_pid)
 progs=$(bpf_prog_ids "$pid")
 echo "vprofd (MainPID $pid) holds BPF programs: ${progs:-none}"

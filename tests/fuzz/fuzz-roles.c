@@ -18,7 +18,7 @@ static const char *const properties[] = {
         "OffCpuDefault",    "OffCpuBlocked",   "OffCpuPreempted",  "OffCpuLost",    "OffCpuUnclaimed",
         "MaxTargets",       "MaxFunctionsPerTarget", "MaxStacksPerTarget", "SymbolCacheSize",
         "SymbolCacheUsed",  "SymbolFilesSkipped", "SamplesInOtherFunctions", "SamplesInOtherStacks",
-        "TargetsAtLimit",
+        "TargetsAtLimit",   "MaxTargetsPerUser", "ExitedTargetRetentionUSec",
 };
 
 char fuzz_role_type(char role)

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +47,31 @@ SLEEPER = ("import ctypes, os, sys, time\n"
 
 def sleeper(uid, kind="dumpable"):
     return spawn_as(uid, "/usr/bin/python3", "-c", SLEEPER, kind)
+
+
+def unused_pid():
+    """A PID that names no process (one just reaped; the kernel hands PIDs out in order)."""
+    p = subprocess.Popen(["true"])
+    p.wait()
+    assert not os.path.exists(f"/proc/{p.pid}")
+    return p.pid
+
+
+def wait_exited(env, pid):
+    for _ in range(200):
+        if any(t["pid"] == pid and t["state"] == "exited" for t in env.ctl_json("list")["targets"]):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"PID {pid} did not show as exited")
+
+
+# Every method that names a PID, as vprofctl calls it.
+PID_METHODS = (("attach", lambda pid: ["attach", pid]), ("report", lambda pid: ["report", pid]),
+               ("report values", lambda pid: ["report", pid, "--values", "all"]),
+               ("report module", lambda pid: ["report", pid, "--by", "module"]),
+               ("report thread", lambda pid: ["report", pid, "--by", "thread"]),
+               ("report stack", lambda pid: ["report", pid, "--by", "stack"]),
+               ("reset", lambda pid: ["reset", pid]), ("detach", lambda pid: ["detach", pid]))
 
 
 class Matrix(unittest.TestCase):
@@ -139,6 +165,42 @@ class Matrix(unittest.TestCase):
         self.assertNotIn(p.pid, [t["pid"] for t in ENV.ctl_json("list", user=self.a)["targets"]])
         self.assertEqual(ENV.ctl("detach", p.pid).returncode, 0)
 
+    def test_foreign_pids_answer_alike(self):
+        # For a PID user a may not trace, the answer is the same whether root attached it, it is a process nobody
+        # attached, another user's target that has exited, or no process at all: nothing tells which processes
+        # of others are profiled.
+        attached, unattached, b_target = sleeper(None), sleeper(None), sleeper(self.b)
+        self.assertEqual(ENV.ctl("attach", attached.pid).returncode, 0)
+        self.assertEqual(ENV.ctl("attach", b_target.pid, user=self.b).returncode, 0)
+        b_target.kill()
+        b_target.wait()
+        wait_exited(ENV, b_target.pid)
+        pids = {"root's target": attached.pid, "root's process, not attached": unattached.pid,
+                "user b's exited target": b_target.pid, "no process": unused_pid()}
+        for method, args in PID_METHODS:
+            answers = {}
+            for name, pid in pids.items():
+                r = self.ctl("user a", self.a, name, method, *args(pid))
+                self.assert_denied(r)
+                answers[name] = r.stderr.replace(str(pid), "PID")
+            self.assertEqual(len(set(answers.values())), 1, f"{method}: {answers}")
+        for name, pid in pids.items():
+            r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={self.a}", "--clear-groups",
+                                "dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1",
+                                "/org/vprof/Profiler1", "org.vprof.Profiler1.GetModules", f"uint32:{pid}"],
+                               env=ENV.env, capture_output=True, text=True, timeout=30)
+            self.assertIn("org.vprof.Profiler1.Error.AccessDenied", r.stderr, name)
+        # Whoever may trace the PID is told the truth: root, and user a for a process of its own.
+        own = sleeper(self.a)
+        for caller, pid, message in ((self.a, own.pid, "is not attached"), (None, unattached.pid, "is not attached"),
+                                     (None, pids["no process"], "is not attached")):
+            r = self.ctl("root" if caller is None else "user a", caller, "own/any", "report", "report", pid)
+            self.assertIn(message, r.stderr)
+        r = ENV.ctl("attach", pids["no process"])
+        self.assertIn("No process with PID", r.stderr)
+        for pid in (attached.pid, b_target.pid):
+            self.assertEqual(ENV.ctl("detach", pid).returncode, 0)
+
     def test_dbus_error_name(self):
         root_proc = sleeper(None)
         r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={self.a}", "--clear-groups",
@@ -222,6 +284,14 @@ class WithPolkit(unittest.TestCase):
                   file=sys.stderr)
             self.assertEqual(r.returncode, 1)
             self.assertIn("polkit did not allow it", r.stderr)
+        # A PID of no process goes to polkit too: refused alike for user b, told the truth for user a.
+        nothing = unused_pid()
+        for user, expected in ((self.b, "polkit did not allow it"), (self.a, "is not attached")):
+            r = self.env.ctl("report", nothing, user=user)
+            print(f"\nauthz: {'user a (polkit yes)' if user == self.a else 'user b (polkit no)'} x no process x "
+                  f"report -> {r.stderr.strip()}", end="", file=sys.stderr)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(expected, r.stderr)
         self.assertEqual(self.env.ctl("detach", root_proc.pid, user=self.a).returncode, 0)
         # The daemon did not wait on polkit: it answered others meanwhile, and nothing is left parked.
         self.assertEqual(self.env.ctl("status").returncode, 0)

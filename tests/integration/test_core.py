@@ -149,7 +149,8 @@ class Client(unittest.TestCase):
                                   "samples_seen", "samples_kept", "samples_discarded", "samples_lost",
                                   "stack_errors", "stacks_truncated", "samples_unclaimed", "off_cpu_default",
                                   "off_cpu_blocked", "off_cpu_preempted", "off_cpu_lost", "off_cpu_unclaimed",
-                                  "max_targets", "max_functions_per_target", "max_stacks_per_target",
+                                  "max_targets", "max_targets_per_user", "exited_target_retention_sec",
+                                  "max_functions_per_target", "max_stacks_per_target",
                                   "samples_in_other_functions", "samples_in_other_stacks", "targets_at_limit",
                                   "symbol_cache_size", "symbol_cache_used", "symbol_files_skipped"})
         self.assertEqual(s["symbol_cache_size"], 256 << 20)  # the default

@@ -181,6 +181,18 @@ class VprofEnv:
         p.stdin.flush()
 
 
+def add_user(name):
+    """The UID of a system user made for a test (created if missing; the test removes it with remove_user)."""
+    if subprocess.run(["id", "-u", name], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                       check=True)
+    return int(subprocess.run(["id", "-u", name], capture_output=True, text=True, check=True).stdout)
+
+
+def remove_user(name):
+    subprocess.run(["userdel", name], capture_output=True)
+
+
 def daemon_usage(pid):
     """CPU seconds (user + system) and peak RSS in KiB of a running process."""
     with open(f"/proc/{pid}/stat") as f:
