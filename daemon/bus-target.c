@@ -32,28 +32,30 @@ int bus_verify_profile_access(Manager *m, sd_bus_message *msg, uint32_t pid, sd_
         return polkit_verify_async(&m->polkit_registry, msg, VPROF_POLKIT_ACTION_PROFILE, details, error);
 }
 
-/* Whether caller may trace the process that has pid now, by the local rules: not when there is none, or when
- * vprofd cannot read it. */
-static bool caller_may_trace_pid(uid_t caller, uint32_t pid)
+/* Whether a process has pid now, and whether caller may trace it by the local rules (never one vprofd cannot
+ * read). */
+static bool pid_is_live(uint32_t pid, uid_t caller, bool *ret_traceable)
 {
         ProcInfo info;
 
-        if (caller == 0)
-                return true;
-        return proc_info_read((pid_t)pid, &info) >= 0 && authz_may_profile(caller, &info);
+        if (proc_info_read((pid_t)pid, &info) < 0) {
+                *ret_traceable = false;
+                return false;
+        }
+        *ret_traceable = caller == 0 || authz_may_profile(caller, &info);
+        return true;
 }
 
 /* The one rule for a PID that a caller names, in Attach and in every method that reads, resets or detaches a
- * target. The caller learns whether the PID is attached, and anything about it, only if it may trace it:
- *  - root may trace every PID;
- *  - another caller may trace an attached PID when the local rules (authz.h) allow it on the target's
- *    process (its credentials read afresh; an exited target's as they were last), and a PID that is not
- *    attached when they allow it on the process that has that PID now; a PID of no process, or of one vprofd
- *    cannot read, is no process the caller may trace;
- *  - any other PID goes to polkit, attached or not: when polkit allows it, the caller acts as root would.
- * So a caller gets, for a PID it may not trace, the same AccessDenied after the same question to polkit
- * whether it names a target, a process that is not one, or no process at all: the answers never tell which
- * processes of others are profiled. */
+ * target. Whether a PID is attached is told only to a caller that may see the target; for anyone else the
+ * answer depends only on what /proc tells every user anyway, whether a process has that PID:
+ *  - root may act on every PID;
+ *  - another caller sees an attached PID when the local rules (authz.h) allow it on the target's process (its
+ *    credentials read afresh; an exited target's as they were last);
+ *  - a live process it may not trace goes to polkit, attached or not: the same AccessDenied (or, when polkit
+ *    allows it, the caller acts as root would) whether root profiles it or nobody does;
+ *  - a PID of no process is answered as if nothing were attached there (NoSuchProcess, NotAttached): another
+ *    user's exited target with that PID stays invisible, and a mistyped PID gets no polkit dialog. */
 int bus_authorize_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret_target,
                       sd_bus_error *error)
 {
@@ -68,11 +70,19 @@ int bus_authorize_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller
         if (r < 0)
                 return r;
         t = manager_get_target(m, (pid_t)pid);
-        if (t ? !bus_caller_may_see(t, caller.uid) : !caller_may_trace_pid(caller.uid, pid)) {
-                r = bus_verify_profile_access(m, msg, pid, error);
-                if (r <= 0)
-                        return r;
-                caller.polkit_allowed = true;
+        if (!t || !bus_caller_may_see(t, caller.uid)) {
+                bool traceable;
+
+                if (!pid_is_live(pid, caller.uid, &traceable))
+                        t = NULL;
+                /* A foreign target on a process the caller may trace: only its exited predecessor's, the PID
+                 * reused; polkit decides, as for any foreign target. */
+                else if (!traceable || t) {
+                        r = bus_verify_profile_access(m, msg, pid, error);
+                        if (r <= 0)
+                                return r;
+                        caller.polkit_allowed = true;
+                }
         }
         *ret_caller = caller;
         *ret_target = t;

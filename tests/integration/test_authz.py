@@ -166,37 +166,46 @@ class Matrix(unittest.TestCase):
         self.assertEqual(ENV.ctl("detach", p.pid).returncode, 0)
 
     def test_foreign_pids_answer_alike(self):
-        # For a PID user a may not trace, the answer is the same whether root attached it, it is a process nobody
-        # attached, another user's target that has exited, or no process at all: nothing tells which processes
-        # of others are profiled.
+        # Whether another user's process is profiled is never told: for a live process user a may not trace, the
+        # answer is the same AccessDenied whether root attached it or nobody did; for a PID of no process, the
+        # same "not attached" whether another user's exited target had it or nothing ever did (whether a PID is
+        # live, /proc tells every user anyway).
         attached, unattached, b_target = sleeper(None), sleeper(None), sleeper(self.b)
         self.assertEqual(ENV.ctl("attach", attached.pid).returncode, 0)
         self.assertEqual(ENV.ctl("attach", b_target.pid, user=self.b).returncode, 0)
         b_target.kill()
         b_target.wait()
         wait_exited(ENV, b_target.pid)
-        pids = {"root's target": attached.pid, "root's process, not attached": unattached.pid,
-                "user b's exited target": b_target.pid, "no process": unused_pid()}
+        live = {"root's target": attached.pid, "root's process, not attached": unattached.pid}
+        gone = {"user b's exited target": b_target.pid, "no process": unused_pid()}
         for method, args in PID_METHODS:
-            answers = {}
-            for name, pid in pids.items():
-                r = self.ctl("user a", self.a, name, method, *args(pid))
-                self.assert_denied(r)
-                answers[name] = r.stderr.replace(str(pid), "PID")
-            self.assertEqual(len(set(answers.values())), 1, f"{method}: {answers}")
-        for name, pid in pids.items():
+            for group, denied in ((live, True), (gone, False)):
+                answers = {}
+                for name, pid in group.items():
+                    r = self.ctl("user a", self.a, name, method, *args(pid))
+                    if denied:
+                        self.assert_denied(r)
+                    else:
+                        self.assertEqual(r.returncode, 1, r.stdout)
+                        self.assertRegex(r.stderr, "No process with PID|is not attached")
+                        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                    answers[name] = r.stderr.replace(str(pid), "PID")
+                self.assertEqual(len(set(answers.values())), 1, f"{method}: {answers}")
+        for name, pid in {**live, **gone}.items():
             r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={self.a}", "--clear-groups",
                                 "dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1",
                                 "/org/vprof/Profiler1", "org.vprof.Profiler1.GetModules", f"uint32:{pid}"],
                                env=ENV.env, capture_output=True, text=True, timeout=30)
-            self.assertIn("org.vprof.Profiler1.Error.AccessDenied", r.stderr, name)
-        # Whoever may trace the PID is told the truth: root, and user a for a process of its own.
+            expected = "AccessDenied" if name in live else "NotAttached"
+            self.assertIn(f"org.vprof.Profiler1.Error.{expected}", r.stderr, name)
+        # Whoever may see a target is told the truth: root, and user b for its own exited one.
         own = sleeper(self.a)
         for caller, pid, message in ((self.a, own.pid, "is not attached"), (None, unattached.pid, "is not attached"),
-                                     (None, pids["no process"], "is not attached")):
+                                     (None, gone["no process"], "is not attached")):
             r = self.ctl("root" if caller is None else "user a", caller, "own/any", "report", "report", pid)
             self.assertIn(message, r.stderr)
-        r = ENV.ctl("attach", pids["no process"])
+        self.assertEqual(ENV.ctl("report", b_target.pid, user=self.b).returncode, 0)
+        r = ENV.ctl("attach", gone["no process"])
         self.assertIn("No process with PID", r.stderr)
         for pid in (attached.pid, b_target.pid):
             self.assertEqual(ENV.ctl("detach", pid).returncode, 0)
@@ -284,9 +293,9 @@ class WithPolkit(unittest.TestCase):
                   file=sys.stderr)
             self.assertEqual(r.returncode, 1)
             self.assertIn("polkit did not allow it", r.stderr)
-        # A PID of no process goes to polkit too: refused alike for user b, told the truth for user a.
+        # A PID of no process asks polkit nothing: both are told it is not attached.
         nothing = unused_pid()
-        for user, expected in ((self.b, "polkit did not allow it"), (self.a, "is not attached")):
+        for user, expected in ((self.b, "is not attached"), (self.a, "is not attached")):
             r = self.env.ctl("report", nothing, user=user)
             print(f"\nauthz: {'user a (polkit yes)' if user == self.a else 'user b (polkit no)'} x no process x "
                   f"report -> {r.stderr.strip()}", end="", file=sys.stderr)
