@@ -16,6 +16,7 @@
 #include "elf-symbols.h"
 #include "fixture-util.h"
 #include "macros.h"
+#include "pread-hook.h"
 #include "symbolizer.h"
 #include "test-util.h"
 
@@ -425,6 +426,37 @@ START_TEST(test_source_names)
 }
 END_TEST
 
+/* The binary changes while its MiniDebugInfo is read: -EIO, and its .dynsym names stay. */
+START_TEST(test_damaged_minidebuginfo)
+{
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        _cleanup_free_ char *path = test_copy_temp(arg_mini, "mini");
+        _cleanup_close_ int fd = -1;
+        size_t count;
+        struct stat st;
+
+        ck_assert_int_eq(stat(path, &st), 0);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(elf_symbols_load_fd(fd, &e), 0);
+        ck_assert_int_eq(elf_symbols_source(e), ELF_SYMBOLS_DYNSYM);
+        count = elf_symbols_count(e);
+
+        pread_hook_arm(path, 3, 1024, false);
+        ck_assert_int_eq(elf_symbols_use_minidebuginfo(e, fd), -EIO);
+        pread_hook_arm(path, 3, st.st_size, true);
+        ck_assert_int_eq(elf_symbols_use_minidebuginfo(e, fd), -EIO);
+        pread_hook_disarm();
+        ck_assert_int_eq(elf_symbols_source(e), ELF_SYMBOLS_DYNSYM);
+        ck_assert_uint_eq(elf_symbols_count(e), count);
+
+        ck_assert_int_eq(elf_symbols_use_minidebuginfo(e, fd), 0);
+        ck_assert_int_eq(elf_symbols_source(e), ELF_SYMBOLS_MINIDEBUGINFO);
+        ck_assert_uint_gt(elf_symbols_count(e), count);
+        unlink(path);
+}
+END_TEST
+
 int main(int argc, char *argv[])
 {
         Suite *s = suite_create("debuginfo");
@@ -454,6 +486,7 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_debug_file_arrives_later);
         tcase_add_test(tc, test_debug_file_at_hand);
         tcase_add_test(tc, test_source_names);
+        tcase_add_test(tc, test_damaged_minidebuginfo);
         tcase_set_timeout(tc, 60);
         suite_add_tcase(s, tc);
         return run_suite(s);
