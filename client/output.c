@@ -399,6 +399,8 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
                 r = json_add_u64(o, "symbol_cache_used", s->symbol_cache_used);
         if (r >= 0)
                 r = json_add_u64(o, "symbol_files_skipped", s->symbol_files_skipped);
+        if (r >= 0)
+                r = json_add_u64(o, "symbol_files_damaged", s->symbol_files_damaged);
         if (r < 0)
                 return r;
 
@@ -409,7 +411,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
 {
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
-                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[96];
+                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[128];
         const struct {
                 const char *key;
                 const char *value;
@@ -460,9 +462,9 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         snprintf(off_cpu_unclaimed, sizeof(off_cpu_unclaimed), "%" PRIu64, s->off_cpu_unclaimed);
         snprintf(limits, sizeof(limits), "%" PRIu32 " targets; %" PRIu32 " functions, %" PRIu32 " stacks per target",
                  s->max_targets, s->max_functions, s->max_stacks);
-        snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped",
+        snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped, %" PRIu64 " damaged",
                  (double)s->symbol_cache_used / (1 << 20), (double)s->symbol_cache_size / (1 << 20),
-                 s->symbol_files_skipped);
+                 s->symbol_files_skipped, s->symbol_files_damaged);
         snprintf(folded, sizeof(folded),
                  "%" PRIu32 " targets; samples in [other] functions %" PRIu64 ", in no stack %" PRIu64,
                  s->targets_at_limit, s->other_function_samples, s->other_stack_samples);

@@ -75,6 +75,7 @@ struct Symbolizer {
         size_t budget;
         size_t used;
         uint64_t skipped;        /* files left without symbols or CFI for the budget */
+        uint64_t damaged;        /* files that changed while they were read (elf-util.h) */
         char *debug_dir;         /* NULL: DEBUG_DIRECTORY_DEFAULT */
         DebugFetch debug_fetch;  /* NULL: no remote debug files */
         void *debug_fetch_userdata;
@@ -189,6 +190,22 @@ size_t symbolizer_memory(const Symbolizer *s)
 uint64_t symbolizer_skipped_files(const Symbolizer *s)
 {
         return s->skipped;
+}
+
+uint64_t symbolizer_damaged_files(const Symbolizer *s)
+{
+        return s->damaged;
+}
+
+/* r from reading a file of a target for symbols or CFI: -EIO means that the file changed while it was read
+ * (truncated, rewritten in place), and what was read of it is dropped. Counted, for the daemon to tell. */
+static void symbolizer_note_read(Symbolizer *s, int r, const char *what, const char *path)
+{
+        if (r != -EIO)
+                return;
+        s->damaged++;
+        log_debug("%s %s changed while it was read: left out, its frames are named by offset.", what,
+                  path ?: "?");
 }
 
 int symbolizer_set_debug_directory(Symbolizer *s, const char *dir)
@@ -412,6 +429,7 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
 }
 
 typedef struct DebugSearch {
+        Symbolizer *symbolizer;
         FileEntry *entry;
         const char *root;
 } DebugSearch;
@@ -426,6 +444,7 @@ static int take_debug_file(int fd, DebugFileKind kind, const char *path, void *u
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
+                symbolizer_note_read(d->symbolizer, r, "Debug file", path);
                 log_debug_errno(r, "Debug file %s%s not used: %m", d->root ?: "", path);
                 return 0;
         }
@@ -439,7 +458,7 @@ static int take_debug_file(int fd, DebugFileKind kind, const char *path, void *u
 
 /* The symbols of the downloaded debug file at path in place of entry's: 1 when taken, 0 when not (a debug
  * file of another build, none there any more), -ENOMEM. */
-static int file_entry_use_downloaded(FileEntry *entry, const char *path)
+static int file_entry_use_downloaded(Symbolizer *s, FileEntry *entry, const char *path)
 {
         _cleanup_close_ int fd = -1;
         char *copy;
@@ -458,6 +477,7 @@ static int file_entry_use_downloaded(FileEntry *entry, const char *path)
                 free(copy);
                 if (r == -ENOMEM)
                         return r;
+                symbolizer_note_read(s, r, "Downloaded debug file", path);
                 log_debug_errno(r, "Downloaded debug file %s not used: %m", path);
                 return 0;
         }
@@ -477,7 +497,7 @@ static int file_entry_fetch_debug_file(Symbolizer *s, const ProcMap *m, FileEntr
                            s->debug_fetch_userdata);
         if (r <= 0)
                 return r;
-        return file_entry_use_downloaded(entry, path);
+        return file_entry_use_downloaded(s, entry, path);
 }
 
 int symbolizer_add_debug_file(Symbolizer *s, const char *build_id, const char *path)
@@ -496,7 +516,7 @@ int symbolizer_add_debug_file(Symbolizer *s, const char *build_id, const char *p
                     !IN_SET(e->source, SYMBOL_SOURCE_NONE, SYMBOL_SOURCE_DYNSYM, SYMBOL_SOURCE_MINIDEBUGINFO))
                         continue;
                 before = elf_symbols_memory(e->elf) + (e->debug_file ? strlen(e->debug_file) + 1 : 0);
-                r = file_entry_use_downloaded(e, path);
+                r = file_entry_use_downloaded(s, e, path);
                 if (r < 0)
                         return r;
                 if (r == 0)
@@ -521,7 +541,7 @@ static int file_entry_load_debug_symbols(Symbolizer *s, const AddressSpace *as, 
                                          FileEntry *entry)
 {
         char root[64];
-        DebugSearch d = { .entry = entry };
+        DebugSearch d = { .symbolizer = s, .entry = entry };
         DebugFileQuery q;
         uint32_t crc = 0;
         int r;
@@ -555,6 +575,7 @@ static int file_entry_load_debug_symbols(Symbolizer *s, const AddressSpace *as, 
                 r = elf_symbols_use_minidebuginfo(entry->elf, fd);
                 if (r == -ENOMEM)
                         return r;
+                symbolizer_note_read(s, r, "File", m->path);
                 if (r < 0)
                         log_debug_errno(r, "Cannot read the MiniDebugInfo of %s: %m", m->path);
                 else
@@ -608,6 +629,7 @@ static int symbolizer_get_file(Symbolizer *s, const AddressSpace *as, const Proc
         r = elf_symbols_load_fd(fd, &entry->elf);
         if (r == -ENOMEM)
                 return r;
+        symbolizer_note_read(s, r, "File", m ? m->path : NULL);
         if (r < 0)
                 log_debug_errno(r, "Cannot read symbols of file %" PRIu64 ":%" PRIu64 ": %m", entry->key.dev,
                                 entry->key.ino);
@@ -875,6 +897,7 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, File
                 entry->load_usec += now_usec() - start;
                 if (r == -ENOMEM)
                         return r;
+                symbolizer_note_read(as->symbolizer, r, "File", m->path);
                 if (r < 0)
                         log_debug_errno(r, "No call frame information for %s of process %d: %m", m->path,
                                         (int)as->pid);

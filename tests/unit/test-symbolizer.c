@@ -16,6 +16,7 @@
 #include "check-main.h"
 #include "fixture-util.h"
 #include "macros.h"
+#include "pread-hook.h"
 #include "proc-maps.h"
 #include "symbolizer.h"
 
@@ -427,6 +428,41 @@ START_TEST(test_kernel)
 }
 END_TEST
 
+/* A program cut short while the symbolizer reads it (after its headers): counted as damaged, its frames
+ * named by offset in the file, no call frame information either; a second address does not read it again. */
+START_TEST(test_damaged_file)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL;
+        _cleanup_free_ char *path = test_copy_temp(arg_pie, "pie");
+        uint64_t window[4] = {}, ra = 0;
+        const ProcMap *p;
+        Symbol sym;
+        Fixture f;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        fixture_start(path, &f);
+        ck_assert_int_eq(address_space_new(s, f.pid, &as), 0);
+        ck_assert_int_eq(proc_maps_read(f.pid, &m), 0);
+        p = proc_maps_find(m, f.target);
+        ck_assert_ptr_nonnull(p);
+
+        pread_hook_arm(path, 3, 1024, false);
+        ck_assert_int_eq(address_space_resolve(as, f.target, false, &sym), 0);
+        check_symbol(&sym, base_name(path), NULL, f.target - p->start + p->offset);
+        ck_assert_uint_eq(symbolizer_damaged_files(s), 1);
+        ck_assert_int_eq(address_space_unwind_leaf(as, f.target, 0x1000, 0, window, 4, &ra), -ENOENT);
+        ck_assert_int_eq(address_space_resolve(as, f.local, false, &sym), 0);
+        ck_assert_ptr_null(sym.function);
+        ck_assert_uint_eq(symbolizer_damaged_files(s), 1);
+        pread_hook_disarm();
+
+        ck_assert_int_eq(fixture_stop(&f), 0);
+        unlink(path);
+}
+END_TEST
+
 int main(int argc, char *argv[])
 {
         Suite *s = suite_create("symbolizer");
@@ -451,6 +487,7 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_deleted_binary);
         tcase_add_test(tc, test_hard_link_parsed_once);
         tcase_add_test(tc, test_kernel);
+        tcase_add_test(tc, test_damaged_file);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
