@@ -65,7 +65,7 @@ struct Symbolizer {
         Kallsyms *kallsyms;
         char *kallsyms_path;     /* NULL: KALLSYMS_PATH */
         bool kallsyms_loaded;    /* tried; a failure is not retried on every kernel frame */
-        bool kallsyms_restricted_logged;
+        uint64_t kallsyms_restricted; /* reads of kallsyms that found the addresses hidden */
         uint64_t kallsyms_read_usec;
         uint64_t kallsyms_generation; /* reads of kallsyms so far */
         uint64_t kallsyms_reread_usec;
@@ -197,6 +197,11 @@ uint64_t symbolizer_damaged_files(const Symbolizer *s)
         return s->damaged;
 }
 
+uint64_t symbolizer_kallsyms_restricted_reads(const Symbolizer *s)
+{
+        return s->kallsyms_restricted;
+}
+
 /* r from reading a file of a target for symbols or CFI: -EIO means that the file changed while it was read
  * (truncated, rewritten in place), and what was read of it is dropped. Counted, for the daemon to tell. */
 static void symbolizer_note_read(Symbolizer *s, int r, const char *what, const char *path)
@@ -290,9 +295,10 @@ static bool symbolizer_make_room(Symbolizer *s, size_t bytes)
         symbolizer_evict_unused(s);
         if (s->used + bytes <= s->budget)
                 return true;
-        if (s->skipped++ == 0)
-                log_warning("Symbol cache full (%zu KiB in use by attached processes): further files stay "
-                            "without symbols; raise SymbolCacheMiB.", s->used >> 10);
+        /* The daemon says it once, when the count moves (library code logs at debug only). */
+        s->skipped++;
+        log_debug("Symbol cache full (%zu KiB in use by attached processes): a file stays without symbols.",
+                  s->used >> 10);
         return false;
 }
 
@@ -334,10 +340,10 @@ static int symbolizer_load_kallsyms(Symbolizer *s)
         }
         kallsyms_free(s->kallsyms);
         s->kallsyms = k;
-        /* Once: every kernel frame of every target would say it again. */
-        if (kallsyms_restricted(k) && !s->kallsyms_restricted_logged) {
-                log_notice("%s hides kernel addresses (kptr_restrict): kernel frames are named [kernel].", path);
-                s->kallsyms_restricted_logged = true;
+        /* Counted for the daemon to say once: every read would say it again. */
+        if (kallsyms_restricted(k)) {
+                s->kallsyms_restricted++;
+                log_debug("%s hides kernel addresses (kptr_restrict): kernel frames are named [kernel].", path);
         }
         return 0;
 }

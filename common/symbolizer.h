@@ -99,6 +99,8 @@ int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret);
 /* Counts the reads of kallsyms: a kernel frame cached under an older count may have another name now (a module
  * loaded, kptr_restrict lowered). */
 uint64_t symbolizer_kallsyms_generation(const Symbolizer *s);
+/* Of those, the reads that found the addresses hidden (kptr_restrict). */
+uint64_t symbolizer_kallsyms_restricted_reads(const Symbolizer *s);
 /* Another kallsyms file and interval between re-reads (default /proc/kallsyms, 10 s), for tests. */
 int symbolizer_set_kallsyms(Symbolizer *s, const char *path, uint64_t reread_usec);
 

@@ -463,6 +463,25 @@ START_TEST(test_damaged_file)
 }
 END_TEST
 
+/* kallsyms without addresses: counted for the daemon to say so, every kernel frame [kernel]. */
+START_TEST(test_kallsyms_restricted_counted)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_free_ char *path = test_write_temp("0000000000000000 T _stext\n0000000000000000 t schedule\n");
+        Symbol sym;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(symbolizer_set_kallsyms(s, path, UINT64_C(3600) * 1000 * 1000), 0);
+        ck_assert_uint_eq(symbolizer_kallsyms_restricted_reads(s), 0);
+        ck_assert_int_eq(symbolizer_resolve_kernel(s, UINT64_C(0xffffffff81000000), &sym), 0);
+        check_symbol(&sym, "kernel", "[kernel]", 0);
+        ck_assert_uint_eq(symbolizer_kallsyms_restricted_reads(s), 1);
+        ck_assert_int_eq(symbolizer_resolve_kernel(s, UINT64_C(0xffffffff81000010), &sym), 0);
+        ck_assert_uint_eq(symbolizer_kallsyms_restricted_reads(s), 1);
+        unlink(path);
+}
+END_TEST
+
 int main(int argc, char *argv[])
 {
         Suite *s = suite_create("symbolizer");
@@ -488,6 +507,7 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_hard_link_parsed_once);
         tcase_add_test(tc, test_kernel);
         tcase_add_test(tc, test_damaged_file);
+        tcase_add_test(tc, test_kallsyms_restricted_counted);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
