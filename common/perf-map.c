@@ -99,8 +99,10 @@ int perf_map_parse(FILE *f, PerfMap **ret)
                 m->n++;
         }
 
-        /* By start, and of entries at one start the last written, which describes the code there now. */
-        qsort(m->entries, m->n, sizeof(PerfMapEntry), entry_compare);
+        /* By start, and of entries at one start the last written, which describes the code there now. (A map
+         * without entries has no array: qsort() must not see its NULL.) */
+        if (m->n > 0)
+                qsort(m->entries, m->n, sizeof(PerfMapEntry), entry_compare);
         for (size_t i = 0; i < m->n; i++) {
                 if (i + 1 < m->n && m->entries[i + 1].start == m->entries[i].start) {
                         free(m->entries[i].name);

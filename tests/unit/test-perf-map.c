@@ -111,6 +111,11 @@ START_TEST(test_load_hostile)
         ck_assert_int_eq(perf_map_load(empty, &m), 0);
         ck_assert_uint_eq(perf_map_count(m), 0);
         m = perf_map_free(m);
+        /* No line that parses: no entries to sort (qsort() of a NULL array, found by fuzz-perf-map). */
+        m = parse("junk only\n7f00 0 size zero\n");
+        ck_assert_uint_eq(perf_map_count(m), 0);
+        ck_assert_ptr_null(perf_map_lookup(m, 0x7f00, NULL));
+        m = perf_map_free(m);
 
         unlink(target);
         unlink(empty);
