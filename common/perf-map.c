@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "open-util.h"
 #include "perf-map.h"
 
 /* A JIT's perf map grows with every function it compiles: tens of MiB after days. Bigger is refused. */
@@ -174,11 +175,11 @@ int perf_map_load(const char *path, PerfMap **ret)
 
         if (!path || !ret)
                 return -EINVAL;
-        /* The file is the target's to write: a FIFO planted there must not block the daemon, nor a symbolic
-         * link make it read another file as root. */
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        /* The file is the target's to write: a FIFO or a device planted there is not opened (open-util.h),
+         * nor a symbolic link followed to make us read another file as root. */
+        fd = open_regular(path, O_NOFOLLOW);
         if (fd < 0)
-                return negative_errno();
+                return fd;
         r = read_bounded(fd, PERF_MAP_MAX, &buf, &size);
         if (r < 0)
                 return r;

@@ -15,6 +15,7 @@
 #include "hashmap.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "open-util.h"
 #include "perf-map.h"
 #include "proc-info.h"
 #include "proc-maps.h"
@@ -394,7 +395,8 @@ static bool same_inode(int fd, const ProcMap *m)
 /* Open the file of a mapping: through map_files, which reaches a deleted file and one in another mount
  * namespace but needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) and a live process; else by the path as the
  * process sees it under its root; else by the path as we see it. The paths are checked against the mapping's
- * inode number, as they may name a different file (a package upgrade, another namespace). */
+ * inode number, as they may name a different file (a package upgrade, another namespace). Only a regular file is
+ * opened for reading (open-util.h): the path is the target's to turn into a FIFO or a device meanwhile. */
 static int open_mapping(const AddressSpace *as, const ProcMap *m)
 {
         char path[PATH_MAX + 64];
@@ -403,7 +405,7 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
         if (!as->gone) {
                 snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid,
                          m->start, m->end);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
+                fd = open_regular(path, 0);
                 if (fd >= 0)
                         return fd;
         }
@@ -415,7 +417,7 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
         if (!as->gone) {
                 k = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)as->pid, m->path);
                 if (k > 0 && (size_t)k < sizeof(path)) {
-                        fd = open(path, O_RDONLY | O_CLOEXEC);
+                        fd = open_regular(path, 0);
                         if (fd >= 0) {
                                 if (same_inode(fd, m))
                                         return fd;
@@ -424,9 +426,9 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
                 }
         }
 
-        fd = open(m->path, O_RDONLY | O_CLOEXEC);
+        fd = open_regular(m->path, 0);
         if (fd < 0)
-                return negative_errno();
+                return fd;
         if (!same_inode(fd, m)) {
                 safe_close(fd);
                 return -ESTALE;

@@ -78,7 +78,7 @@ START_TEST(test_load)
 }
 END_TEST
 
-/* The file is the target's: a FIFO put there does not block the reader, a symbolic link is not followed, an
+/* The file is the target's: a FIFO or a device put there is not opened, a symbolic link is not followed, an
  * empty file is an empty map, and one beyond the bound is refused unread. */
 START_TEST(test_load_hostile)
 {
@@ -93,9 +93,10 @@ START_TEST(test_load_hostile)
         ck_assert_int_eq(mkfifo(path, 0600), 0);
         ck_assert_int_eq(perf_map_load(path, &n), -EBADFD);
         ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(perf_map_load("/dev/null", &n), -EBADFD);
 
         ck_assert_int_eq(symlink(target, path), 0);
-        ck_assert_int_eq(perf_map_load(path, &n), -ELOOP);
+        ck_assert_int_eq(perf_map_load(path, &n), -EBADFD);
         ck_assert_int_eq(unlink(path), 0);
 
         /* 300 MiB of nothing: a sparse file. */

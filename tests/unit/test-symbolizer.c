@@ -463,6 +463,33 @@ START_TEST(test_damaged_file)
 }
 END_TEST
 
+/* A process gone, its file's path made a FIFO meanwhile (renamed away, a FIFO in its place): the symbolizer,
+ * down to the path for want of the process's map_files, must not open the FIFO (it would wait forever for a
+ * writer) and names the frame by offset. */
+START_TEST(test_mapping_path_now_a_fifo)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        _cleanup_free_ char *path = test_copy_temp(arg_pie, "pie"), *moved = NULL;
+        Symbol sym;
+        Fixture f;
+
+        ck_assert_int_ge(asprintf(&moved, "%s.moved", path), 0);
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        fixture_start(path, &f);
+        ck_assert_int_eq(address_space_new(s, f.pid, &as), 0);
+        ck_assert_int_eq(fixture_stop(&f), 0);
+        ck_assert_int_eq(rename(path, moved), 0);
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+
+        ck_assert_int_eq(address_space_resolve(as, f.target, false, &sym), 0);
+        ck_assert_str_eq(sym.module, base_name(path));
+        ck_assert_ptr_null(sym.function);
+        unlink(path);
+        unlink(moved);
+}
+END_TEST
+
 /* kallsyms without addresses: counted for the daemon to say so, every kernel frame [kernel]. */
 START_TEST(test_kallsyms_restricted_counted)
 {
@@ -508,6 +535,7 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_kernel);
         tcase_add_test(tc, test_damaged_file);
         tcase_add_test(tc, test_kallsyms_restricted_counted);
+        tcase_add_test(tc, test_mapping_path_now_a_fifo);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
