@@ -323,6 +323,29 @@ START_TEST(test_bounds)
         free(path);
         path = NULL;
 
+        /* Its string table marked compressed: libelf would inflate it to what its header claims. Refused, and
+         * .dynsym is left. */
+        path = test_copy_temp(arg_lib, "lib.so");
+        symtab = read_shdr(path, SHT_SYMTAB, &at);
+        {
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                Elf64_Ehdr ehdr;
+                Elf64_Shdr strtab;
+                off_t strtab_at;
+
+                ck_assert_int_eq(pread(fd, &ehdr, sizeof(ehdr), 0), (ssize_t)sizeof(ehdr));
+                strtab_at = (off_t)(ehdr.e_shoff + symtab.sh_link * sizeof(Elf64_Shdr));
+                ck_assert_int_eq(pread(fd, &strtab, sizeof(strtab), strtab_at), (ssize_t)sizeof(strtab));
+                strtab.sh_flags |= SHF_COMPRESSED;
+                patch(path, strtab_at, &strtab, sizeof(strtab));
+        }
+        ck_assert_int_eq(elf_symbols_load_path(path, &e), 0);
+        ck_assert_int_eq(elf_symbols_source(e), ELF_SYMBOLS_DYNSYM);
+        e = elf_symbols_free(e);
+        unlink(path);
+        free(path);
+        path = NULL;
+
         /* A million sections, by the extended numbering: the count is in section 0. */
         path = test_copy_temp(arg_lib, "lib.so");
         first = read_shdr(path, SHT_NULL, &first_at);
