@@ -462,7 +462,8 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         snprintf(off_cpu_unclaimed, sizeof(off_cpu_unclaimed), "%" PRIu64, s->off_cpu_unclaimed);
         snprintf(limits, sizeof(limits), "%" PRIu32 " targets; %" PRIu32 " functions, %" PRIu32 " stacks per target",
                  s->max_targets, s->max_functions, s->max_stacks);
-        snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped, %" PRIu64 " damaged",
+        snprintf(symbols, sizeof(symbols),
+                 "%.1f of %.0f MiB; %" PRIu64 " files skipped, %" PRIu64 " damaged",
                  (double)s->symbol_cache_used / (1 << 20), (double)s->symbol_cache_size / (1 << 20),
                  s->symbol_files_skipped, s->symbol_files_damaged);
         snprintf(folded, sizeof(folded),

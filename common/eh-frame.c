@@ -28,8 +28,8 @@ typedef struct RowSlot {
         Row row;
 } RowSlot;
 
-/* The most bytes of .eh_frame or .eh_frame_hdr read from a file (elf-util.h): the largest programs have a few
- * tens of MiB. Larger is refused, -EFBIG. */
+/* The most bytes of .eh_frame or .eh_frame_hdr read from a file (elf-util.h): the largest programs have a
+ * few tens of MiB. Larger is refused, -EFBIG. */
 #define EH_FRAME_MAX (UINT64_C(256) << 20)
 
 /* Slots of the row cache, at most: a sampled program keeps stopping at the same few thousand places, and finding
@@ -507,8 +507,8 @@ static int find_eh_frame_from_hdr(ElfFile *f, const Elf_Data *hdr, uint64_t hdr_
                 delta = vaddr - phdr.p_vaddr;
                 if (phdr.p_offset > UINT64_MAX - delta)
                         return 0;
-                r = elf_file_chunk(f, phdr.p_offset + delta, MIN(phdr.p_filesz - delta, EH_FRAME_MAX), ELF_T_BYTE,
-                                   EH_FRAME_MAX, ret);
+                r = elf_file_chunk(f, phdr.p_offset + delta, MIN(phdr.p_filesz - delta, EH_FRAME_MAX),
+                                   ELF_T_BYTE, EH_FRAME_MAX, ret);
                 if (r == -EIO)
                         return r;
                 if (r >= 0)

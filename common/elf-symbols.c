@@ -14,9 +14,9 @@
 /* A MiniDebugInfo ELF holds only a .symtab and its strings: a few MiB even for the largest libraries. The
  * bound is for the compressed section and for what it decompresses to. */
 #define MINIDEBUGINFO_MAX (UINT64_C(256) << 20)
-/* What one file may make us read (elf-util.h), far above real files: a symbol table of 11 million symbols (the
- * largest programs have a few million), 512 MiB of their names; notes hold a build-id of 20 bytes. A larger one
- * is refused, -EFBIG, rather than allocated for. */
+/* What one file may make us read (elf-util.h), far above real files: a symbol table of 11 million symbols
+ * (the largest programs have a few million), 512 MiB of their names; notes hold a build-id of 20 bytes. A
+ * larger one is refused, -EFBIG, rather than allocated for. */
 #define SYMTAB_MAX (UINT64_C(256) << 20)
 #define STRTAB_MAX (UINT64_C(512) << 20)
 #define NOTES_MAX (UINT64_C(16) << 20)
@@ -149,7 +149,8 @@ static int find_section_by_name(ElfFile *f, const char *name, Elf_Scn **ret)
 }
 
 /* The function symbols of one table (SHT_SYMTAB or SHT_DYNSYM; scn may be NULL), appended to cands. A table
- * or its strings beyond the bounds is -EFBIG, a file that shrank -EIO; one libelf cannot read names nothing. */
+ * or its strings beyond the bounds is -EFBIG, a file that shrank -EIO; one libelf cannot read names
+ * nothing. */
 static int collect_symbols(ElfFile *f, Elf_Scn *scn, Candidates *cands)
 {
         Elf_Data *data;
@@ -294,8 +295,8 @@ static int load_build_id(ElfFile *f, char **ret)
 
                 if (!gelf_getphdr(f->elf, (int)i, &phdr) || phdr.p_type != PT_NOTE)
                         continue;
-                r = elf_file_chunk(f, phdr.p_offset, phdr.p_filesz, phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR,
-                                   NOTES_MAX, &data);
+                r = elf_file_chunk(f, phdr.p_offset, phdr.p_filesz,
+                                   phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR, NOTES_MAX, &data);
                 if (IN_SET(r, -EFBIG, -EIO))
                         return r;
                 if (r < 0)

@@ -36,7 +36,7 @@ static int load_range(ElfFile *f, uint64_t offset, uint64_t size)
                         continue;
                 if (n <= 0) {
                         log_debug_errno(n < 0 ? negative_errno() : -EIO,
-                                        "Short read of an ELF file at offset %llu: %m", (unsigned long long)offset);
+                                        "Short read of an ELF file at %llu: %m", (unsigned long long)offset);
                         return -EIO;
                 }
                 offset += (uint64_t)n;
@@ -86,11 +86,14 @@ static int load_headers(ElfFile *f)
                      : get_field(h + offsetof(Elf32_Ehdr, e_phoff), 4, msb);
         shoff = is64 ? get_field(h + offsetof(Elf64_Ehdr, e_shoff), 8, msb)
                      : get_field(h + offsetof(Elf32_Ehdr, e_shoff), 4, msb);
-        phnum = get_field(h + (is64 ? offsetof(Elf64_Ehdr, e_phnum) : offsetof(Elf32_Ehdr, e_phnum)), 2, msb);
-        shnum = get_field(h + (is64 ? offsetof(Elf64_Ehdr, e_shnum) : offsetof(Elf32_Ehdr, e_shnum)), 2, msb);
+        phnum = is64 ? get_field(h + offsetof(Elf64_Ehdr, e_phnum), 2, msb)
+                     : get_field(h + offsetof(Elf32_Ehdr, e_phnum), 2, msb);
+        shnum = is64 ? get_field(h + offsetof(Elf64_Ehdr, e_shnum), 2, msb)
+                     : get_field(h + offsetof(Elf32_Ehdr, e_shnum), 2, msb);
 
         /* Counts too large for the header are in section 0: sh_size for sections, sh_info for segments. */
-        if (shoff != 0 && (shnum == 0 || phnum == PN_XNUM) && shoff <= f->size && f->size - shoff >= shdr_size) {
+        if (shoff != 0 && (shnum == 0 || phnum == PN_XNUM) && shoff <= f->size &&
+            f->size - shoff >= shdr_size) {
                 const uint8_t *s0 = f->image + shoff;
 
                 r = load_range(f, shoff, shdr_size);
@@ -163,7 +166,8 @@ int elf_file_open(int fd, ElfFile **ret)
                 return -EFBIG;
         f->size = (size_t)f->st.st_size;
         /* MAP_NORESERVE: only the pages read into count, whatever the size. */
-        f->image = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        f->image = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                        -1, 0);
         if (f->image == MAP_FAILED) {
                 f->image = NULL;
                 return -ENOMEM;
@@ -262,7 +266,8 @@ int elf_file_strings(ElfFile *f, size_t ndx, uint64_t max)
         if (!f)
                 return -EINVAL;
         scn = elf_getscn(f->elf, ndx);
-        if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_STRTAB || (shdr.sh_flags & SHF_COMPRESSED))
+        if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_STRTAB ||
+            (shdr.sh_flags & SHF_COMPRESSED))
                 return -EBADMSG;
         return load_section(f, scn, &shdr, max);
 }
@@ -307,8 +312,8 @@ int elf_file_check(const ElfFile *f)
         if (st.st_dev != f->st.st_dev || st.st_ino != f->st.st_ino || st.st_size != f->st.st_size ||
             st.st_mtim.tv_sec != f->st.st_mtim.tv_sec || st.st_mtim.tv_nsec != f->st.st_mtim.tv_nsec ||
             st.st_ctim.tv_sec != f->st.st_ctim.tv_sec || st.st_ctim.tv_nsec != f->st.st_ctim.tv_nsec) {
-                log_debug("ELF file changed while it was read (size %lld, now %lld)", (long long)f->st.st_size,
-                          (long long)st.st_size);
+                log_debug("ELF file changed while it was read (size %lld, now %lld)",
+                          (long long)f->st.st_size, (long long)st.st_size);
                 return -EIO;
         }
         return 0;

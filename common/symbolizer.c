@@ -344,7 +344,8 @@ static int symbolizer_load_kallsyms(Symbolizer *s)
         /* Counted for the daemon to say once: every read would say it again. */
         if (kallsyms_restricted(k)) {
                 s->kallsyms_restricted++;
-                log_debug("%s hides kernel addresses (kptr_restrict): kernel frames are named [kernel].", path);
+                log_debug("%s hides kernel addresses (kptr_restrict): kernel frames are named [kernel].",
+                          path);
         }
         return 0;
 }
@@ -395,8 +396,9 @@ static bool same_inode(int fd, const ProcMap *m)
 /* Open the file of a mapping: through map_files, which reaches a deleted file and one in another mount
  * namespace but needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) and a live process; else by the path as the
  * process sees it under its root; else by the path as we see it. The paths are checked against the mapping's
- * inode number, as they may name a different file (a package upgrade, another namespace). Only a regular file is
- * opened for reading (open-util.h): the path is the target's to turn into a FIFO or a device meanwhile. */
+ * inode number, as they may name a different file (a package upgrade, another namespace). Only a regular
+ * file is opened for reading (open-util.h): the path is the target's to turn into a FIFO or a device
+ * meanwhile. */
 static int open_mapping(const AddressSpace *as, const ProcMap *m)
 {
         char path[PATH_MAX + 64];

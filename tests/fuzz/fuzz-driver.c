@@ -213,6 +213,7 @@ static size_t mutate_once(Rng *rng, uint8_t *buf, size_t size, const Corpus *cor
 {
         static const size_t widths[] = { 1, 2, 4, 8 };
         size_t width, at, len;
+        uint64_t value;
 
         switch (rng_below(rng, 11)) {
         case 0: /* flip a few bits */
@@ -229,8 +230,9 @@ static size_t mutate_once(Rng *rng, uint8_t *buf, size_t size, const Corpus *cor
                 if (size < width)
                         return size;
                 at = rng_below(rng, size - width + 1);
-                put_int(buf + at, width, rng_chance(rng, 20) ? size + rng_below(rng, 3) - 1 : RNG_PICK(rng, interesting),
-                        rng_chance(rng, 20));
+                /* Mostly a value from the table, sometimes the input's size or a neighbour of it. */
+                value = rng_chance(rng, 20) ? size + rng_below(rng, 3) - 1 : RNG_PICK(rng, interesting);
+                put_int(buf + at, width, value, rng_chance(rng, 20));
                 return size;
         case 4: /* a small step up or down */
                 width = RNG_PICK(rng, widths);
@@ -314,7 +316,7 @@ int main(int argc, char *argv[])
         };
         Corpus seeds = {}, pool = {};
         _cleanup_free_ uint8_t *buf = NULL;
-        uint64_t start, deadline, runs = 0;
+        uint64_t start, deadline, elapsed, runs = 0;
         Rng rng;
         int c, r;
 
@@ -333,7 +335,8 @@ int main(int argc, char *argv[])
                 if (c == ARG_ARTIFACTS)
                         arg_artifacts = optarg;
                 else if (!target || parse_number(optarg, target) < 0) {
-                        fprintf(stderr, "%s: bad arguments; see the top of tests/fuzz/fuzz-driver.c\n", argv[0]);
+                        fprintf(stderr, "%s: bad arguments; see the top of tests/fuzz/fuzz-driver.c\n",
+                                argv[0]);
                         return EXIT_FAILURE;
                 }
         }
@@ -369,9 +372,12 @@ int main(int argc, char *argv[])
                 return EXIT_FAILURE;
         rng.state = arg_seed;
         deadline = start + arg_seconds * 1000000;
-        while (arg_seconds > 0 && (arg_runs == 0 || runs < arg_runs) && ((runs & 15) != 0 || now_usec() < deadline)) {
-                const Input *base = pool.n > 0 && rng_chance(&rng, 50) ? &pool.inputs[rng_below(&rng, pool.n)]
-                                                                        : &seeds.inputs[rng_below(&rng, seeds.n)];
+        /* The clock is read every 16 runs: a run of the small parsers takes a few microseconds. */
+        while (arg_seconds > 0 && (arg_runs == 0 || runs < arg_runs) &&
+               ((runs & 15) != 0 || now_usec() < deadline)) {
+                const Input *base = pool.n > 0 && rng_chance(&rng, 50)
+                                            ? &pool.inputs[rng_below(&rng, pool.n)]
+                                            : &seeds.inputs[rng_below(&rng, seeds.n)];
                 size_t size = MIN(base->size, (size_t)arg_max_len);
 
                 memcpy(buf, base->data, size);
@@ -396,9 +402,9 @@ int main(int argc, char *argv[])
                         }
                 }
         }
-        fprintf(stderr, "fuzz-driver: %" PRIu64 " runs in %.1f s (%.0f/s) from %zu seeds, --seed=%" PRIu64 "\n",
-                runs, (double)(now_usec() - start) / 1e6, (double)runs * 1e6 / (double)MAX(now_usec() - start, 1),
-                seeds.n, arg_seed);
+        elapsed = MAX(now_usec() - start, (uint64_t)1);
+        fprintf(stderr, "fuzz-driver: %" PRIu64 " runs in %.1f s (%.0f/s), %zu seeds, --seed=%" PRIu64 "\n",
+                runs, (double)elapsed / 1e6, (double)runs * 1e6 / (double)elapsed, seeds.n, arg_seed);
         corpus_done(&seeds);
         corpus_done(&pool);
         return EXIT_SUCCESS;

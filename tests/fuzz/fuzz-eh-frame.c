@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The CFI reader (eh-frame.c, cfa-program.c, dwarf-cursor.c): an input that starts like an ELF file is loaded as
- * one (a memfd, eh_frame_load_fd()); any other is raw section contents after a header of its own (RawHeader):
- * where .eh_frame and .eh_frame_hdr lie, how long .eh_frame is (the header's bytes follow it when flags bit 0
- * is set), where code starts. Then unwind steps at many pcs, from a stack window the input fills. Seeds: the
- * fixtures (run-fuzz.py), and this process's vDSO, whole and as its raw .eh_frame and .eh_frame_hdr. */
+/* The CFI reader (eh-frame.c, cfa-program.c, dwarf-cursor.c): an input that starts like an ELF file is
+ * loaded as one (a memfd, eh_frame_load_fd()); any other is raw section contents after a header of its own
+ * (RawHeader): where .eh_frame and .eh_frame_hdr lie, how long .eh_frame is (the header's bytes follow it
+ * when flags bit 0 is set), where code starts. Then unwind steps at many pcs, from a stack window the input
+ * fills. Seeds: the fixtures (run-fuzz.py), and this process's vDSO, whole and as its raw .eh_frame and
+ * .eh_frame_hdr. */
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
@@ -33,7 +34,8 @@ static void unwind(const EhFrame *e, uint64_t code_start, const uint8_t *data, s
                 regs.ip = pc;
                 (void)eh_frame_unwind_step(e, 0, &regs, window, WINDOW_WORDS, &caller);
         }
-        /* ...and at pcs the input holds, with their neighbours: an FDE's start when the fuzzer copied one. */
+        /* ...and at pcs the input holds, with their neighbours: an FDE's start when the fuzzer copied
+         * one. */
         for (size_t i = 0; i < 8; i++)
                 for (uint64_t d = 0; d < 3; d++) {
                         regs.ip = fuzz_word(data, size, i) + d;
@@ -85,7 +87,8 @@ static int section_of(Elf *elf, const char *name, Elf_Data **ret, uint64_t *ret_
         if (elf_getshdrstrndx(elf, &shstrndx) < 0)
                 return -1;
         while ((scn = elf_nextscn(elf, scn)))
-                if (gelf_getshdr(scn, &shdr) && strcmp(elf_strptr(elf, shstrndx, shdr.sh_name) ?: "", name) == 0) {
+                if (gelf_getshdr(scn, &shdr) &&
+                    strcmp(elf_strptr(elf, shstrndx, shdr.sh_name) ?: "", name) == 0) {
                         *ret = elf_rawdata(scn, NULL);
                         *ret_vaddr = shdr.sh_addr;
                         return *ret && (*ret)->d_buf ? 0 : -1;
@@ -123,14 +126,18 @@ static int write_seeds(const char *dir)
         memcpy(image, vdso, size);
         elf = elf_memory((char *)image, size);
         if (!elf || section_of(elf, ".eh_frame", &eh_frame, &eh_frame_vaddr) < 0 ||
-            section_of(elf, ".eh_frame_hdr", &hdr, &hdr_vaddr) < 0 || section_of(elf, ".text", &text, &text_vaddr) < 0 ||
+            section_of(elf, ".eh_frame_hdr", &hdr, &hdr_vaddr) < 0 ||
+            section_of(elf, ".text", &text, &text_vaddr) < 0 ||
             eh_frame_vaddr > UINT32_MAX || hdr_vaddr > UINT32_MAX || text_vaddr > UINT32_MAX)
                 return -1;
         buf = malloc(sizeof(h) + eh_frame->d_size + hdr->d_size);
         if (!buf)
                 return -1;
-        h = (RawHeader) { .flags = 0, .eh_frame_vaddr = (uint32_t)eh_frame_vaddr, .hdr_vaddr = (uint32_t)hdr_vaddr,
-                          .eh_frame_size = (uint32_t)eh_frame->d_size, .code_start = (uint32_t)text_vaddr };
+        h = (RawHeader) { .flags = 0,
+                          .eh_frame_vaddr = (uint32_t)eh_frame_vaddr,
+                          .hdr_vaddr = (uint32_t)hdr_vaddr,
+                          .eh_frame_size = (uint32_t)eh_frame->d_size,
+                          .code_start = (uint32_t)text_vaddr };
         memcpy(buf, &h, sizeof(h));
         memcpy(buf + sizeof(h), eh_frame->d_buf, eh_frame->d_size);
         if (fuzz_write_file(dir, "eh-frame.raw", buf, sizeof(h) + eh_frame->d_size) < 0)

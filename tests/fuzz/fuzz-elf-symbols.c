@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The ELF symbol reader (elf-symbols.c, through elf-util.c) as the symbolizer drives it: the input is a file
- * (a memfd), loaded; looked up at addresses of its segments and at addresses the input holds; then used as its
- * own separate debug file and MiniDebugInfo. The same bytes go to the vDSO reader, which parses an image in
- * memory. Seeds: the test fixtures (run-fuzz.py copies them) and this process's own vDSO. */
+ * (a memfd), loaded; looked up at addresses of its segments and at addresses the input holds; then used as
+ * its own separate debug file and MiniDebugInfo. The same bytes go to the vDSO reader, which parses an image
+ * in memory. Seeds: the test fixtures (run-fuzz.py copies them) and this process's own vDSO. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The kallsyms parser (kallsyms.c): the input as the contents of /proc/kallsyms (through a memfd, as the
- * parser opens a path), then lookups at addresses the input holds and their neighbours. Seeds: the head of this
- * machine's /proc/kallsyms, lines of modules, and a restricted file of zero addresses. */
+ * parser opens a path), then lookups at addresses the input holds and their neighbours. Seeds: the head of
+ * this machine's /proc/kallsyms, lines of modules, and a restricted file of zero addresses. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

@@ -3,8 +3,8 @@
  * daemon's targets file as daemon/state.c reads it (BOOT, then each TARG through state_record_read()). Each
  * input is read as it is, then again with its payload size and CRC made right, so that mutations reach the
  * sections behind the CRC check. A profile that loads must save and load again the same (the writer and the
- * reader agree on everything the reader lets through). Seeds: files written by the serializers from a profile
- * with functions, modules, threads and off-CPU time. */
+ * reader agree on everything the reader lets through). Seeds: files written by the serializers from a
+ * profile with functions, modules, threads and off-CPU time. */
 #include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,8 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         read_profile(data, size);
         read_targets(data, size);
 
-        /* The header's payload size and CRC, made to match: header 8 magic | u32 version | u32 flags | u64 size |
-         * u32 CRC | u32 0 (state-format.h). */
+        /* The header's payload size and CRC, made to match: header 8 magic | u32 version | u32 flags | u64
+         * size | u32 CRC | u32 0 (state-format.h). */
         if (size < STATE_HEADER_SIZE)
                 return 0;
         fixed = malloc(size);
@@ -132,17 +132,16 @@ static int make_profile(Profile **ret)
                 return r;
         for (unsigned i = 0; i < 20 && r >= 0; i++) {
                 uint32_t user[] = { work, main_id }, kernel[] = { sys, read_id, main_id };
+                const ProfileSample samples[] = {
+                        { .tid = 100 + i % 3, .thread_name = "worker", .frames = user, .n_frames = 2 },
+                        { .tid = 100, .frames = kernel, .n_frames = 3, .kind = PROFILE_SAMPLE_KERNEL,
+                          .n_kernel_frames = 1 },
+                        { .tid = 101, .frames = kernel + 1, .n_frames = 2, .kind = PROFILE_SAMPLE_BLOCKED,
+                          .duration_ns = 1000000 + i },
+                };
 
-                r = profile_add_sample(p, &(ProfileSample) { .tid = 100 + i % 3, .thread_name = "worker",
-                                                             .frames = user, .n_frames = 2 });
-                if (r >= 0)
-                        r = profile_add_sample(p, &(ProfileSample) { .tid = 100, .frames = kernel, .n_frames = 3,
-                                                                     .kind = PROFILE_SAMPLE_KERNEL,
-                                                                     .n_kernel_frames = 1 });
-                if (r >= 0)
-                        r = profile_add_sample(p, &(ProfileSample) { .tid = 101, .frames = kernel + 1, .n_frames = 2,
-                                                                     .kind = PROFILE_SAMPLE_BLOCKED,
-                                                                     .duration_ns = 1000000 + i });
+                for (size_t k = 0; k < ELEMENTSOF(samples) && r >= 0; k++)
+                        r = profile_add_sample(p, &samples[k]);
         }
         if (r < 0)
                 return r;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* A file that changes while the code under test reads it, on cue and without a race: the test program defines
- * pread() (include this header in one file of it), and reads of the file chosen with pread_hook_arm() go
- * through the hook. After `reads_before` reads of it went through whole, it behaves as if cut to `cut` bytes
- * (a later read past that comes up short, as after truncate(1)), and with `touch` its times change at that
- * moment too (utimensat(), as when it is rewritten in place). The file itself keeps its contents, so that a
- * process that maps it does not fault. Every other read is the C library's. */
+/* A file that changes while the code under test reads it, on cue and without a race: the test program
+ * defines pread() (include this header in one file of it), and reads of the file chosen with
+ * pread_hook_arm() go through the hook. After `reads_before` reads of it went through whole, it behaves as
+ * if cut to `cut` bytes (a later read past that comes up short, as after truncate(1)), and with `touch` its
+ * times change at that moment too (utimensat(), as when it is rewritten in place). The file itself keeps its
+ * contents, so that a process that maps it does not fault. Every other read is the C library's. */
 
 #include <check.h>
 #include <dlfcn.h>
@@ -36,8 +36,12 @@ static inline void pread_hook_arm(const char *path, unsigned reads_before, off_t
         struct stat st;
 
         ck_assert_int_eq(stat(path, &st), 0);
-        pread_hook = (PreadHook) { .armed = true, .dev = st.st_dev, .ino = st.st_ino, .reads_before = reads_before,
-                                   .cut = cut, .touch = touch };
+        pread_hook = (PreadHook) { .armed = true,
+                                   .dev = st.st_dev,
+                                   .ino = st.st_ino,
+                                   .reads_before = reads_before,
+                                   .cut = cut,
+                                   .touch = touch };
         ck_assert_uint_lt(strlen(path), sizeof(pread_hook.path));
         strcpy(pread_hook.path, path);
 }
@@ -54,7 +58,8 @@ ssize_t pread(int fd, void *buf, size_t count, off_t offset)
 
         if (!real_pread)
                 real_pread = (ssize_t(*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread");
-        if (!pread_hook.armed || fstat(fd, &st) < 0 || st.st_dev != pread_hook.dev || st.st_ino != pread_hook.ino)
+        if (!pread_hook.armed || fstat(fd, &st) < 0 || st.st_dev != pread_hook.dev ||
+            st.st_ino != pread_hook.ino)
                 return real_pread(fd, buf, count, offset);
 
         if (pread_hook.reads++ < pread_hook.reads_before)

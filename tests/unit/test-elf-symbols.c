@@ -323,8 +323,8 @@ START_TEST(test_bounds)
         free(path);
         path = NULL;
 
-        /* Its string table marked compressed: libelf would inflate it to what its header claims. Refused, and
-         * .dynsym is left. */
+        /* Its string table marked compressed: libelf would inflate it to what its header claims. Refused,
+         * and .dynsym is left. */
         path = test_copy_temp(arg_lib, "lib.so");
         symtab = read_shdr(path, SHT_SYMTAB, &at);
         {

@@ -494,7 +494,8 @@ END_TEST
 START_TEST(test_kallsyms_restricted_counted)
 {
         _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
-        _cleanup_free_ char *path = test_write_temp("0000000000000000 T _stext\n0000000000000000 t schedule\n");
+        _cleanup_free_ char *path = test_write_temp("0000000000000000 T _stext\n"
+                                                    "0000000000000000 t schedule\n");
         Symbol sym;
 
         ck_assert_int_eq(symbolizer_new(&s), 0);

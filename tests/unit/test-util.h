@@ -44,8 +44,8 @@ static inline uint64_t test_kernel_symbol(const char *name)
         return 0;
 }
 
-/* A copy of the file from in a new temporary file (mode 0755), named .../vprof-unit-XXXXXX-suffix; the caller
- * unlinks and frees the path. */
+/* A copy of the file from in a new temporary file (mode 0755), named .../vprof-unit-XXXXXX-suffix; the
+ * caller unlinks and frees the path. */
 static inline char *test_copy_temp(const char *from, const char *suffix)
 {
         char *path = NULL;
