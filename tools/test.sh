@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite, from a fresh Debian 12 machine (as root): install the dependencies, build, run every
-# test (unit, lint, integration with real BPF and a private dbus-daemon, the parser fuzzers), then the unit,
-# integration and fuzz tests again with vprofd and the tests built with AddressSanitizer and UBSan, and the
+# test (unit, lint, integration with real BPF and a private dbus-daemon), then the unit and integration tests
+# again with vprofd and the tests built with AddressSanitizer and UBSan, the parser fuzzers under them, and the
 # parser fuzzers once more built with clang and libFuzzer. With CI=true a skipped test fails.
 # Then tools/build-packages.sh builds the Debian and RPM packages from a clean copy and checks them, and last the
 # end-to-end suite installs that .deb in a Debian 12 container booted with systemd-nspawn (tests/e2e/run-e2e.sh).
@@ -19,10 +19,13 @@ meson test -C build --print-errorlogs || status=1
 
 [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined >/dev/null
 meson compile -C build-asan
-# The daemon under the sanitizers too: the integration tests fail on any report in its log; the parser fuzzers
-# (tests/fuzz/run-fuzz.py, 20 s each) run under them with their own driver, gcc having no libFuzzer.
-ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --suite unit --suite integration --suite fuzz \
-  --print-errorlogs || status=1
+# The daemon under the sanitizers too: the integration tests fail on any report in its log.
+ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --suite unit --suite integration --print-errorlogs || status=1
+# The parser fuzzers (tests/fuzz/run-fuzz.py, 20 s each) under the sanitizers, with their own driver as gcc has no
+# libFuzzer; a run of their own, as they keep every CPU busy and the unit tests have timeouts.
+rm -f build-asan/meson-logs/testlog-fuzz.json
+ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --suite fuzz --logbase testlog-fuzz --print-errorlogs ||
+  status=1
 
 # The parser fuzzers once more, built with clang and libFuzzer (-fsanitize=fuzzer,address,undefined):
 # coverage-guided, they reach much deeper in their 20 s than the blind mutations above. Cheap: meson test builds
@@ -52,7 +55,8 @@ fi
 
 # One summary line over all the runs, and no silent skips in CI.
 python3 - "$status" build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
-  build-fuzz/meson-logs/testlog.json build/meson-logs/testlog-e2e.json <<'PY'
+  build-asan/meson-logs/testlog-fuzz.json build-fuzz/meson-logs/testlog.json \
+  build/meson-logs/testlog-e2e.json <<'PY'
 import json, os, sys
 status = int(sys.argv[1])
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
