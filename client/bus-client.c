@@ -332,6 +332,7 @@ static const struct {
         {"SymbolCacheSize", 't', offsetof(DaemonStatus, symbol_cache_size)},
         {"SymbolCacheUsed", 't', offsetof(DaemonStatus, symbol_cache_used)},
         {"SymbolFilesSkipped", 't', offsetof(DaemonStatus, symbol_files_skipped)},
+        {"SymbolFilesDamaged", 't', offsetof(DaemonStatus, symbol_files_damaged)},
 };
 
 /* Reads the variant of one property into s; properties unknown to this client, or of another type than it

@@ -65,6 +65,7 @@ typedef struct DaemonStatus {
         uint64_t symbol_cache_size;
         uint64_t symbol_cache_used;
         uint64_t symbol_files_skipped;
+        uint64_t symbol_files_damaged;
 } DaemonStatus;
 
 DaemonStatus *daemon_status_free(DaemonStatus *s);

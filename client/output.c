@@ -404,6 +404,8 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
                 r = json_add_u64(o, "symbol_cache_used", s->symbol_cache_used);
         if (r >= 0)
                 r = json_add_u64(o, "symbol_files_skipped", s->symbol_files_skipped);
+        if (r >= 0)
+                r = json_add_u64(o, "symbol_files_damaged", s->symbol_files_damaged);
         if (r < 0)
                 return r;
 
@@ -414,7 +416,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
 {
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
-                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[96], exited[64];
+                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[128], exited[64];
         const struct {
                 const char *key;
                 const char *value;
@@ -478,9 +480,9 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                          s->exited_retention_usec / 1000000);
         else
                 snprintf(exited, sizeof(exited), "kept until detached or needed");
-        snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped",
+        snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped, %" PRIu64 " damaged",
                  (double)s->symbol_cache_used / (1 << 20), (double)s->symbol_cache_size / (1 << 20),
-                 s->symbol_files_skipped);
+                 s->symbol_files_skipped, s->symbol_files_damaged);
         snprintf(folded, sizeof(folded),
                  "%" PRIu32 " targets; samples in [other] functions %" PRIu64 ", in no stack %" PRIu64,
                  s->targets_at_limit, s->other_function_samples, s->other_stack_samples);

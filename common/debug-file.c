@@ -13,28 +13,32 @@
 #include "debug-file.h"
 #include "log.h"
 #include "macros.h"
+#include "open-util.h"
 #include "xz-util.h"
 
 /* path (absolute) inside the directory root_fd. RESOLVE_IN_ROOT keeps absolute symbolic links (Fedora's
  * .build-id links, a container's /usr/lib/debug) inside the target's root; before Linux 5.6 they resolve in
- * ours. O_NONBLOCK: a FIFO planted where a debug file is looked for must not block the daemon. */
+ * ours. O_PATH, then only a regular file opened for reading (open-util.h): a FIFO, a terminal or a device
+ * planted where a debug file is looked for (a symbolic link next to the binary will do) is never opened. */
 static int open_in_root(int root_fd, const char *path)
 {
         struct open_how how = {
-                .flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK,
+                .flags = O_PATH | O_CLOEXEC,
                 .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
         };
         const char *rel = path + strspn(path, "/");
+        _cleanup_close_ int path_fd = -1;
         long fd;
 
         if (root_fd < 0)
-                fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        else {
-                fd = syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
-                if (fd < 0 && errno == ENOSYS)
-                        fd = openat(root_fd, rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        }
-        return fd < 0 ? negative_errno() : (int)fd;
+                return open_regular(path, 0);
+        fd = syscall(SYS_openat2, root_fd, rel, &how, sizeof(how));
+        if (fd < 0 && errno == ENOSYS)
+                fd = openat(root_fd, rel, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        path_fd = (int)fd;
+        return fd_reopen_regular(path_fd);
 }
 
 static int try_candidate(const DebugFileQuery *q, int root_fd, const char *path, DebugFileKind kind,

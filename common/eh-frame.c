@@ -28,6 +28,10 @@ typedef struct RowSlot {
         Row row;
 } RowSlot;
 
+/* The most bytes of .eh_frame or .eh_frame_hdr read from a file (elf-util.h): the largest programs have a
+ * few tens of MiB. Larger is refused, -EFBIG. */
+#define EH_FRAME_MAX (UINT64_C(256) << 20)
+
 /* Slots of the row cache, at most: a sampled program keeps stopping at the same few thousand places, and finding
  * and running their CFI again costs thousands of instructions a step, against tens for a hit. */
 #define ROW_CACHE_MAX 4096
@@ -455,95 +459,130 @@ size_t eh_frame_count(const EhFrame *e)
         return e ? e->n_entries : 0;
 }
 
-/* A file without section headers still has the loader's PT_GNU_EH_FRAME. */
-static Elf_Data *find_hdr_segment(Elf *elf, uint64_t *ret_vaddr)
+/* A file without section headers still has the loader's PT_GNU_EH_FRAME: 0 and *ret (NULL when there is
+ * none), or -EFBIG, -EIO. */
+static int find_hdr_segment(ElfFile *f, Elf_Data **ret, uint64_t *ret_vaddr)
 {
         size_t n;
+        int r;
 
-        if (elf_getphdrnum(elf, &n) < 0)
-                return NULL;
+        if (elf_getphdrnum(f->elf, &n) < 0)
+                return 0;
         for (size_t i = 0; i < n; i++) {
                 GElf_Phdr phdr;
 
-                if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_GNU_EH_FRAME)
+                if (!gelf_getphdr(f->elf, (int)i, &phdr) || phdr.p_type != PT_GNU_EH_FRAME)
                         continue;
-                *ret_vaddr = phdr.p_vaddr;
-                return elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz, ELF_T_BYTE);
+                r = elf_file_chunk(f, phdr.p_offset, phdr.p_filesz, ELF_T_BYTE, EH_FRAME_MAX, ret);
+                if (IN_SET(r, -EFBIG, -EIO))
+                        return r;
+                if (r >= 0)
+                        *ret_vaddr = phdr.p_vaddr;
+                return 0;
         }
-        return NULL;
+        return 0;
 }
 
 /* .eh_frame found through the header's pointer, when there are no section headers: it runs to the end of
- * its segment at most, eh_frame_new() finds its terminator. */
-static Elf_Data *find_eh_frame_from_hdr(Elf *elf, const Elf_Data *hdr, uint64_t hdr_vaddr, uint64_t *ret_vaddr)
+ * its segment at most (or EH_FRAME_MAX), eh_frame_new() finds its terminator. 0 and *ret (NULL when there is
+ * none), or -EIO. */
+static int find_eh_frame_from_hdr(ElfFile *f, const Elf_Data *hdr, uint64_t hdr_vaddr, Elf_Data **ret,
+                                  uint64_t *ret_vaddr)
 {
         Cursor c = { .data = hdr->d_buf, .end = hdr->d_size, .vaddr = hdr_vaddr };
         uint8_t count_encoding, table_encoding;
         uint64_t vaddr;
         size_t n;
+        int r;
 
-        if (hdr_start(&c, &count_encoding, &table_encoding, &vaddr) < 0 || elf_getphdrnum(elf, &n) < 0)
-                return NULL;
+        if (hdr_start(&c, &count_encoding, &table_encoding, &vaddr) < 0 || elf_getphdrnum(f->elf, &n) < 0)
+                return 0;
         for (size_t i = 0; i < n; i++) {
                 GElf_Phdr phdr;
+                uint64_t delta;
 
-                if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_LOAD || vaddr < phdr.p_vaddr ||
+                if (!gelf_getphdr(f->elf, (int)i, &phdr) || phdr.p_type != PT_LOAD || vaddr < phdr.p_vaddr ||
                     vaddr - phdr.p_vaddr >= phdr.p_filesz)
                         continue;
-                *ret_vaddr = vaddr;
-                return elf_getdata_rawchunk(elf, (int64_t)(phdr.p_offset + (vaddr - phdr.p_vaddr)),
-                                            phdr.p_filesz - (vaddr - phdr.p_vaddr), ELF_T_BYTE);
+                delta = vaddr - phdr.p_vaddr;
+                if (phdr.p_offset > UINT64_MAX - delta)
+                        return 0;
+                r = elf_file_chunk(f, phdr.p_offset + delta, MIN(phdr.p_filesz - delta, EH_FRAME_MAX),
+                                   ELF_T_BYTE, EH_FRAME_MAX, ret);
+                if (r == -EIO)
+                        return r;
+                if (r >= 0)
+                        *ret_vaddr = vaddr;
+                return 0;
         }
-        return NULL;
+        return 0;
 }
 
 int eh_frame_load_fd(int fd, EhFrame **ret)
 {
-        _cleanup_(elf_endp) Elf *elf = NULL;
+        _cleanup_(elf_file_freep) ElfFile *f = NULL;
         Elf_Data *eh_frame = NULL, *hdr = NULL;
         uint64_t eh_frame_vaddr = 0, hdr_vaddr = 0;
         Elf_Scn *scn = NULL;
-        GElf_Ehdr ehdr;
         size_t shstrndx;
         int r;
 
         if (!ret)
                 return -EINVAL;
-        r = elf_open_fd(fd, &elf, &ehdr);
+        r = elf_file_open(fd, &f);
         if (r < 0)
                 return r;
         /* The register numbers and the 8-byte stack words are those of x86-64. */
-        if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
-            ehdr.e_machine != EM_X86_64)
+        if (f->ehdr.e_ident[EI_CLASS] != ELFCLASS64 || f->ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
+            f->ehdr.e_machine != EM_X86_64)
                 return -EOPNOTSUPP;
 
-        if (elf_getshdrstrndx(elf, &shstrndx) >= 0)
-                while ((scn = elf_nextscn(elf, scn))) {
+        if (elf_getshdrstrndx(f->elf, &shstrndx) >= 0) {
+                r = elf_file_strings(f, shstrndx, ELF_SECTION_NAMES_MAX);
+                if (r == -EIO)
+                        return r;
+                while (r >= 0 && (scn = elf_nextscn(f->elf, scn))) {
+                        Elf_Data **data = NULL;
                         GElf_Shdr shdr;
                         const char *name;
 
                         /* SHT_NOBITS: a separate debug file, whose sections are placeholders. */
                         if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
                                 continue;
-                        name = elf_strptr(elf, shstrndx, shdr.sh_name);
+                        name = elf_strptr(f->elf, shstrndx, shdr.sh_name);
                         if (!name)
                                 continue;
                         if (!eh_frame && strcmp(name, ".eh_frame") == 0) {
-                                eh_frame = elf_rawdata(scn, NULL);
+                                data = &eh_frame;
                                 eh_frame_vaddr = shdr.sh_addr;
                         } else if (!hdr && strcmp(name, ".eh_frame_hdr") == 0) {
-                                hdr = elf_rawdata(scn, NULL);
+                                data = &hdr;
                                 hdr_vaddr = shdr.sh_addr;
                         }
+                        if (!data)
+                                continue;
+                        r = elf_file_section(f, scn, EH_FRAME_MAX, true, data);
+                        if (IN_SET(r, -EFBIG, -EIO))
+                                return r;
+                        r = 0;
                 }
-        if (!hdr)
-                hdr = find_hdr_segment(elf, &hdr_vaddr);
-        if (!eh_frame && hdr && hdr->d_buf)
-                eh_frame = find_eh_frame_from_hdr(elf, hdr, hdr_vaddr, &eh_frame_vaddr);
-        if (!eh_frame || !eh_frame->d_buf)
+        }
+        if (!hdr) {
+                r = find_hdr_segment(f, &hdr, &hdr_vaddr);
+                if (r < 0)
+                        return r;
+        }
+        if (!eh_frame && hdr) {
+                r = find_eh_frame_from_hdr(f, hdr, hdr_vaddr, &eh_frame, &eh_frame_vaddr);
+                if (r < 0)
+                        return r;
+        }
+        if (!eh_frame)
                 return -ENOENT;
-        if (hdr && !hdr->d_buf)
-                hdr = NULL;
+        /* CFI read from a file that changed meanwhile may be another file's. */
+        r = elf_file_check(f);
+        if (r < 0)
+                return r;
 
         return eh_frame_new(eh_frame->d_buf, eh_frame->d_size, eh_frame_vaddr, hdr ? hdr->d_buf : NULL,
                             hdr ? hdr->d_size : 0, hdr_vaddr, ret);

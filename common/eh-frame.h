@@ -18,9 +18,10 @@ typedef struct UnwindRegs {
         uint64_t ip, sp, bp;
 } UnwindRegs;
 
-/* Load the CFI of the ELF file open at fd (the fd is not kept): -ENOENT when it has no .eh_frame, -ENOEXEC
- * when it is not ELF, -EOPNOTSUPP when it is not x86-64. Keeps a copy of .eh_frame and a table of 8 bytes a
- * function. */
+/* Load the CFI of the ELF file open at fd (the fd is not kept), read as elf-util.h says: -ENOENT when it has
+ * no .eh_frame, -ENOEXEC when it is not ELF, -EOPNOTSUPP when it is not x86-64, -EFBIG when .eh_frame or its
+ * header is larger than 256 MiB, -EIO when the file changed while it was read. Keeps a copy of .eh_frame and
+ * a table of 8 bytes a function. */
 int eh_frame_load_fd(int fd, EhFrame **ret);
 int eh_frame_load_path(const char *path, EhFrame **ret);
 

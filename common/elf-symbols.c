@@ -11,8 +11,16 @@
 #include "log.h"
 #include "xz-util.h"
 
-/* A MiniDebugInfo ELF holds only a .symtab and its strings: a few MiB even for the largest libraries. */
+/* A MiniDebugInfo ELF holds only a .symtab and its strings: a few MiB even for the largest libraries. The
+ * bound is for the compressed section and for what it decompresses to. */
 #define MINIDEBUGINFO_MAX (UINT64_C(256) << 20)
+/* What one file may make us read (elf-util.h), far above real files: a symbol table of 11 million symbols
+ * (the largest programs have a few million), 512 MiB of their names; notes hold a build-id of 20 bytes. A
+ * larger one is refused, -EFBIG, rather than allocated for. */
+#define SYMTAB_MAX (UINT64_C(256) << 20)
+#define STRTAB_MAX (UINT64_C(512) << 20)
+#define NOTES_MAX (UINT64_C(16) << 20)
+#define DEBUGLINK_MAX (UINT64_C(64) << 10)
 
 /* 16 bytes a symbol: a C++ library has 100000 of them. */
 typedef struct ElfSym {
@@ -49,7 +57,7 @@ typedef struct Candidate {
         unsigned char bind;
 } Candidate;
 
-/* The symbols read from one or more tables; the ELF handles they point into must outlive the list. */
+/* The symbols read from one or more tables; the ELF images they point into must outlive the list. */
 typedef struct Candidates {
         Candidate *c;
         size_t n, allocated;
@@ -111,40 +119,55 @@ static Elf_Scn *find_section_by_type(Elf *elf, Elf64_Word type)
         return NULL;
 }
 
-/* The section of this name, or NULL. */
-static Elf_Scn *find_section_by_name(Elf *elf, const char *name)
+/* The section of this name: 1 and *ret, 0 when there is none (or no readable section names), -EIO. */
+static int find_section_by_name(ElfFile *f, const char *name, Elf_Scn **ret)
 {
         Elf_Scn *scn = NULL;
         GElf_Shdr shdr;
         size_t shstrndx;
+        int r;
 
-        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-                return NULL;
-        while ((scn = elf_nextscn(elf, scn))) {
+        if (elf_getshdrstrndx(f->elf, &shstrndx) < 0)
+                return 0;
+        r = elf_file_strings(f, shstrndx, ELF_SECTION_NAMES_MAX);
+        if (r == -EIO)
+                return r;
+        if (r < 0)
+                return 0;
+        while ((scn = elf_nextscn(f->elf, scn))) {
                 const char *n;
 
                 if (!gelf_getshdr(scn, &shdr))
                         continue;
-                n = elf_strptr(elf, shstrndx, shdr.sh_name);
-                if (n && strcmp(n, name) == 0)
-                        return scn;
+                n = elf_strptr(f->elf, shstrndx, shdr.sh_name);
+                if (n && strcmp(n, name) == 0) {
+                        *ret = scn;
+                        return 1;
+                }
         }
-        return NULL;
+        return 0;
 }
 
-/* The function symbols of one table (SHT_SYMTAB or SHT_DYNSYM; scn may be NULL), appended to cands. */
-static int collect_symbols(Elf *elf, Elf_Scn *scn, Candidates *cands)
+/* The function symbols of one table (SHT_SYMTAB or SHT_DYNSYM; scn may be NULL), appended to cands. A table
+ * or its strings beyond the bounds is -EFBIG, a file that shrank -EIO; one libelf cannot read names
+ * nothing. */
+static int collect_symbols(ElfFile *f, Elf_Scn *scn, Candidates *cands)
 {
         Elf_Data *data;
         GElf_Shdr shdr_store, *shdr = &shdr_store;
         size_t count;
+        int r;
 
         if (!scn || !gelf_getshdr(scn, shdr))
                 return 0;
         if (shdr->sh_entsize == 0 || shdr->sh_type == SHT_NOBITS)
                 return 0;
-        data = elf_getdata(scn, NULL);
-        if (!data)
+        r = elf_file_section(f, scn, SYMTAB_MAX, false, &data);
+        if (r >= 0)
+                r = elf_file_strings(f, shdr->sh_link, STRTAB_MAX);
+        if (IN_SET(r, -EFBIG, -EIO))
+                return r;
+        if (r < 0)
                 return 0;
         count = shdr->sh_size / shdr->sh_entsize;
 
@@ -160,7 +183,7 @@ static int collect_symbols(Elf *elf, Elf_Scn *scn, Candidates *cands)
                         continue;
                 if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
                         continue;
-                name = elf_strptr(elf, shdr->sh_link, sym.st_name);
+                name = elf_strptr(f->elf, shdr->sh_link, sym.st_name);
                 if (!name || !*name)
                         continue;
 
@@ -241,38 +264,42 @@ static int find_build_id(Elf_Data *data, char **ret)
         return 0;
 }
 
-static int load_build_id(Elf *elf, char **ret)
+static int load_build_id(ElfFile *f, char **ret)
 {
         Elf_Scn *scn = NULL;
         size_t n;
         int r;
 
         /* Section headers first; a file stripped of them still has the loader's PT_NOTE view. */
-        while ((scn = elf_nextscn(elf, scn))) {
+        while ((scn = elf_nextscn(f->elf, scn))) {
                 GElf_Shdr shdr;
                 Elf_Data *data;
 
                 if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
                         continue;
-                data = elf_getdata(scn, NULL);
-                if (!data)
+                r = elf_file_section(f, scn, NOTES_MAX, false, &data);
+                if (IN_SET(r, -EFBIG, -EIO))
+                        return r;
+                if (r < 0)
                         continue;
                 r = find_build_id(data, ret);
                 if (r != 0)
                         return r;
         }
 
-        if (elf_getphdrnum(elf, &n) < 0)
+        if (elf_getphdrnum(f->elf, &n) < 0)
                 return 0;
         for (size_t i = 0; i < n; i++) {
                 GElf_Phdr phdr;
                 Elf_Data *data;
 
-                if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_NOTE)
+                if (!gelf_getphdr(f->elf, (int)i, &phdr) || phdr.p_type != PT_NOTE)
                         continue;
-                data = elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz,
-                                            phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-                if (!data)
+                r = elf_file_chunk(f, phdr.p_offset, phdr.p_filesz,
+                                   phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR, NOTES_MAX, &data);
+                if (IN_SET(r, -EFBIG, -EIO))
+                        return r;
+                if (r < 0)
                         continue;
                 r = find_build_id(data, ret);
                 if (r != 0)
@@ -345,19 +372,19 @@ static int build_table(ElfSymbols *e, Candidates *c)
         return 0;
 }
 
-static int load_symbols(Elf *elf, ElfSymbols *e)
+static int load_symbols(ElfFile *f, ElfSymbols *e)
 {
         _cleanup_(candidates_done) Candidates c = {};
         int r;
 
-        r = collect_symbols(elf, find_section_by_type(elf, SHT_SYMTAB), &c);
+        r = collect_symbols(f, find_section_by_type(f->elf, SHT_SYMTAB), &c);
         if (r < 0)
                 return r;
         e->source = c.n > 0 ? ELF_SYMBOLS_SYMTAB : ELF_SYMBOLS_NONE;
         /* A .symtab without functions (debug info split off, or only a few markers left) is no better than
          * none: the exported ones in .dynsym are all a stripped binary has. */
         if (c.n == 0) {
-                r = collect_symbols(elf, find_section_by_type(elf, SHT_DYNSYM), &c);
+                r = collect_symbols(f, find_section_by_type(f->elf, SHT_DYNSYM), &c);
                 if (r < 0)
                         return r;
                 if (c.n > 0)
@@ -370,16 +397,23 @@ static int load_symbols(Elf *elf, ElfSymbols *e)
 
 /* Where a stripped file's symbols may be: the name and CRC of its .gnu_debuglink file, whether it carries
  * .gnu_debugdata. */
-static int load_debug_sections(Elf *elf, const GElf_Ehdr *ehdr, ElfSymbols *e)
+static int load_debug_sections(ElfFile *f, ElfSymbols *e)
 {
-        Elf_Scn *scn;
-        Elf_Data *data;
+        Elf_Scn *scn = NULL;
+        Elf_Data *data = NULL;
+        int r;
 
-        e->has_debugdata = find_section_by_name(elf, ".gnu_debugdata") != NULL;
+        r = find_section_by_name(f, ".gnu_debugdata", &scn);
+        if (r < 0)
+                return r;
+        e->has_debugdata = r > 0;
 
-        scn = find_section_by_name(elf, ".gnu_debuglink");
-        data = scn ? elf_getdata(scn, NULL) : NULL;
-        if (data && data->d_buf && data->d_size >= 8) {
+        r = find_section_by_name(f, ".gnu_debuglink", &scn);
+        if (r > 0)
+                r = elf_file_section(f, scn, DEBUGLINK_MAX, false, &data);
+        if (r == -EIO)
+                return r;
+        if (r >= 0 && data && data->d_size >= 8) {
                 /* The name, NUL-terminated, padded to 4 bytes, then the CRC in the file's byte order. */
                 const uint8_t *p = data->d_buf;
                 size_t len = strnlen(data->d_buf, data->d_size), crc_at = (len + 4) & ~(size_t)3;
@@ -389,7 +423,7 @@ static int load_debug_sections(Elf *elf, const GElf_Ehdr *ehdr, ElfSymbols *e)
                 e->debuglink = strndup(data->d_buf, len);
                 if (!e->debuglink)
                         return -ENOMEM;
-                if (ehdr->e_ident[EI_DATA] == ELFDATA2MSB)
+                if (f->ehdr.e_ident[EI_DATA] == ELFDATA2MSB)
                         e->debuglink_crc = (uint32_t)p[crc_at] << 24 | (uint32_t)p[crc_at + 1] << 16 |
                                            (uint32_t)p[crc_at + 2] << 8 | p[crc_at + 3];
                 else
@@ -401,35 +435,38 @@ static int load_debug_sections(Elf *elf, const GElf_Ehdr *ehdr, ElfSymbols *e)
 
 int elf_symbols_load_fd(int fd, ElfSymbols **ret)
 {
-        _cleanup_(elf_endp) Elf *elf = NULL;
+        _cleanup_(elf_file_freep) ElfFile *f = NULL;
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
-        GElf_Ehdr ehdr;
         int r;
 
         if (!ret)
                 return -EINVAL;
-        r = elf_open_fd(fd, &elf, &ehdr);
+        r = elf_file_open(fd, &f);
         if (r < 0)
                 return r;
 
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
-        r = load_segments(elf, e);
+        r = load_segments(f->elf, e);
         if (r < 0)
                 return r;
-        r = load_build_id(elf, &e->build_id);
+        r = load_build_id(f, &e->build_id);
         if (r < 0)
                 return r;
-        r = load_symbols(elf, e);
+        r = load_symbols(f, e);
         if (r < 0)
                 return r;
         if (e->source != ELF_SYMBOLS_SYMTAB) {
-                r = load_debug_sections(elf, &ehdr, e);
+                r = load_debug_sections(f, e);
                 if (r < 0)
                         return r;
         }
-        e->dyn = ehdr.e_type == ET_DYN;
+        e->dyn = f->ehdr.e_type == ET_DYN;
+        /* Names read from a file that changed meanwhile may be another file's, or cut short. */
+        r = elf_file_check(f);
+        if (r < 0)
+                return r;
 
         *ret = TAKE_PTR(e);
         return 0;
@@ -449,29 +486,31 @@ int elf_symbols_load_path(const char *path, ElfSymbols **ret)
 
 int elf_symbols_use_debug_fd(ElfSymbols *e, int fd)
 {
-        _cleanup_(elf_endp) Elf *elf = NULL;
+        _cleanup_(elf_file_freep) ElfFile *f = NULL;
         _cleanup_(candidates_done) Candidates c = {};
         _cleanup_free_ char *build_id = NULL;
-        GElf_Ehdr ehdr;
         int r;
 
         if (!e)
                 return -EINVAL;
-        r = elf_open_fd(fd, &elf, &ehdr);
+        r = elf_file_open(fd, &f);
         if (r < 0)
                 return r;
         /* The debug file of another build would name the wrong functions at every address. */
-        r = load_build_id(elf, &build_id);
+        r = load_build_id(f, &build_id);
         if (r < 0)
                 return r;
         if (e->build_id && build_id && strcmp(e->build_id, build_id) != 0)
                 return -ESTALE;
 
-        r = collect_symbols(elf, find_section_by_type(elf, SHT_SYMTAB), &c);
+        r = collect_symbols(f, find_section_by_type(f->elf, SHT_SYMTAB), &c);
         if (r < 0)
                 return r;
         if (c.n == 0)
                 return -ENOENT;
+        r = elf_file_check(f);
+        if (r < 0)
+                return r;
         r = build_table(e, &c);
         if (r < 0)
                 return r;
@@ -481,14 +520,13 @@ int elf_symbols_use_debug_fd(ElfSymbols *e, int fd)
 
 int elf_symbols_use_minidebuginfo(ElfSymbols *e, int fd)
 {
-        _cleanup_(elf_endp) Elf *elf = NULL;
+        _cleanup_(elf_file_freep) ElfFile *f = NULL;
         _cleanup_free_ void *buf = NULL;
         /* Declared after buf so that it ends before buf is freed. */
-        _cleanup_(elf_endp) Elf *inner = NULL;
+        _cleanup_(elf_file_freep) ElfFile *inner = NULL;
         _cleanup_(candidates_done) Candidates c = {};
-        Elf_Scn *scn;
+        Elf_Scn *scn = NULL;
         Elf_Data *data;
-        GElf_Ehdr ehdr;
         size_t size;
         int r;
 
@@ -496,27 +534,36 @@ int elf_symbols_use_minidebuginfo(ElfSymbols *e, int fd)
                 return -EINVAL;
         if (!e->has_debugdata)
                 return -ENOENT;
-        r = elf_open_fd(fd, &elf, &ehdr);
+        r = elf_file_open(fd, &f);
         if (r < 0)
                 return r;
-        scn = find_section_by_name(elf, ".gnu_debugdata");
-        data = scn ? elf_getdata(scn, NULL) : NULL;
-        if (!data || !data->d_buf || data->d_size == 0)
+        r = find_section_by_name(f, ".gnu_debugdata", &scn);
+        if (r < 0)
+                return r;
+        if (r == 0)
                 return -ENOENT;
+        r = elf_file_section(f, scn, MINIDEBUGINFO_MAX, false, &data);
+        if (r == -ENODATA)
+                return -ENOENT;
+        if (r < 0)
+                return r;
         r = xz_decompress(data->d_buf, data->d_size, MINIDEBUGINFO_MAX, &buf, &size);
         if (r < 0)
                 return r;
-        inner = elf_memory(buf, size);
-        if (!inner || elf_kind(inner) != ELF_K_ELF)
-                return -EBADMSG;
+        r = elf_file_memory(buf, size, &inner);
+        if (r < 0)
+                return r == -ENOEXEC ? -EBADMSG : r;
 
         /* Its .symtab has the functions .dynsym lacks, not those it has: the two together name them all. */
-        r = collect_symbols(inner, find_section_by_type(inner, SHT_SYMTAB), &c);
+        r = collect_symbols(inner, find_section_by_type(inner->elf, SHT_SYMTAB), &c);
         if (r < 0)
                 return r;
         if (c.n == 0)
                 return -ENOENT;
-        r = collect_symbols(elf, find_section_by_type(elf, SHT_DYNSYM), &c);
+        r = collect_symbols(f, find_section_by_type(f->elf, SHT_DYNSYM), &c);
+        if (r < 0)
+                return r;
+        r = elf_file_check(f);
         if (r < 0)
                 return r;
         r = build_table(e, &c);

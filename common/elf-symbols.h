@@ -22,7 +22,10 @@ typedef enum ElfSymbolSource {
         ELF_SYMBOLS_DEBUG_FILE,    /* the .symtab of a separate debug file */
 } ElfSymbolSource;
 
-/* Parse the ELF file open at fd (the fd is not kept). -ENOEXEC when it is not ELF. */
+/* Parse the ELF file open at fd (the fd is not kept), read as elf-util.h says: never mapped, every part
+ * bounded. -ENOEXEC when it is not ELF, -EFBIG when a part of it is beyond the bounds (a symbol table of
+ * 256 MiB, its names 512 MiB, too many headers...), -EIO when it changed while it was read (a damaged file:
+ * truncated, rewritten in place). The same errors for the debug file and the MiniDebugInfo below. */
 int elf_symbols_load_fd(int fd, ElfSymbols **ret);
 int elf_symbols_load_path(const char *path, ElfSymbols **ret);
 
@@ -36,12 +39,13 @@ const char *elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, uint64_t *re
 
 /* Take the function symbols of the separate debug file open at fd (its .symtab) in place of e's. -ESTALE
  * when the build-ids of both differ, -ENOENT when the debug file has no function symbol, -ENOEXEC when it is
- * not ELF; e is unchanged then. */
+ * not ELF, -EFBIG, -EIO; e is unchanged then. */
 int elf_symbols_use_debug_fd(ElfSymbols *e, int fd);
 
 /* Take the symbols of the MiniDebugInfo of the file open at fd (the one e was loaded from), merged with its
- * .dynsym. -ENOENT when it has none or it names no function, -EBADMSG when it is corrupt, -EFBIG when it
- * decompresses to more than 256 MiB; e is unchanged then. */
+ * .dynsym. -ENOENT when it has none or it names no function, -EBADMSG when it is corrupt, -EFBIG when it is
+ * or decompresses to more than 256 MiB, -EIO when the file changed while it was read; e is unchanged
+ * then. */
 int elf_symbols_use_minidebuginfo(ElfSymbols *e, int fd);
 
 ElfSymbolSource elf_symbols_source(const ElfSymbols *e);

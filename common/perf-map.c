@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "open-util.h"
 #include "perf-map.h"
+
+/* A JIT's perf map grows with every function it compiles: tens of MiB after days. Bigger is refused. */
+#define PERF_MAP_MAX (UINT64_C(256) << 20)
 
 typedef struct PerfMapEntry {
         uint64_t start;
@@ -94,8 +100,10 @@ int perf_map_parse(FILE *f, PerfMap **ret)
                 m->n++;
         }
 
-        /* By start, and of entries at one start the last written, which describes the code there now. */
-        qsort(m->entries, m->n, sizeof(PerfMapEntry), entry_compare);
+        /* By start, and of entries at one start the last written, which describes the code there now. (A map
+         * without entries has no array: qsort() must not see its NULL.) */
+        if (m->n > 0)
+                qsort(m->entries, m->n, sizeof(PerfMapEntry), entry_compare);
         for (size_t i = 0; i < m->n; i++) {
                 if (i + 1 < m->n && m->entries[i + 1].start == m->entries[i].start) {
                         free(m->entries[i].name);
@@ -108,15 +116,76 @@ int perf_map_parse(FILE *f, PerfMap **ret)
         return 0;
 }
 
+/* The whole regular file open at fd, at most max bytes (-EFBIG past them, also when it grows while read). */
+static int read_bounded(int fd, size_t max, char **ret, size_t *ret_size)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, allocated;
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        if ((uint64_t)st.st_size > max)
+                return -EFBIG;
+        allocated = MAX((size_t)st.st_size + 1, (size_t)4096);
+        buf = malloc(allocated);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n;
+
+                if (size == allocated) {
+                        size_t a = MIN(allocated * 2, max + 1);
+                        char *b;
+
+                        if (a <= allocated)
+                                return -EFBIG;
+                        b = realloc(buf, a);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                        allocated = a;
+                }
+                n = read(fd, buf + size, allocated - size);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        break;
+                size += (size_t)n;
+        }
+        if (size > max)
+                return -EFBIG;
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
 int perf_map_load(const char *path, PerfMap **ret)
 {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        /* After buf: closed before buf is freed. */
         _cleanup_fclose_ FILE *f = NULL;
+        size_t size;
+        int r;
 
         if (!path || !ret)
                 return -EINVAL;
-        f = fopen(path, "re");
+        /* The file is the target's to write: a FIFO or a device planted there is not opened (open-util.h),
+         * nor a symbolic link followed to make us read another file as root. */
+        fd = open_regular(path, O_NOFOLLOW);
+        if (fd < 0)
+                return fd;
+        r = read_bounded(fd, PERF_MAP_MAX, &buf, &size);
+        if (r < 0)
+                return r;
+        f = fmemopen(buf, size, "r");
         if (!f)
-                return -errno;
+                return negative_errno();
         return perf_map_parse(f, ret);
 }
 

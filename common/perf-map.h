@@ -14,6 +14,8 @@ typedef struct PerfMap PerfMap;
 /* Lines that do not parse are skipped: the file is written while we read it, and the last line may be cut.
  * -ENOMEM, or a read error. */
 int perf_map_parse(FILE *f, PerfMap **ret);
+/* The file at path, read whole into memory first: a regular file of at most 256 MiB (-EFBIG); a symbolic
+ * link, a FIFO or a device is not opened (-EBADFD). */
 int perf_map_load(const char *path, PerfMap **ret);
 /* The function holding addr and the offset into it; NULL when none. */
 const char *perf_map_lookup(const PerfMap *m, uint64_t addr, uint64_t *ret_offset);

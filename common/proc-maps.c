@@ -8,6 +8,9 @@
 #include "proc-maps.h"
 
 #define DELETED_SUFFIX " (deleted)"
+/* The kernel writes the file, but the process names its files: 65530 mappings (vm.max_map_count) of paths of
+ * 4 KiB would make 268 MB, read again on every miss. A real process's maps are a few MiB at most. */
+#define MAPS_MAX ((size_t)64 << 20)
 
 /* The public struct and, behind it, one blob holding every path, so that a snapshot is two allocations. */
 typedef struct ProcMapsBlob {
@@ -188,6 +191,7 @@ int proc_maps_parse(const char *text, ProcMaps **ret)
         return 0;
 }
 
+/* The whole file, at most MAPS_MAX bytes (-EFBIG past them). */
 static int read_all(int fd, char **ret)
 {
         _cleanup_free_ char *buf = NULL;
@@ -198,7 +202,11 @@ static int read_all(int fd, char **ret)
 
                 if (allocated - size < 4096) {
                         size_t a = MAX(allocated * 2, (size_t)16384);
-                        char *b = realloc(buf, a);
+                        char *b;
+
+                        if (size > MAPS_MAX)
+                                return -EFBIG;
+                        b = realloc(buf, a);
                         if (!b)
                                 return -ENOMEM;
                         buf = b;

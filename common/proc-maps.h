@@ -29,7 +29,7 @@ typedef struct ProcMaps {
 
 /* Parse the text of a maps file (pure; for tests and for proc_maps_read()). */
 int proc_maps_parse(const char *text, ProcMaps **ret);
-/* Read and parse /proc/PID/maps. -ESRCH when the process is gone. */
+/* Read and parse /proc/PID/maps. -ESRCH when the process is gone, -EFBIG when the file is over 64 MiB. */
 int proc_maps_read(pid_t pid, ProcMaps **ret);
 /* The mapping that contains addr, or NULL (binary search). */
 const ProcMap *proc_maps_find(const ProcMaps *m, uint64_t addr);

@@ -15,6 +15,7 @@
 #include "hashmap.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "open-util.h"
 #include "perf-map.h"
 #include "proc-info.h"
 #include "proc-maps.h"
@@ -65,7 +66,7 @@ struct Symbolizer {
         Kallsyms *kallsyms;
         char *kallsyms_path;     /* NULL: KALLSYMS_PATH */
         bool kallsyms_loaded;    /* tried; a failure is not retried on every kernel frame */
-        bool kallsyms_restricted_logged;
+        uint64_t kallsyms_restricted; /* reads of kallsyms that found the addresses hidden */
         uint64_t kallsyms_read_usec;
         uint64_t kallsyms_generation; /* reads of kallsyms so far */
         uint64_t kallsyms_reread_usec;
@@ -75,6 +76,7 @@ struct Symbolizer {
         size_t budget;
         size_t used;
         uint64_t skipped;        /* files left without symbols or CFI for the budget */
+        uint64_t damaged;        /* files that changed while they were read (elf-util.h) */
         char *debug_dir;         /* NULL: DEBUG_DIRECTORY_DEFAULT */
         DebugFetch debug_fetch;  /* NULL: no remote debug files */
         void *debug_fetch_userdata;
@@ -191,6 +193,27 @@ uint64_t symbolizer_skipped_files(const Symbolizer *s)
         return s->skipped;
 }
 
+uint64_t symbolizer_damaged_files(const Symbolizer *s)
+{
+        return s->damaged;
+}
+
+uint64_t symbolizer_kallsyms_restricted_reads(const Symbolizer *s)
+{
+        return s->kallsyms_restricted;
+}
+
+/* r from reading a file of a target for symbols or CFI: -EIO means that the file changed while it was read
+ * (truncated, rewritten in place), and what was read of it is dropped. Counted, for the daemon to tell. */
+static void symbolizer_note_read(Symbolizer *s, int r, const char *what, const char *path)
+{
+        if (r != -EIO)
+                return;
+        s->damaged++;
+        log_debug("%s %s changed while it was read: left out, its frames are named by offset.", what,
+                  path ?: "?");
+}
+
 int symbolizer_set_debug_directory(Symbolizer *s, const char *dir)
 {
         char *copy = NULL;
@@ -273,9 +296,10 @@ static bool symbolizer_make_room(Symbolizer *s, size_t bytes)
         symbolizer_evict_unused(s);
         if (s->used + bytes <= s->budget)
                 return true;
-        if (s->skipped++ == 0)
-                log_warning("Symbol cache full (%zu KiB in use by attached processes): further files stay "
-                            "without symbols; raise SymbolCacheMiB.", s->used >> 10);
+        /* The daemon says it once, when the count moves (library code logs at debug only). */
+        s->skipped++;
+        log_debug("Symbol cache full (%zu KiB in use by attached processes): a file stays without symbols.",
+                  s->used >> 10);
         return false;
 }
 
@@ -317,10 +341,11 @@ static int symbolizer_load_kallsyms(Symbolizer *s)
         }
         kallsyms_free(s->kallsyms);
         s->kallsyms = k;
-        /* Once: every kernel frame of every target would say it again. */
-        if (kallsyms_restricted(k) && !s->kallsyms_restricted_logged) {
-                log_notice("%s hides kernel addresses (kptr_restrict): kernel frames are named [kernel].", path);
-                s->kallsyms_restricted_logged = true;
+        /* Counted for the daemon to say once: every read would say it again. */
+        if (kallsyms_restricted(k)) {
+                s->kallsyms_restricted++;
+                log_debug("%s hides kernel addresses (kptr_restrict): kernel frames are named [kernel].",
+                          path);
         }
         return 0;
 }
@@ -371,7 +396,9 @@ static bool same_inode(int fd, const ProcMap *m)
 /* Open the file of a mapping: through map_files, which reaches a deleted file and one in another mount
  * namespace but needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) and a live process; else by the path as the
  * process sees it under its root; else by the path as we see it. The paths are checked against the mapping's
- * inode number, as they may name a different file (a package upgrade, another namespace). */
+ * inode number, as they may name a different file (a package upgrade, another namespace). Only a regular
+ * file is opened for reading (open-util.h): the path is the target's to turn into a FIFO or a device
+ * meanwhile. */
 static int open_mapping(const AddressSpace *as, const ProcMap *m)
 {
         char path[PATH_MAX + 64];
@@ -380,7 +407,7 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
         if (!as->gone) {
                 snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid,
                          m->start, m->end);
-                fd = open(path, O_RDONLY | O_CLOEXEC);
+                fd = open_regular(path, 0);
                 if (fd >= 0)
                         return fd;
         }
@@ -392,7 +419,7 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
         if (!as->gone) {
                 k = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)as->pid, m->path);
                 if (k > 0 && (size_t)k < sizeof(path)) {
-                        fd = open(path, O_RDONLY | O_CLOEXEC);
+                        fd = open_regular(path, 0);
                         if (fd >= 0) {
                                 if (same_inode(fd, m))
                                         return fd;
@@ -401,9 +428,9 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
                 }
         }
 
-        fd = open(m->path, O_RDONLY | O_CLOEXEC);
+        fd = open_regular(m->path, 0);
         if (fd < 0)
-                return negative_errno();
+                return fd;
         if (!same_inode(fd, m)) {
                 safe_close(fd);
                 return -ESTALE;
@@ -412,6 +439,7 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
 }
 
 typedef struct DebugSearch {
+        Symbolizer *symbolizer;
         FileEntry *entry;
         const char *root;
 } DebugSearch;
@@ -426,6 +454,7 @@ static int take_debug_file(int fd, DebugFileKind kind, const char *path, void *u
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
+                symbolizer_note_read(d->symbolizer, r, "Debug file", path);
                 log_debug_errno(r, "Debug file %s%s not used: %m", d->root ?: "", path);
                 return 0;
         }
@@ -439,7 +468,7 @@ static int take_debug_file(int fd, DebugFileKind kind, const char *path, void *u
 
 /* The symbols of the downloaded debug file at path in place of entry's: 1 when taken, 0 when not (a debug
  * file of another build, none there any more), -ENOMEM. */
-static int file_entry_use_downloaded(FileEntry *entry, const char *path)
+static int file_entry_use_downloaded(Symbolizer *s, FileEntry *entry, const char *path)
 {
         _cleanup_close_ int fd = -1;
         char *copy;
@@ -458,6 +487,7 @@ static int file_entry_use_downloaded(FileEntry *entry, const char *path)
                 free(copy);
                 if (r == -ENOMEM)
                         return r;
+                symbolizer_note_read(s, r, "Downloaded debug file", path);
                 log_debug_errno(r, "Downloaded debug file %s not used: %m", path);
                 return 0;
         }
@@ -477,7 +507,7 @@ static int file_entry_fetch_debug_file(Symbolizer *s, const ProcMap *m, FileEntr
                            s->debug_fetch_userdata);
         if (r <= 0)
                 return r;
-        return file_entry_use_downloaded(entry, path);
+        return file_entry_use_downloaded(s, entry, path);
 }
 
 int symbolizer_add_debug_file(Symbolizer *s, const char *build_id, const char *path)
@@ -496,7 +526,7 @@ int symbolizer_add_debug_file(Symbolizer *s, const char *build_id, const char *p
                     !IN_SET(e->source, SYMBOL_SOURCE_NONE, SYMBOL_SOURCE_DYNSYM, SYMBOL_SOURCE_MINIDEBUGINFO))
                         continue;
                 before = elf_symbols_memory(e->elf) + (e->debug_file ? strlen(e->debug_file) + 1 : 0);
-                r = file_entry_use_downloaded(e, path);
+                r = file_entry_use_downloaded(s, e, path);
                 if (r < 0)
                         return r;
                 if (r == 0)
@@ -521,7 +551,7 @@ static int file_entry_load_debug_symbols(Symbolizer *s, const AddressSpace *as, 
                                          FileEntry *entry)
 {
         char root[64];
-        DebugSearch d = { .entry = entry };
+        DebugSearch d = { .symbolizer = s, .entry = entry };
         DebugFileQuery q;
         uint32_t crc = 0;
         int r;
@@ -555,6 +585,7 @@ static int file_entry_load_debug_symbols(Symbolizer *s, const AddressSpace *as, 
                 r = elf_symbols_use_minidebuginfo(entry->elf, fd);
                 if (r == -ENOMEM)
                         return r;
+                symbolizer_note_read(s, r, "File", m->path);
                 if (r < 0)
                         log_debug_errno(r, "Cannot read the MiniDebugInfo of %s: %m", m->path);
                 else
@@ -608,6 +639,7 @@ static int symbolizer_get_file(Symbolizer *s, const AddressSpace *as, const Proc
         r = elf_symbols_load_fd(fd, &entry->elf);
         if (r == -ENOMEM)
                 return r;
+        symbolizer_note_read(s, r, "File", m ? m->path : NULL);
         if (r < 0)
                 log_debug_errno(r, "Cannot read symbols of file %" PRIu64 ":%" PRIu64 ": %m", entry->key.dev,
                                 entry->key.ino);
@@ -875,6 +907,7 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, File
                 entry->load_usec += now_usec() - start;
                 if (r == -ENOMEM)
                         return r;
+                symbolizer_note_read(as->symbolizer, r, "File", m->path);
                 if (r < 0)
                         log_debug_errno(r, "No call frame information for %s of process %d: %m", m->path,
                                         (int)as->pid);

@@ -68,6 +68,10 @@ size_t symbolizer_budget(const Symbolizer *s);
 size_t symbolizer_memory(const Symbolizer *s);
 /* Files left without symbols or call frame information for the budget. */
 uint64_t symbolizer_skipped_files(const Symbolizer *s);
+/* Files found damaged: changed (truncated, rewritten in place) while they were read, the target's own files
+ * and separate debug files alike. What was read of them is left out: their frames are named by offset. A
+ * file counts each time it is read so. */
+uint64_t symbolizer_damaged_files(const Symbolizer *s);
 
 /* Where separate debug files are looked for (gdb's debug-file-directory), an absolute path in the target's
  * file system; NULL: /usr/lib/debug. Applies to files parsed from now on. */
@@ -95,6 +99,8 @@ int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret);
 /* Counts the reads of kallsyms: a kernel frame cached under an older count may have another name now (a module
  * loaded, kptr_restrict lowered). */
 uint64_t symbolizer_kallsyms_generation(const Symbolizer *s);
+/* Of those, the reads that found the addresses hidden (kptr_restrict). */
+uint64_t symbolizer_kallsyms_restricted_reads(const Symbolizer *s);
 /* Another kallsyms file and interval between re-reads (default /proc/kallsyms, 10 s), for tests. */
 int symbolizer_set_kallsyms(Symbolizer *s, const char *path, uint64_t reread_usec);
 

@@ -100,12 +100,17 @@ int vdso_symbols_parse(const void *image, size_t size, VdsoSymbols **ret)
                 return -ENOMEM;
 
         while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
+                GElf_Shdr sh, strings;
                 Elf_Data *data;
                 size_t count;
 
                 if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || sh.sh_entsize == 0)
                         continue;
+                /* The process can rewrite its vDSO: a string table marked compressed would have libelf
+                 * inflate it to what its header claims, up to a thousand times the image. */
+                if (!gelf_getshdr(elf_getscn(elf, sh.sh_link), &strings) ||
+                    (strings.sh_flags & SHF_COMPRESSED))
+                        return -ENOEXEC;
                 data = elf_getdata(scn, NULL);
                 if (!data)
                         return -ENOEXEC;

@@ -349,6 +349,8 @@ static int property_get(sd_bus *bus _unused_, const char *path _unused_, const c
                 return sd_bus_message_append(reply, "t", (uint64_t)symbolizer_memory(m->symbolizer));
         if (strcmp(property, "SymbolFilesSkipped") == 0)
                 return sd_bus_message_append(reply, "t", symbolizer_skipped_files(m->symbolizer));
+        if (strcmp(property, "SymbolFilesDamaged") == 0)
+                return sd_bus_message_append(reply, "t", symbolizer_damaged_files(m->symbolizer));
 
         r = stats_for_call(m, reply, &stats);
         if (r < 0)
@@ -412,6 +414,7 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_PROPERTY("SymbolCacheSize", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("SymbolCacheUsed", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("SymbolFilesSkipped", "t", property_get, 0, 0),
+        SD_BUS_PROPERTY("SymbolFilesDamaged", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("SamplesInOtherFunctions", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("SamplesInOtherStacks", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("TargetsAtLimit", "u", property_get, 0, 0),

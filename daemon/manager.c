@@ -167,6 +167,29 @@ static int target_leave_sampler(Manager *m, Target *t)
         return 0;
 }
 
+/* The symbolizer counts (library code logs at debug only); the daemon says once what its operator should
+ * know, when a count first moves. */
+static void log_symbolizer_counts(Manager *m)
+{
+        if (!m->logged_cache_full && symbolizer_skipped_files(m->symbolizer) > 0) {
+                log_warning("Symbol cache full (%zu KiB in use by attached processes): further files stay "
+                            "without symbols; raise SymbolCacheMiB.",
+                            symbolizer_memory(m->symbolizer) >> 10);
+                m->logged_cache_full = true;
+        }
+        if (!m->logged_kptr_restrict && symbolizer_kallsyms_restricted_reads(m->symbolizer) > 0) {
+                log_notice("/proc/kallsyms hides kernel addresses (kptr_restrict): kernel frames are named "
+                           "[kernel].");
+                m->logged_kptr_restrict = true;
+        }
+        if (!m->logged_damaged_files && symbolizer_damaged_files(m->symbolizer) > 0) {
+                log_warning("A file changed while it was read for symbols (truncated or rewritten in "
+                            "place): its frames are named by offset. The property SymbolFilesDamaged counts "
+                            "such files.");
+                m->logged_damaged_files = true;
+        }
+}
+
 void manager_sync(Manager *m)
 {
         int r;
@@ -176,6 +199,7 @@ void manager_sync(Manager *m)
         r = sampler_drain(m->sampler);
         if (r < 0)
                 log_warning_errno(r, "Failed to drain the ring buffer: %m");
+        log_symbolizer_counts(m);
 }
 
 static int on_wakeup(sd_event_source *s _unused_, int fd _unused_, uint32_t revents _unused_, void *userdata)

@@ -64,6 +64,8 @@ typedef struct Manager {
         uint64_t off_cpu_unclaimed; /* intervals of detached targets, drained or dropped from the map */
         uint64_t off_cpu_failed_blocked; /* drained but not counted: out of memory */
         uint64_t off_cpu_failed_preempted;
+        /* The symbolizer's counts that the log told already: each is said once, when it first moves. */
+        bool logged_cache_full, logged_kptr_restrict, logged_damaged_files;
         /* The counters read for the call being answered (see bus.c), so that GetAll's add up. */
         ManagerStats stats_snapshot;
         uint64_t stats_cookie;

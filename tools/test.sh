@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite, from a fresh Debian 12 machine (as root): install the dependencies, build, run every
 # test (unit, lint, integration with real BPF and a private dbus-daemon), then the unit and integration tests
-# again with vprofd and the tests built with AddressSanitizer and UBSan. With CI=true a skipped test fails.
+# again with vprofd and the tests built with AddressSanitizer and UBSan, the parser fuzzers under them, and the
+# parser fuzzers once more built with clang and libFuzzer. With CI=true a skipped test fails.
 # Then tools/build-packages.sh builds the Debian and RPM packages from a clean copy and checks them, and last the
 # end-to-end suite installs that .deb in a Debian 12 container booted with systemd-nspawn (tests/e2e/run-e2e.sh).
 set -euo pipefail
@@ -20,6 +21,17 @@ meson test -C build --print-errorlogs || status=1
 meson compile -C build-asan
 # The daemon under the sanitizers too: the integration tests fail on any report in its log.
 ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --suite unit --suite integration --print-errorlogs || status=1
+# The parser fuzzers (tests/fuzz/run-fuzz.py, 20 s each) under the sanitizers, with their own driver as gcc has no
+# libFuzzer; a run of their own, as they keep every CPU busy and the unit tests have timeouts.
+rm -f build-asan/meson-logs/testlog-fuzz.json
+ASAN_OPTIONS=detect_leaks=1 meson test -C build-asan --suite fuzz --logbase testlog-fuzz --print-errorlogs ||
+  status=1
+
+# The parser fuzzers once more, built with clang and libFuzzer (-fsanitize=fuzzer,address,undefined):
+# coverage-guided, they reach much deeper in their 20 s than the blind mutations above. Cheap: meson test builds
+# only the harnesses and their seed fixtures, and the six run in about a minute on two CPUs.
+[ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz >/dev/null
+meson test -C build-fuzz --suite fuzz --print-errorlogs || status=1
 
 # The Debian and RPM packages, built from a clean copy of the tree and checked (lintian, contents), kept for the
 # end-to-end test.
@@ -43,6 +55,7 @@ fi
 
 # One summary line over all the runs, and no silent skips in CI.
 python3 - "$status" build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
+  build-asan/meson-logs/testlog-fuzz.json build-fuzz/meson-logs/testlog.json \
   build/meson-logs/testlog-e2e.json <<'PY'
 import json, os, sys
 status = int(sys.argv[1])

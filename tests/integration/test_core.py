@@ -152,10 +152,12 @@ class Client(unittest.TestCase):
                                   "max_targets", "max_targets_per_user", "exited_target_retention_sec",
                                   "max_functions_per_target", "max_stacks_per_target",
                                   "samples_in_other_functions", "samples_in_other_stacks", "targets_at_limit",
-                                  "symbol_cache_size", "symbol_cache_used", "symbol_files_skipped"})
+                                  "symbol_cache_size", "symbol_cache_used", "symbol_files_skipped",
+                                  "symbol_files_damaged"})
         self.assertEqual(s["symbol_cache_size"], 256 << 20)  # the default
         self.assertGreater(s["symbol_cache_used"], 0)
         self.assertEqual(s["symbol_files_skipped"], 0)
+        self.assertEqual(s["symbol_files_damaged"], 0)
         r = ENV.ctl("--version")
         self.assertEqual(r.stdout.strip(), f"vprofctl {s['version']}")
 

@@ -16,6 +16,7 @@
 #include "elf-symbols.h"
 #include "fixture-util.h"
 #include "macros.h"
+#include "pread-hook.h"
 #include "symbolizer.h"
 #include "test-util.h"
 
@@ -425,6 +426,75 @@ START_TEST(test_source_names)
 }
 END_TEST
 
+/* The debug file is cut short while it is read, after its headers: it is left out and counted as damaged,
+ * and the binary's code stays unnamed; read whole, it names it. */
+START_TEST(test_damaged_debug_file)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        Tree t;
+        char bin[PATH_MAX], debug[PATH_MAX + 128];
+        FileInfo info;
+        Symbol sym;
+        Fixture f;
+
+        tree_make(&t);
+        snprintf(bin, sizeof(bin), "%s/fixture-stripped-pie", t.bin);
+        copy_file(arg_stripped, bin, NULL);
+        build_id_path(&t, bin, debug, sizeof(debug));
+        copy_file(arg_pie_debug, debug, NULL);
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(symbolizer_set_debug_directory(s, t.debug), 0);
+        fixture_start(bin, &f);
+        ck_assert_int_eq(address_space_new(s, f.pid, &as), 0);
+        pread_hook_arm(debug, 3, 1024, false);
+        ck_assert_int_eq(address_space_resolve(as, f.target + 3, false, &sym), 0);
+        pread_hook_disarm();
+        ck_assert_str_eq(sym.module, "fixture-stripped-pie");
+        ck_assert_ptr_null(sym.function);
+        ck_assert_uint_eq(symbolizer_damaged_files(s), 1);
+        ck_assert_int_eq(address_space_file_info(as, f.target, &info), 0);
+        ck_assert_int_eq(info.source, SYMBOL_SOURCE_NONE);
+        ck_assert_ptr_null(info.debug_file);
+        ck_assert_int_eq(fixture_stop(&f), 0);
+
+        run_and_check(&t, bin, true, SYMBOL_SOURCE_BUILD_ID, debug);
+        tree_remove(&t);
+}
+END_TEST
+
+/* The binary changes while its MiniDebugInfo is read: -EIO, and its .dynsym names stay. */
+START_TEST(test_damaged_minidebuginfo)
+{
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        _cleanup_free_ char *path = test_copy_temp(arg_mini, "mini");
+        _cleanup_close_ int fd = -1;
+        size_t count;
+        struct stat st;
+
+        ck_assert_int_eq(stat(path, &st), 0);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(elf_symbols_load_fd(fd, &e), 0);
+        ck_assert_int_eq(elf_symbols_source(e), ELF_SYMBOLS_DYNSYM);
+        count = elf_symbols_count(e);
+
+        pread_hook_arm(path, 3, 1024, false);
+        ck_assert_int_eq(elf_symbols_use_minidebuginfo(e, fd), -EIO);
+        pread_hook_arm(path, 3, st.st_size, true);
+        ck_assert_int_eq(elf_symbols_use_minidebuginfo(e, fd), -EIO);
+        pread_hook_disarm();
+        ck_assert_int_eq(elf_symbols_source(e), ELF_SYMBOLS_DYNSYM);
+        ck_assert_uint_eq(elf_symbols_count(e), count);
+
+        ck_assert_int_eq(elf_symbols_use_minidebuginfo(e, fd), 0);
+        ck_assert_int_eq(elf_symbols_source(e), ELF_SYMBOLS_MINIDEBUGINFO);
+        ck_assert_uint_gt(elf_symbols_count(e), count);
+        unlink(path);
+}
+END_TEST
+
 int main(int argc, char *argv[])
 {
         Suite *s = suite_create("debuginfo");
@@ -454,6 +524,8 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_debug_file_arrives_later);
         tcase_add_test(tc, test_debug_file_at_hand);
         tcase_add_test(tc, test_source_names);
+        tcase_add_test(tc, test_damaged_debug_file);
+        tcase_add_test(tc, test_damaged_minidebuginfo);
         tcase_set_timeout(tc, 60);
         suite_add_tcase(s, tc);
         return run_suite(s);

@@ -20,6 +20,7 @@
 #include "eh-frame.h"
 #include "fixture-util.h"
 #include "macros.h"
+#include "pread-hook.h"
 #include "proc-maps.h"
 #include "symbolizer.h"
 #include "test-util.h"
@@ -896,6 +897,32 @@ START_TEST(test_unwind_leaf_without_file)
 }
 END_TEST
 
+/* The file changes while its CFI is read, after its headers: cut short, or rewritten in place. -EIO, and the
+ * output stays untouched; a .eh_frame claiming more than the bound is refused. */
+START_TEST(test_changed_while_read)
+{
+        _cleanup_(eh_frame_freep) EhFrame *e = NULL;
+        _cleanup_free_ char *path = test_copy_temp(arg_lib, "lib.so");
+        EhFrame *sentinel = (EhFrame *)0x1, *none = sentinel;
+        struct stat st;
+
+        ck_assert_int_eq(stat(path, &st), 0);
+        pread_hook_arm(path, 3, 1024, false);
+        ck_assert_int_eq(eh_frame_load_path(path, &none), -EIO);
+        ck_assert_ptr_eq(none, sentinel);
+        ck_assert_uint_ge(pread_hook.short_reads, 1);
+
+        pread_hook_arm(path, 3, st.st_size, true);
+        ck_assert_int_eq(eh_frame_load_path(path, &none), -EIO);
+        ck_assert_ptr_eq(none, sentinel);
+
+        pread_hook_disarm();
+        ck_assert_int_eq(eh_frame_load_path(path, &e), 0);
+        ck_assert_uint_gt(eh_frame_count(e), 0);
+        unlink(path);
+}
+END_TEST
+
 int main(int argc, char *argv[])
 {
         Suite *s = suite_create("eh-frame");
@@ -922,6 +949,7 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_unwind_interrupted_leaf);
         tcase_add_test(tc, test_unwind_blocked_syscall);
         tcase_add_test(tc, test_unwind_leaf_without_file);
+        tcase_add_test(tc, test_changed_while_read);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

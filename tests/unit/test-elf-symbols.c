@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <check.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "elf-symbols.h"
 #include "fixture-util.h"
 #include "macros.h"
+#include "pread-hook.h"
 #include "proc-maps.h"
 
 /* From the command line: the fixtures built in tests/fixtures. */
@@ -229,6 +231,159 @@ START_TEST(test_not_elf)
 }
 END_TEST
 
+/* The fixtures are ELF64: the section header of the first section of type, read from the file at path; its
+ * offset in the file in *ret_offset. */
+static Elf64_Shdr read_shdr(const char *path, uint32_t type, off_t *ret_offset)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        Elf64_Ehdr ehdr;
+        Elf64_Shdr shdr;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(pread(fd, &ehdr, sizeof(ehdr), 0), (ssize_t)sizeof(ehdr));
+        for (unsigned i = 0; i < ehdr.e_shnum; i++) {
+                off_t at = (off_t)(ehdr.e_shoff + i * sizeof(shdr));
+
+                ck_assert_int_eq(pread(fd, &shdr, sizeof(shdr), at), (ssize_t)sizeof(shdr));
+                if (shdr.sh_type == type) {
+                        *ret_offset = at;
+                        return shdr;
+                }
+        }
+        ck_abort_msg("no section of type %u in %s", type, path);
+        return shdr;
+}
+
+static void patch(const char *path, off_t offset, const void *data, size_t size)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(pwrite(fd, data, size, offset), (ssize_t)size);
+}
+
+/* The file changes while it is read, after its headers: truncated (a short read), or rewritten in place (its
+ * times change). What was read is dropped with -EIO, and the output stays untouched. */
+START_TEST(test_changed_while_read)
+{
+        ElfSymbols *sentinel = (ElfSymbols *)0x1, *e = sentinel;
+        _cleanup_free_ char *path = test_copy_temp(arg_lib, "lib.so");
+        struct stat st;
+
+        ck_assert_int_eq(stat(path, &st), 0);
+        /* The header, the section header table, the program header table: then cut to 1 KiB. */
+        pread_hook_arm(path, 3, 1024, false);
+        ck_assert_int_eq(elf_symbols_load_path(path, &e), -EIO);
+        ck_assert_ptr_eq(e, sentinel);
+        ck_assert_uint_ge(pread_hook.short_reads, 1);
+
+        /* Cut before the section headers were read. */
+        pread_hook_arm(path, 1, 64, false);
+        ck_assert_int_eq(elf_symbols_load_path(path, &e), -EIO);
+        ck_assert_ptr_eq(e, sentinel);
+
+        /* Every read whole, but the file changed in between. */
+        pread_hook_arm(path, 3, st.st_size, true);
+        ck_assert_int_eq(elf_symbols_load_path(path, &e), -EIO);
+        ck_assert_ptr_eq(e, sentinel);
+        ck_assert_uint_eq(pread_hook.short_reads, 0);
+
+        pread_hook_disarm();
+        ck_assert_int_eq(elf_symbols_load_path(path, &e), 0);
+        ck_assert_uint_ge(elf_symbols_count(e), 5);
+        e = elf_symbols_free(e);
+        unlink(path);
+}
+END_TEST
+
+/* What a file may make the reader allocate is bounded, whatever its headers claim. */
+START_TEST(test_bounds)
+{
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
+        _cleanup_free_ char *path = NULL;
+        Elf64_Shdr symtab, first;
+        off_t at, first_at;
+        uint64_t v;
+        uint16_t n;
+
+        /* A symbol table of 300 MiB. */
+        path = test_copy_temp(arg_lib, "lib.so");
+        symtab = read_shdr(path, SHT_SYMTAB, &at);
+        v = UINT64_C(300) << 20;
+        patch(path, at + (off_t)offsetof(Elf64_Shdr, sh_size), &v, sizeof(v));
+        ck_assert_int_eq(elf_symbols_load_path(path, &e), -EFBIG);
+        ck_assert_ptr_null(e);
+        /* Past the end of the file instead: no .symtab, the exported functions of .dynsym are left. */
+        v = symtab.sh_size * 1000;
+        patch(path, at + (off_t)offsetof(Elf64_Shdr, sh_size), &v, sizeof(v));
+        ck_assert_int_eq(elf_symbols_load_path(path, &e), 0);
+        ck_assert_int_eq(elf_symbols_source(e), ELF_SYMBOLS_DYNSYM);
+        e = elf_symbols_free(e);
+        unlink(path);
+        free(path);
+        path = NULL;
+
+        /* Its string table marked compressed: libelf would inflate it to what its header claims. Refused,
+         * and .dynsym is left. */
+        path = test_copy_temp(arg_lib, "lib.so");
+        symtab = read_shdr(path, SHT_SYMTAB, &at);
+        {
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                Elf64_Ehdr ehdr;
+                Elf64_Shdr strtab;
+                off_t strtab_at;
+
+                ck_assert_int_eq(pread(fd, &ehdr, sizeof(ehdr), 0), (ssize_t)sizeof(ehdr));
+                strtab_at = (off_t)(ehdr.e_shoff + symtab.sh_link * sizeof(Elf64_Shdr));
+                ck_assert_int_eq(pread(fd, &strtab, sizeof(strtab), strtab_at), (ssize_t)sizeof(strtab));
+                strtab.sh_flags |= SHF_COMPRESSED;
+                patch(path, strtab_at, &strtab, sizeof(strtab));
+        }
+        ck_assert_int_eq(elf_symbols_load_path(path, &e), 0);
+        ck_assert_int_eq(elf_symbols_source(e), ELF_SYMBOLS_DYNSYM);
+        e = elf_symbols_free(e);
+        unlink(path);
+        free(path);
+        path = NULL;
+
+        /* A million sections, by the extended numbering: the count is in section 0. */
+        path = test_copy_temp(arg_lib, "lib.so");
+        first = read_shdr(path, SHT_NULL, &first_at);
+        ck_assert_int_eq(first.sh_size, 0);
+        n = 0;
+        patch(path, offsetof(Elf64_Ehdr, e_shnum), &n, sizeof(n));
+        v = UINT64_C(1) << 20;
+        patch(path, first_at + (off_t)offsetof(Elf64_Shdr, sh_size), &v, sizeof(v));
+        ck_assert_int_eq(elf_symbols_load_path(path, &e), -EFBIG);
+        unlink(path);
+        free(path);
+        path = NULL;
+
+        /* A million program headers, likewise. */
+        path = test_copy_temp(arg_lib, "lib.so");
+        first = read_shdr(path, SHT_NULL, &first_at);
+        n = PN_XNUM;
+        patch(path, offsetof(Elf64_Ehdr, e_phnum), &n, sizeof(n));
+        {
+                uint32_t info = UINT32_C(1) << 20;
+                patch(path, first_at + (off_t)offsetof(Elf64_Shdr, sh_info), &info, sizeof(info));
+        }
+        ck_assert_int_eq(elf_symbols_load_path(path, &e), -EFBIG);
+        unlink(path);
+        free(path);
+        path = NULL;
+
+        /* The section header table past the end of the file: no sections, not a crash. */
+        path = test_copy_temp(arg_lib, "lib.so");
+        v = UINT64_C(1) << 40;
+        patch(path, offsetof(Elf64_Ehdr, e_shoff), &v, sizeof(v));
+        ck_assert_int_le(elf_symbols_load_path(path, &e), 0);
+        ck_assert_uint_eq(elf_symbols_count(e), 0);
+        e = elf_symbols_free(e);
+        unlink(path);
+}
+END_TEST
+
 int main(int argc, char *argv[])
 {
         Suite *s = suite_create("elf-symbols");
@@ -249,6 +404,8 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_nopie);
         tcase_add_test(tc, test_offset_to_vaddr_bounds);
         tcase_add_test(tc, test_not_elf);
+        tcase_add_test(tc, test_changed_while_read);
+        tcase_add_test(tc, test_bounds);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

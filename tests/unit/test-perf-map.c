@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check-main.h"
@@ -75,6 +78,52 @@ START_TEST(test_load)
 }
 END_TEST
 
+/* The file is the target's: a FIFO or a device put there is not opened, a symbolic link is not followed, an
+ * empty file is an empty map, and one beyond the bound is refused unread. */
+START_TEST(test_load_hostile)
+{
+        char dir[] = "/tmp/vprof-perf-map-XXXXXX", path[PATH_MAX];
+        PerfMap *sentinel = (PerfMap *)0x1, *n = sentinel, *m = NULL;
+        _cleanup_free_ char *target = test_write_temp("400000 10 secret\n");
+        _cleanup_free_ char *empty = test_write_temp("");
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/perf-1.map", dir);
+
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+        ck_assert_int_eq(perf_map_load(path, &n), -EBADFD);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(perf_map_load("/dev/null", &n), -EBADFD);
+
+        ck_assert_int_eq(symlink(target, path), 0);
+        ck_assert_int_eq(perf_map_load(path, &n), -EBADFD);
+        ck_assert_int_eq(unlink(path), 0);
+
+        /* 300 MiB of nothing: a sparse file. */
+        {
+                _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(ftruncate(fd, (off_t)300 << 20), 0);
+        }
+        ck_assert_int_eq(perf_map_load(path, &n), -EFBIG);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_ptr_eq(n, sentinel);
+
+        ck_assert_int_eq(perf_map_load(empty, &m), 0);
+        ck_assert_uint_eq(perf_map_count(m), 0);
+        m = perf_map_free(m);
+        /* No line that parses: no entries to sort (qsort() of a NULL array, found by fuzz-perf-map). */
+        m = parse("junk only\n7f00 0 size zero\n");
+        ck_assert_uint_eq(perf_map_count(m), 0);
+        ck_assert_ptr_null(perf_map_lookup(m, 0x7f00, NULL));
+        m = perf_map_free(m);
+
+        unlink(target);
+        unlink(empty);
+        rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("perf-map");
@@ -83,6 +132,7 @@ int main(void)
         tcase_add_test(tc, test_lookup);
         tcase_add_test(tc, test_nested);
         tcase_add_test(tc, test_load);
+        tcase_add_test(tc, test_load_hostile);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -16,6 +16,7 @@
 #include "check-main.h"
 #include "fixture-util.h"
 #include "macros.h"
+#include "pread-hook.h"
 #include "proc-maps.h"
 #include "symbolizer.h"
 
@@ -427,6 +428,88 @@ START_TEST(test_kernel)
 }
 END_TEST
 
+/* A program cut short while the symbolizer reads it (after its headers): counted as damaged, its frames
+ * named by offset in the file, no call frame information either; a second address does not read it again. */
+START_TEST(test_damaged_file)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL;
+        _cleanup_free_ char *path = test_copy_temp(arg_pie, "pie");
+        uint64_t window[4] = {}, ra = 0;
+        const ProcMap *p;
+        Symbol sym;
+        Fixture f;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        fixture_start(path, &f);
+        ck_assert_int_eq(address_space_new(s, f.pid, &as), 0);
+        ck_assert_int_eq(proc_maps_read(f.pid, &m), 0);
+        p = proc_maps_find(m, f.target);
+        ck_assert_ptr_nonnull(p);
+
+        pread_hook_arm(path, 3, 1024, false);
+        ck_assert_int_eq(address_space_resolve(as, f.target, false, &sym), 0);
+        check_symbol(&sym, base_name(path), NULL, f.target - p->start + p->offset);
+        ck_assert_uint_eq(symbolizer_damaged_files(s), 1);
+        ck_assert_int_eq(address_space_unwind_leaf(as, f.target, 0x1000, 0, window, 4, &ra), -ENOENT);
+        ck_assert_int_eq(address_space_resolve(as, f.local, false, &sym), 0);
+        ck_assert_ptr_null(sym.function);
+        ck_assert_uint_eq(symbolizer_damaged_files(s), 1);
+        pread_hook_disarm();
+
+        ck_assert_int_eq(fixture_stop(&f), 0);
+        unlink(path);
+}
+END_TEST
+
+/* A process gone, its file's path made a FIFO meanwhile (renamed away, a FIFO in its place): the symbolizer,
+ * down to the path for want of the process's map_files, must not open the FIFO (it would wait forever for a
+ * writer) and names the frame by offset. */
+START_TEST(test_mapping_path_now_a_fifo)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        _cleanup_free_ char *path = test_copy_temp(arg_pie, "pie"), *moved = NULL;
+        Symbol sym;
+        Fixture f;
+
+        ck_assert_int_ge(asprintf(&moved, "%s.moved", path), 0);
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        fixture_start(path, &f);
+        ck_assert_int_eq(address_space_new(s, f.pid, &as), 0);
+        ck_assert_int_eq(fixture_stop(&f), 0);
+        ck_assert_int_eq(rename(path, moved), 0);
+        ck_assert_int_eq(mkfifo(path, 0600), 0);
+
+        ck_assert_int_eq(address_space_resolve(as, f.target, false, &sym), 0);
+        ck_assert_str_eq(sym.module, base_name(path));
+        ck_assert_ptr_null(sym.function);
+        unlink(path);
+        unlink(moved);
+}
+END_TEST
+
+/* kallsyms without addresses: counted for the daemon to say so, every kernel frame [kernel]. */
+START_TEST(test_kallsyms_restricted_counted)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_free_ char *path = test_write_temp("0000000000000000 T _stext\n"
+                                                    "0000000000000000 t schedule\n");
+        Symbol sym;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(symbolizer_set_kallsyms(s, path, UINT64_C(3600) * 1000 * 1000), 0);
+        ck_assert_uint_eq(symbolizer_kallsyms_restricted_reads(s), 0);
+        ck_assert_int_eq(symbolizer_resolve_kernel(s, UINT64_C(0xffffffff81000000), &sym), 0);
+        check_symbol(&sym, "kernel", "[kernel]", 0);
+        ck_assert_uint_eq(symbolizer_kallsyms_restricted_reads(s), 1);
+        ck_assert_int_eq(symbolizer_resolve_kernel(s, UINT64_C(0xffffffff81000010), &sym), 0);
+        ck_assert_uint_eq(symbolizer_kallsyms_restricted_reads(s), 1);
+        unlink(path);
+}
+END_TEST
+
 int main(int argc, char *argv[])
 {
         Suite *s = suite_create("symbolizer");
@@ -451,6 +534,9 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_deleted_binary);
         tcase_add_test(tc, test_hard_link_parsed_once);
         tcase_add_test(tc, test_kernel);
+        tcase_add_test(tc, test_damaged_file);
+        tcase_add_test(tc, test_kallsyms_restricted_counted);
+        tcase_add_test(tc, test_mapping_path_now_a_fifo);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <check.h>
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -74,6 +76,38 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* A vDSO rewritten by its process so that its string table claims to be compressed: refused, rather than
+ * inflated by libelf to whatever size its header claims. */
+START_TEST(test_compressed_strings_refused)
+{
+        _cleanup_(vdso_symbols_freep) VdsoSymbols *v = NULL;
+        _cleanup_free_ uint8_t *image = NULL;
+        uint64_t start, end;
+        Elf64_Ehdr ehdr;
+        bool patched = false;
+
+        if (!find_vdso(&start, &end)) {
+                fprintf(stderr, "no vDSO here, skipping\n");
+                return;
+        }
+        image = malloc(end - start);
+        ck_assert_ptr_nonnull(image);
+        memcpy(image, (const void *)(uintptr_t)start, end - start);
+        memcpy(&ehdr, image, sizeof(ehdr));
+        for (unsigned i = 0; i < ehdr.e_shnum; i++) {
+                Elf64_Shdr *sh = (Elf64_Shdr *)(image + ehdr.e_shoff) + i;
+
+                if (sh->sh_type == SHT_DYNSYM) {
+                        ((Elf64_Shdr *)(image + ehdr.e_shoff))[sh->sh_link].sh_flags |= SHF_COMPRESSED;
+                        patched = true;
+                }
+        }
+        ck_assert(patched);
+        ck_assert_int_eq(vdso_symbols_parse(image, end - start, &v), -ENOEXEC);
+        ck_assert_ptr_null(v);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("vdso-symbols");
@@ -81,6 +115,7 @@ int main(void)
 
         tcase_add_test(tc, test_own_vdso);
         tcase_add_test(tc, test_errors);
+        tcase_add_test(tc, test_compressed_strings_refused);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
