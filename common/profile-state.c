@@ -75,37 +75,20 @@ static void write_threads(const Profile *p, StateWriter *w)
         state_end_section(w, s);
 }
 
-static int compare_stacks(const void *a, const void *b)
-{
-        const Stack *x = *(Stack *const *)a, *y = *(Stack *const *)b;
-
-        if (x->key.n_frames != y->key.n_frames)
-                return x->key.n_frames < y->key.n_frames ? -1 : 1;
-        return memcmp(x->frames, y->frames, x->key.n_frames * sizeof(uint32_t));
-}
-
 static void write_stacks(const Profile *p, StateWriter *w)
 {
-        _cleanup_free_ Stack **stacks = NULL;
-        Stack *stack;
-        size_t n = 0, s;
+        size_t s;
 
-        /* Sorted, like the threads: the same profile makes the same bytes. */
-        stacks = calloc(MAX(hashmap_size(p->stacks), (size_t)1), sizeof(Stack *));
-        if (!stacks) {
-                w->error = w->error ?: -ENOMEM;
-                return;
-        }
-        HASHMAP_FOREACH(stack, p->stacks)
-                stacks[n++] = stack;
-        qsort(stacks, n, sizeof(Stack *), compare_stacks);
-
+        /* By id, which is the order they were first seen: loading inserts them in this order, so each gets its id
+         * back, and the deltas of the journal that continues this file (profile-delta.h) mean the same stacks.
+         * The same profile still makes the same bytes. */
         s = state_begin_section(w, TAG_STACKS, 0);
         state_write_u64(w, p->other_stack_samples);
         write_values(w, &p->other_stack_values);
-        state_write_u32(w, (uint32_t)n);
-        for (size_t i = 0; i < n; i++) {
-                stack = stacks[i];
+        state_write_u32(w, (uint32_t)p->n_stacks);
+        for (size_t i = 0; i < p->n_stacks; i++) {
+                const Stack *stack = p->stack_by_id[i];
+
                 state_write_u32(w, stack->key.n_frames);
                 state_write_u32(w, stack->n_kernel_frames);
                 state_write_u64(w, stack->samples);

@@ -15,13 +15,18 @@
  *   MODS  u32 n | n x (string name | counts)                       module ids are the positions
  *   FUNC  u32 n | n x (u32 module id | string name | counts)       function ids are the positions
  *   THRD  u32 n | n x (u32 tid | string name or none | u64 samples | values), by tid
+ *   STCK  u64 samples in no stack | values in no stack | u32 n |
+ *         n x (u32 n frames | u32 n kernel frames | u64 samples | values | n frames x u32 function id)
+ *                                                                  stack ids are the positions
+ *   MNGL  u32 n | n x (u32 function id | string mangled name)
  *
  *   counts = u64 inclusive | u64 exclusive | values (inclusive) | values (exclusive)
  *   values = u64 user samples | u64 kernel samples | u64 blocked ns | u64 preempted ns
  *
- * Each section appears once. To save more of the profile (a table of stacks, say), add a section with a new
- * tag in profile_state_write() and read it in profile_state_read(), where unknown tags are skipped; give it
- * STATE_SECTION_REQUIRED if an older reader that skips it would misread the others (see state-format.h).
+ * STCK and MNGL are optional (older files have none). Each section appears once. To save more of the profile,
+ * add a section with a new tag in profile_state_write() and read it in profile_state_read(), where unknown tags
+ * are skipped; give it STATE_SECTION_REQUIRED if an older reader that skips it would misread the others (see
+ * state-format.h).
  *
  * Loading trusts nothing: ids in range, names NUL-terminated, bounded and unique, record counts that fit
  * their section, and counts that could have been counted (exclusive <= inclusive <= total, likewise every
