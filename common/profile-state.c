@@ -272,7 +272,7 @@ static int read_functions(StateReader *r, Profile *p, const SavedModule *modules
                 if (module_id >= n_modules)
                         return state_fail(r, "function of a module that does not exist");
                 if (!counts_possible(p, &c))
-                        return state_fail(r, "function counts that cannot be");
+                        return state_fail(r, "function counts that no sampling gives (exclusive above inclusive, or above the total)");
                 k = profile_intern_function(p, modules[module_id].name, name, &id);
                 if (k < 0)
                         return k;
@@ -294,7 +294,7 @@ static int place_modules(StateReader *r, Profile *p, const SavedModule *modules,
                 size_t id;
 
                 if (!counts_possible(p, &modules[i].counts))
-                        return state_fail(r, "module counts that cannot be");
+                        return state_fail(r, "module counts that no sampling gives (exclusive above inclusive, or above the total)");
                 if (!v) {
                         /* A module is only ever counted through its functions. */
                         if (!counts_zero(&modules[i].counts))
@@ -333,7 +333,7 @@ static int read_threads(StateReader *r, Profile *p)
                 if (state_failed(r))
                         return -EBADMSG;
                 if (t->samples > p->total || !values_within(&t->values, &p->total_values))
-                        return state_fail(r, "thread counts that cannot be");
+                        return state_fail(r, "thread counts above the profile's total");
                 if (name) {
                         t->name = strdup(name);
                         if (!t->name)
@@ -389,7 +389,7 @@ static int read_stacks(StateReader *r, Profile *p)
                         return -EBADMSG;
                 samples += count;
                 if (count > p->total || samples > p->total || !values_within(&values, &p->total_values))
-                        return state_fail(r, "stack counts that cannot be");
+                        return state_fail(r, "stack counts that add up to more than the profile's total");
                 k = profile_stack_insert(p, frames, n_frames, n_kernel, &stack);
                 if (k == -EEXIST)
                         return state_fail(r, "the same stack twice");
@@ -562,10 +562,11 @@ int profile_state_load(int dir_fd, const char *name, Profile **ret, const char *
         return profile_state_parse(data, size, ret, ret_error);
 }
 
+/* Rounded down: each part of a sum rounds down by less than one, so the parts' sum never passes the rounded
+ * total (sum of floors <= floor of the sum), and a smaller count never passes a larger one. */
 static uint64_t scale(uint64_t v, uint32_t to, uint32_t from)
 {
-        unsigned __int128 x = (unsigned __int128)v * to + from / 2;
-        x /= from;
+        unsigned __int128 x = (unsigned __int128)v * to / from;
         return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
 }
 
@@ -586,13 +587,10 @@ static void scale_counts(Counts *c, uint32_t to, uint32_t from)
 void profile_state_convert_frequency(Profile *p, uint32_t frequency)
 {
         uint32_t from = p->frequency;
-        Stack *stack;
         Thread *t;
 
         if (frequency == 0 || frequency == from)
                 return;
-        /* One rounding function for every count: it never reverses an order, so what was at most another
-         * count stays at most that count. */
         p->total = scale(p->total, frequency, from);
         scale_values(&p->total_values, frequency, from);
         for (size_t i = 0; i < p->n_functions; i++)
@@ -603,9 +601,9 @@ void profile_state_convert_frequency(Profile *p, uint32_t frequency)
                 t->samples = scale(t->samples, frequency, from);
                 scale_values(&t->values, frequency, from);
         }
-        HASHMAP_FOREACH(stack, p->stacks) {
-                stack->samples = scale(stack->samples, frequency, from);
-                scale_values(&stack->values, frequency, from);
+        for (size_t i = 0; i < p->n_stacks; i++) {
+                p->stack_by_id[i]->samples = scale(p->stack_by_id[i]->samples, frequency, from);
+                scale_values(&p->stack_by_id[i]->values, frequency, from);
         }
         p->other_stack_samples = scale(p->other_stack_samples, frequency, from);
         scale_values(&p->other_stack_values, frequency, from);

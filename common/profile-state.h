@@ -49,7 +49,12 @@ int profile_state_parse(const void *data, size_t size, Profile **ret, const char
 int profile_state_save(const Profile *p, int dir_fd, const char *name);
 int profile_state_load(int dir_fd, const char *name, Profile **ret, const char **ret_error);
 
-/* Carry the profile over to another sampling frequency: every sample count is scaled by new/old and
- * rounded, so that a sample weighs 1/frequency seconds like those counted from now on; off-CPU times stay.
- * Rounding keeps every "at most" between counts, not sums, and a count can round to 0. */
+/* Carry the profile over to another sampling frequency, for tables that go on counting at it (a running target
+ * attached again by a daemon sampling at another frequency): every sample count becomes count * new / old, rounded
+ * down, so that a sample weighs 1/frequency seconds like those counted from now on; off-CPU times stay. Rounding
+ * down every count, totals included, keeps every check of profile_state_read(): a part (exclusive, a stack, a
+ * thread) never passes its whole, and a sum of parts never passes its total, since the sum of rounded-down parts
+ * is at most the rounded-down sum. A count can round to 0, and a thread's or stack's samples may then exceed its
+ * user and kernel samples' sum by one. Tables that stop counting (exited targets) need no conversion: they keep
+ * their own frequency. */
 void profile_state_convert_frequency(Profile *p, uint32_t frequency);

@@ -194,11 +194,15 @@ static void install_profile(Target *t, SavedTarget *saved)
         t->attach_usec = saved->attach_usec;
 }
 
-/* Keep the tables of a target whose process is gone, as an exited target. */
+/* Keep the tables of a target whose process is gone, as an exited target. Its tables count no more, so they keep
+ * the frequency they were counted at, whatever this daemon's: every count stays exact (the bus converts values to
+ * time with each target's own frequency). */
 static int keep_exited(StateStore *s, SavedTarget *saved, const char *why)
 {
         _cleanup_(target_freep) Target *t = NULL;
+        uint32_t frequency = profile_frequency(saved->profile);
         pid_t pid = saved->info.tgid;
+        char counted_at[64] = "";
         int r;
 
         r = target_new_exited(s->manager, &saved->info, saved->flags, saved->attach_uid, saved->attach_usec,
@@ -209,7 +213,11 @@ static int keep_exited(StateStore *s, SavedTarget *saved, const char *why)
                 return log_warning_errno(r, "Dropping the saved tables of %d (%s), which %s: %s", (int)pid,
                                          saved->info.comm, why,
                                          r == -E2BIG ? "the target limit is reached" : strerror(-r));
-        log_info("Restored the tables of %d (%s), which %s: kept as exited.", (int)pid, saved->info.comm, why);
+        if (frequency != s->manager->config.frequency)
+                snprintf(counted_at, sizeof(counted_at), ", its counts at the %" PRIu32 " Hz they were taken at",
+                         frequency);
+        log_info("Restored the tables of %d (%s), which %s: kept as exited%s.", (int)pid, saved->info.comm, why,
+                 counted_at);
         TAKE_PTR(t);
         return 0;
 }
@@ -223,14 +231,6 @@ static int restore_target(StateStore *s, SavedTarget *saved, bool same_boot)
         Target *t;
         int r;
 
-        if (saved_frequency != m->config.frequency) {
-                /* Converting beats refusing: the counts keep their meaning in CPU time and nothing is lost. */
-                profile_state_convert_frequency(saved->profile, m->config.frequency);
-                log_notice("The tables of %d (%s) were counted at %u Hz, vprofd samples at %u Hz now: their sample "
-                           "counts are scaled by %u/%u and rounded; off-CPU times stay.", (int)pid,
-                           saved->info.comm, saved_frequency, m->config.frequency, m->config.frequency,
-                           saved_frequency);
-        }
         if (saved->exited)
                 return keep_exited(s, saved, "had exited");
         if (!same_boot)
@@ -241,6 +241,16 @@ static int restore_target(StateStore *s, SavedTarget *saved, bool same_boot)
         r = manager_attach_started(m, pid, saved->info.start_time, saved->attach_uid, saved->flags, &t, &tgid);
         switch (r) {
         case 0:
+                if (saved_frequency != m->config.frequency) {
+                        /* Its tables go on counting, in one unit: converting beats refusing, the counts keep their
+                         * meaning in CPU time. Rounded down, so that every part stays within its whole. */
+                        profile_state_convert_frequency(saved->profile, m->config.frequency);
+                        log_notice("The tables of %d (%s) were counted at %" PRIu32 " Hz and vprofd samples at %" PRIu32
+                                   " Hz now: its sample counts are converted to %" PRIu32 " Hz (times %" PRIu32
+                                   "/%" PRIu32 ", rounded down), its off-CPU times stay.",
+                                   (int)pid, saved->info.comm, saved_frequency, m->config.frequency,
+                                   m->config.frequency, m->config.frequency, saved_frequency);
+                }
                 install_profile(t, saved);
                 log_info("Restored %d (%s): attached again, counting on from %" PRIu64 " samples.", (int)pid,
                          t->info.comm, profile_total(t->profile));
@@ -303,6 +313,23 @@ static int read_boot(StateReader list, char boot_id[BOOT_ID_SIZE])
         return have_boot ? 0 : state_fail(&list, "no boot section");
 }
 
+/* Named by PID and command when that part of the record is whole, in a sentence either way. */
+static void log_dropped_record(StateStore *s, StateReader record, int error, const char *reason)
+{
+        ProcInfo info;
+
+        if (error == -ENOMEM) {
+                log_error("Dropping a saved target of %s/%s: out of memory.", s->directory, STATE_FILE);
+                return;
+        }
+        if (state_record_read_info(record, &info) >= 0)
+                log_error("Dropping the saved tables of %d (%s) in %s/%s: its record is damaged (%s).",
+                          (int)info.tgid, info.comm, s->directory, STATE_FILE, reason ?: strerror(-error));
+        else
+                log_error("Dropping a saved target in %s/%s whose record is damaged before its PID (%s).",
+                          s->directory, STATE_FILE, reason ?: strerror(-error));
+}
+
 static void restore(StateStore *s)
 {
         _cleanup_free_ void *data = NULL;
@@ -341,15 +368,16 @@ static void restore(StateStore *s)
         while (state_next_section(&list, &section) > 0) {
                 const char *record_error = NULL;
                 SavedTarget saved = {};
+                StateReader record;
 
                 if (section.tag != STATE_TAG_TARGET)
                         continue;
                 /* Each record on its own: a bad one costs only itself. */
                 section.contents.error = &record_error;
+                record = section.contents; /* read again to name it if refused */
                 r = state_record_read(&section.contents, &saved);
                 if (r < 0) {
-                        log_error_errno(r, "Ignoring a saved target in %s/%s: %s", s->directory, STATE_FILE,
-                                        record_error ?: strerror(-r));
+                        log_dropped_record(s, record, r, record_error);
                         dropped++;
                         continue;
                 }

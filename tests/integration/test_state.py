@@ -4,6 +4,7 @@
 --snapshot-interval seconds, and the next daemon on that directory attaches again the targets that still run
 (the same process: PID, start time, boot), with their counts continuing, and keeps the others as exited.
 Figures print as lines beginning "state:"."""
+import json
 import os
 import re
 import signal
@@ -186,6 +187,21 @@ class State(unittest.TestCase):
         self.assertIsNone(demo.poll())
         figure(f"start time changed in the file: PID {demo.pid} kept as exited with {first} samples, not attached")
 
+    def saved_totals(self, env):
+        """The sample total of every target in the state file, by PID."""
+        with open(os.path.join(env.state_directory, STATE_FILE), "rb") as f:
+            buf = f.read()
+        totals = {}
+        for tag, start, size in sections(buf, HEADER.size, len(buf)):
+            if tag != "TARG":
+                continue
+            inner = dict((t, (s, n)) for t, s, n in sections(buf, start, start + size))
+            pid = struct.unpack_from("<I", buf, inner["TINF"][0])[0]
+            prof_start, prof_size = inner["PROF"]
+            prof = dict((t, (s, n)) for t, s, n in sections(buf, prof_start, prof_start + prof_size))
+            totals[pid] = struct.unpack_from("<Q", buf, prof["PHDR"][0] + 8)[0]
+        return totals
+
     def report_of_file_edit(self, env, pid):
         """Add one to the saved start time of pid, as if the PID now named a younger process; returns the saved
         sample total."""
@@ -253,18 +269,83 @@ class State(unittest.TestCase):
         self.assertNotIn(demo.pid, self.targets(env))
 
     def test_frequency_change_converts(self):
+        # A running target goes on counting at the new frequency: its saved counts are converted, rounded down so
+        # that every part stays within its whole, and it is never dropped for it.
         env = self.env()
         demo = self.busy_demo(env)
-        time.sleep(2)
-        env.daemon.send_signal(signal.SIGTERM)
-        self.assertEqual(env.daemon.wait(15), 0)
-        env.frequency = 199
-        env.start_daemon()
-        self.assertRegex(env.log_text(), r"counted at 99 Hz, vprofd samples at 199 Hz now: .* scaled by 199/99")
-        saved = int(re.search(r"counting on from (\d+) samples", env.log_text()).group(1))
-        after = self.report(env, demo.pid)
-        self.assertGreaterEqual(after["total_samples"], saved)
-        figure(f"99 Hz -> 199 Hz: restored with {saved} samples (scaled by 199/99)")
+        totals = []
+        for hz in (199, 999, 99, 7, 99):
+            time.sleep(1.5)
+            env.daemon.send_signal(signal.SIGTERM)
+            self.assertEqual(env.daemon.wait(15), 0)
+            before = self.saved_totals(env)[demo.pid]
+            old = env.frequency
+            env.frequency = hz
+            mark = len(env.log_text())
+            env.start_daemon()
+            log = env.log_text()[mark:]
+            self.assertNotIn("Dropping", log)
+            self.assertRegex(log, rf"The tables of {demo.pid} \(vprof-demo\) were counted at {old} Hz and vprofd "
+                                  rf"samples at {hz} Hz now: its sample counts are converted to {hz} Hz \(times "
+                                  rf"{hz}/{old}, rounded down\)")
+            saved = int(re.search(r"counting on from (\d+) samples", log).group(1))
+            self.assertEqual(saved, before * hz // old)
+            target = self.targets(env)[demo.pid]
+            self.assertEqual((target["state"], target["frequency"]), ("running", hz))
+            after = self.report(env, demo.pid)
+            self.assertGreaterEqual(after["total_samples"], saved)
+            totals.append(f"{old}->{hz} Hz: {before} -> {saved}")
+        figure("running target across frequencies: " + "; ".join(totals))
+
+    def tables(self, env, pid):
+        """Every table of a target, as vprofctl --json prints them; values in milliseconds apart, rounded."""
+        out = {by: env.ctl_json("report", pid, "--by", by) for by in ("function", "module", "thread", "stack")}
+        # Where a module's names came from is the symbolizer's, of this daemon, not saved: not a count.
+        for row in out["module"]["modules"]:
+            row.pop("symbols", None)
+        # The values: in periods of the daemon's frequency, so only their milliseconds and percents stay.
+        def times(v):
+            if isinstance(v, dict):
+                return {k: times(x) for k, x in v.items()
+                        if isinstance(x, (dict, list, str)) or k.endswith("_ms") or "percent" in k or k == "tid"}
+            if isinstance(v, list):
+                return [times(x) for x in v]
+            return round(v, 6) if isinstance(v, float) else v
+        out["values"] = times(env.ctl_json("report", pid, "--values", "all", "--unit", "ms"))
+        return out
+
+    def test_exited_targets_keep_exact_counts_across_frequencies(self):
+        # Ten exited targets, counted at 99 Hz, through restarts at 999 and 99 Hz three times: every table
+        # identical, byte for byte of vprofctl's JSON, each target still at its 99 Hz.
+        env = self.env(frequency=99)
+        demos = []
+        for _ in range(10):
+            demo = env.spawn_demo("--seconds", 1, "--threads", 2)
+            r = env.ctl("attach", demo.pid)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            env.go(demo)
+            demos.append(demo)
+        for demo in demos:
+            demo.wait(30)
+        time.sleep(0.5)
+        before = {d.pid: self.tables(env, d.pid) for d in demos}
+        self.assertTrue(all(t["function"]["total_samples"] > 0 for t in before.values()))
+        self.assertTrue(any(k.endswith("_ms") for k in before[demos[0].pid]["values"]["functions"][0]))
+        for hz in (999, 99, 999, 99, 999, 99):
+            env.daemon.send_signal(signal.SIGTERM)
+            self.assertEqual(env.daemon.wait(15), 0)
+            env.frequency = hz
+            mark = len(env.log_text())
+            env.start_daemon()
+            log = env.log_text()[mark:]
+            self.assertNotIn("Dropping", log)
+            self.assertRegex(log, r"10 kept as exited, 0 dropped")
+            targets = self.targets(env)
+            for demo in demos:
+                self.assertEqual((targets[demo.pid]["state"], targets[demo.pid]["frequency"]), ("exited", 99))
+                self.assertEqual(self.tables(env, demo.pid), before[demo.pid], f"{demo.pid} at {hz} Hz")
+        total = sum(t["function"]["total_samples"] for t in before.values())
+        figure(f"10 exited targets ({total} samples) through 99 <-> 999 Hz three times: every table identical")
 
     def test_bad_files_are_set_aside(self):
         env = self.env()
@@ -293,6 +374,33 @@ class State(unittest.TestCase):
                 self.assertEqual(f.read(), data, name)
             env.daemon.send_signal(signal.SIGTERM)
             self.assertEqual(env.daemon.wait(15), 0)
+
+    def test_damaged_record_is_named(self):
+        # A record whose counts cannot be (its total set to 0 in the file) costs only itself, and the log names it
+        # by PID and command, with the reason, in a whole sentence.
+        env = self.env()
+        damaged, kept = self.busy_demo(env), self.busy_demo(env)
+        time.sleep(1.5)
+        env.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(env.daemon.wait(15), 0)
+        path = os.path.join(env.state_directory, STATE_FILE)
+        with open(path, "rb") as f:
+            buf = bytearray(f.read())
+        for tag, start, size in sections(buf, HEADER.size, len(buf)):
+            inner = dict((t, (s, n)) for t, s, n in sections(buf, start, start + size)) if tag == "TARG" else {}
+            if inner and struct.unpack_from("<I", buf, inner["TINF"][0])[0] == damaged.pid:
+                prof = dict((t, (s, n)) for t, s, n in sections(buf, inner["PROF"][0], sum(inner["PROF"])))
+                struct.pack_into("<Q", buf, prof["PHDR"][0] + 8, 0)
+        fix_crc(buf)
+        with open(path, "wb") as f:
+            f.write(buf)
+        env.start_daemon()
+        self.assertRegex(env.log_text(), rf"Dropping the saved tables of {damaged.pid} \(vprof-demo\) in \S+: its "
+                                         r"record is damaged \(function counts that no sampling gives \(exclusive "
+                                         r"above inclusive, or above the total\)\)\.")
+        targets = self.targets(env)
+        self.assertNotIn(damaged.pid, targets)
+        self.assertEqual(targets[kept.pid]["state"], "running")
 
     def test_attached_again_as_the_user_who_attached(self):
         if subprocess.run(["id", "-u", TEST_USER], capture_output=True).returncode != 0:
