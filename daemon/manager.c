@@ -196,6 +196,8 @@ static void update_drain_timer(Manager *m)
 {
         if (m->drain_timer)
                 (void)sd_event_source_set_enabled(m->drain_timer, any_running_target(m) ? SD_EVENT_ON : SD_EVENT_OFF);
+        /* The journal's timer likewise (it turns itself off after the last record of the last running target). */
+        state_store_targets_changed(m->state);
 }
 
 void manager_notify_status(Manager *m, const char *state)
@@ -445,11 +447,11 @@ int manager_detach(Manager *m, pid_t pid)
         /* Samples already in the ring will find no target and count as unclaimed. */
         hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)pid));
         log_info("Detached from %d (%s).", (int)pid, t->info.comm);
+        state_store_target_detached(m->state, t);
         target_free(t);
         update_drain_timer(m);
         update_idle_timer(m);
         manager_notify_status(m, NULL);
-        state_store_request_save(m->state);
         return 0;
 }
 

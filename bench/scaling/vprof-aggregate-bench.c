@@ -693,7 +693,7 @@ static int run(int argc, char *argv[])
                 if (r < 0)
                         return log_error_errno(r, "Cannot add the target: %m");
                 TAKE_PTR(t);
-                state_store_setup(m, arg_write_state, 0);
+                state_store_setup(m, arg_write_state, 0, 0);
                 if (!m->state)
                         return log_error_errno(-EIO, "Cannot use %s.", arg_write_state);
                 r = state_store_save(m->state);

@@ -4,6 +4,7 @@
 --snapshot-interval seconds, and the next daemon on that directory attaches again the targets that still run
 (the same process: PID, start time, boot), with their counts continuing, and keeps the others as exited.
 Figures print as lines beginning "state:"."""
+import errno
 import json
 import os
 import re
@@ -19,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vprof_env  # noqa: E402
 
 STATE_FILE = "targets.state"
+JOURNAL_FILE = "targets.journal"
 HEADER = struct.Struct("<8sIIQII")  # magic, version, flags, payload size, CRC-32, reserved
 SECTION = struct.Struct("<IIQ")  # tag, flags, size
 
@@ -41,6 +43,21 @@ def fix_crc(buf):
     magic, version, flags, payload, _, reserved = HEADER.unpack_from(buf, 0)
     crc = zlib.crc32(bytes(buf[HEADER.size:]), zlib.crc32(bytes(buf[:24])))
     HEADER.pack_into(buf, 0, magic, version, flags, payload, crc, reserved)
+
+
+def journal_records(path):
+    """The journal's bytes and its whole records, as (offset, size)."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    assert buf[:8] == b"VPROFJNL", buf[:8]
+    records, offset = [], 32
+    while offset + 8 <= len(buf):
+        size = 8 + struct.unpack_from("<I", buf, offset)[0]
+        if offset + size > len(buf):
+            break
+        records.append((offset, size))
+        offset += size
+    return buf, records
 
 
 # A process of the test user that waits; on a line on stdin it makes itself non-dumpable.
@@ -165,6 +182,121 @@ class State(unittest.TestCase):
         self.assert_grown(before, after, "after kill -9")
         figure(f"kill -9: total {before['total_samples']} read 2 s before the kill, {last['total_samples']} at the "
                f"kill, {after['total_samples']} after the restart (at most the last second lost)")
+
+    def test_kill9_loses_at_most_a_second(self):
+        # At 999 Hz with two busy targets and snapshots every 30 s: after kill -9 the journal gives back at least
+        # the counts read 1.5 s before the kill.
+        env = self.env(frequency=999)
+        demos = [self.busy_demo(env), self.busy_demo(env)]
+        time.sleep(4)  # past the snapshot that follows the attaches
+        before = {d.pid: self.report(env, d.pid) for d in demos}
+        time.sleep(1.5)
+        snapshot = self.saved_totals(env)
+        _, records = journal_records(os.path.join(env.state_directory, JOURNAL_FILE))
+        self.restart(env, signal.SIGKILL)
+        log = env.log_text()
+        self.assertIn("The previous vprofd did not stop cleanly", log)
+        self.assertRegex(log, r"Replayed \d+ records? of the journal")
+        figures = []
+        for d in demos:
+            self.assertEqual(self.targets(env)[d.pid]["state"], "running")
+            # The restored total exactly (the log), then every count (a report, which may have grown since).
+            restored = int(re.search(rf"Restored {d.pid} \(vprof-demo\): attached again, counting on from (\d+) "
+                                     r"samples", log).group(1))
+            self.assertGreaterEqual(restored, before[d.pid]["total_samples"])
+            self.assert_grown(before[d.pid], self.report(env, d.pid), f"{d.pid} after kill -9")
+            figures.append(f"{d.pid}: snapshot {snapshot[d.pid]}, read 1.5 s before the kill "
+                           f"{before[d.pid]['total_samples']}, restored {restored}")
+        figure(f"kill -9 at 999 Hz, {len(records)} journal records since the snapshot: " + "; ".join(figures))
+
+    def test_torn_journal_tail(self):
+        # The daemon killed in the middle of a journal write: the whole records before it replay, the rest is
+        # logged and ignored.
+        env = self.env("--snapshot-interval=0", frequency=999)
+        demo = self.busy_demo(env)
+        time.sleep(5)
+        self.restart_killed_with_journal_cut(env, demo)
+
+    def restart_killed_with_journal_cut(self, env, demo):
+        env.daemon.kill()
+        env.daemon.wait(15)
+        snapshot = self.saved_totals(env)[demo.pid]
+        path = os.path.join(env.state_directory, JOURNAL_FILE)
+        buf, records = journal_records(path)
+        self.assertGreaterEqual(len(records), 3, "a journal record a second")
+        offset, size = records[-1]
+        cut = offset + size // 2
+        with open(path, "r+b") as f:
+            f.truncate(cut)
+        env.start_daemon()
+        log = env.log_text()
+        self.assertRegex(log, rf"Replayed {len(records) - 1} records of the journal")
+        self.assertRegex(log, rf"ends in a record cut short at the end \(a write that did not finish\) at byte "
+                              rf"{offset}: its last {cut - offset} bytes are ignored")
+        restored = int(re.search(rf"Restored {demo.pid} \(vprof-demo\): attached again, counting on from (\d+) "
+                                 r"samples", log).group(1))
+        self.assertGreater(restored, snapshot)
+        figure(f"journal cut in its record {len(records)}: snapshot {snapshot} samples, {len(records) - 1} records "
+               f"replayed: {restored} samples")
+
+    def test_reset_and_detach_reach_the_journal(self):
+        # Killed right after a reset and a detach, before the snapshot they request: the journal has both, so the
+        # reset target comes back with its new tables only and the detached one does not come back.
+        env = self.env("--snapshot-interval=0")
+        kept, gone = self.busy_demo(env), self.busy_demo(env)
+        time.sleep(3)
+        old = self.report(env, kept.pid)["total_samples"]
+        self.assertEqual(env.ctl("reset", kept.pid).returncode, 0)
+        self.assertEqual(env.ctl("detach", gone.pid).returncode, 0)
+        time.sleep(0.3)
+        self.restart(env, signal.SIGKILL)
+        log = env.log_text()
+        self.assertIn(f"Not restoring {gone.pid} (vprof-demo): it was detached after the snapshot, the journal says.",
+                      log)
+        self.assertNotIn(gone.pid, self.targets(env))
+        restored = int(re.search(rf"Restored {kept.pid} \(vprof-demo\): attached again, counting on from (\d+) "
+                                 r"samples", log).group(1))
+        self.assertLess(restored, old // 2)
+        figure(f"reset at {old} samples and killed 0.3 s later: restored with {restored}")
+
+    def test_full_file_system_at_stop(self):
+        # The state directory on a file system that is full when the daemon stops: a failure exit that says the
+        # tables were not saved; the next start says the previous daemon did not stop cleanly and how old the
+        # snapshot is.
+        env = vprof_env.VprofEnv(extra_args=["--verbose"])
+        self.addCleanup(self.stop, env)
+        os.makedirs(env.state_directory, mode=0o700)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "vprof-test-state", env.state_directory],
+                       check=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", env.state_directory])
+        env.start()
+        demo = self.busy_demo(env)
+        time.sleep(2)
+        filler = os.path.join(env.state_directory, "filler")
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError as e:
+                self.assertEqual(e.errno, errno.ENOSPC)
+        env.daemon.send_signal(signal.SIGTERM)
+        status = env.daemon.wait(15)
+        log = env.log_text()
+        self.assertNotEqual(status, 0, log)
+        self.assertRegex(log, r"Failed to save the targets' tables to \S+/targets.state: No space left on device")
+        self.assertIn("The tables were not saved when stopping", log)
+        self.assertIn("Exiting with failure: the tables were not saved.", log)
+        line = re.search(r".*The tables were not saved when stopping.*", log).group(0)
+        os.remove(filler)
+        mark = len(log)
+        env.start_daemon()
+        log = env.log_text()[mark:]
+        self.assertRegex(log, r"The previous vprofd did not stop cleanly \(.*\): its last snapshot, \S+, is "
+                              r"[0-9.]+ s old")
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "running")
+        figure(f"full state file system at SIGTERM: exit status {status}, \"{line.strip()}\"; next start: "
+               f"\"{re.search(r'The previous vprofd.*', log).group(0)}\"")
 
     def test_reused_pid_is_not_attached(self):
         env = self.env()
@@ -364,16 +496,32 @@ class State(unittest.TestCase):
                  ("flipped byte", good[:100] + bytes([good[100] ^ 0xff]) + good[101:], "checksum mismatch"),
                  ("newer version", bytes(newer), "newer vprof"),
                  ("garbage", os.urandom(4096), "not a vprof state file")]
-        for name, data, message in cases:
+        # Each rejected file kept beside the others, never over one (names: the UTC time it was set aside, and a
+        # counter within a second); at most five, the oldest removed first.
+        kept = []
+        for name, data, message in cases + cases[:2]:
             with open(path, "wb") as f:
                 f.write(data)
+            mark = len(env.log_text())
             env.start_daemon()
-            self.assertIn(message, env.log_text(), name)
+            log = env.log_text()[mark:]
+            self.assertIn(message, log, name)
             self.assertNotIn(demo.pid, self.targets(env), name)
-            with open(path + ".rejected", "rb") as f:
+            new = re.search(r"kept as (targets\.state\.rejected-\d{8}T\d{6}Z(\.\d+)?)\.", log).group(1)
+            self.assertNotIn(new, [k for k, _ in kept])
+            kept.append((new, data))
+            with open(os.path.join(env.state_directory, new), "rb") as f:
                 self.assertEqual(f.read(), data, name)
             env.daemon.send_signal(signal.SIGTERM)
             self.assertEqual(env.daemon.wait(15), 0)
+        left = sorted(n for n in os.listdir(env.state_directory) if n.startswith("targets.state.rejected-"))
+        self.assertEqual(len(left), 5, left)
+        self.assertEqual(set(left), set(k for k, _ in kept[1:]))
+        for name, data in kept[1:]:
+            with open(os.path.join(env.state_directory, name), "rb") as f:
+                self.assertEqual(f.read(), data, name)
+        self.assertRegex(env.log_text(), rf"Removed the oldest rejected file \S+/{re.escape(kept[0][0])}: 5 are kept\.")
+        figure(f"{len(kept)} rejected files: {', '.join(k for k, _ in kept)}; the first removed")
 
     def test_damaged_record_is_named(self):
         # A record whose counts cannot be (its total set to 0 in the file) costs only itself, and the log names it
@@ -455,6 +603,20 @@ class State(unittest.TestCase):
                                          text=True, timeout=30)
             self.assertEqual(r.returncode, 1, bad)
             self.assertIn("Invalid snapshot interval", r.stderr)
+        for bad in ("-1", "1s", "3601"):
+            r = subprocess.run([os.environ["VPROFD"], f"--journal-interval={bad}"], capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(r.returncode, 1, bad)
+            self.assertIn("Invalid journal interval", r.stderr)
+
+    def test_without_journal(self):
+        env = self.env("--journal-interval=0")
+        demo = self.busy_demo(env)
+        time.sleep(2.5)
+        self.assertFalse(os.path.exists(os.path.join(env.state_directory, JOURNAL_FILE)))
+        self.assertNotIn("journal record", env.log_text())
+        self.restart(env)
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "running")
 
 
 if __name__ == "__main__":
