@@ -298,6 +298,28 @@ class State(unittest.TestCase):
         figure(f"full state file system at SIGTERM: exit status {status}, \"{line.strip()}\"; next start: "
                f"\"{re.search(r'The previous vprofd.*', log).group(0)}\"")
 
+    def test_bus_going_away(self):
+        # dbus-daemon gone: the daemon says why, saves, and exits with failure for Restart=on-failure.
+        env = self.env()
+        demo = self.busy_demo(env)
+        time.sleep(1.5)
+        env.bus.kill()
+        env.bus.wait()
+        status = env.daemon.wait(15)
+        log = env.log_text()
+        self.assertNotEqual(status, 0, log)
+        self.assertIn("Lost the connection to the system bus", log)
+        self.assertIn("Exiting with failure: the system bus connection is gone.", log)
+        self.assertRegex(log.split("Lost the connection", 1)[1], r"Saved 1 target to ")
+        # A new bus and a new daemon, as the service manager would start them: the tables are back.
+        if os.path.exists(env.socket):
+            os.unlink(env.socket)
+        mark = len(log)
+        env.start()
+        self.assertIn("The previous vprofd stopped cleanly", env.log_text()[mark:])
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "running")
+        figure(f"bus killed: vprofd exit status {status}: {re.search(r'Lost the connection.*', log).group(0)}")
+
     def test_reused_pid_is_not_attached(self):
         env = self.env()
         demo = self.busy_demo(env)
