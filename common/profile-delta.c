@@ -33,7 +33,8 @@ typedef struct Entry {
         uint32_t tid;
         uint32_t n_kernel_frames;
         uint32_t n_frames;      /* other-stack entries */
-        size_t frames_offset;   /* likewise, into frames */
+        uint32_t slot;          /* its place in slots: a new delta frees only the slots in use */
+        size_t frames_offset;   /* other-stack entries, into frames */
         ProfileValues values;
 } Entry;
 
@@ -80,8 +81,8 @@ void profile_delta_begin(ProfileDelta *d, const Profile *p)
         d->first_function = d->end_function = p->n_functions;
         d->first_stack = d->end_stack = p->n_stacks;
         d->first_mangled = d->end_mangled = p->n_mangled_log;
-        if (d->n_entries > 0 && d->slots)
-                memset(d->slots, 0, d->n_slots * sizeof(uint32_t));
+        for (size_t i = 0; i < d->n_entries; i++)
+                d->slots[d->entries[i].slot] = 0;
         d->n_entries = 0;
         d->n_frames = 0;
         d->lost = 0;
@@ -128,7 +129,7 @@ static bool entry_matches(const ProfileDelta *d, const Entry *e, uint32_t stack_
         if (stack_id != PROFILE_STACK_OTHER)
                 return true;
         return e->n_frames == n_frames &&
-               memcmp(d->frames + e->frames_offset, frames, n_frames * sizeof(uint32_t)) == 0;
+               (n_frames == 0 || memcmp(d->frames + e->frames_offset, frames, n_frames * sizeof(uint32_t)) == 0);
 }
 
 static int grow_slots(ProfileDelta *d)
@@ -139,13 +140,14 @@ static int grow_slots(ProfileDelta *d)
         if (!slots)
                 return -ENOMEM;
         for (size_t i = 0; i < d->n_entries; i++) {
-                const Entry *e = d->entries + i;
-                const uint32_t *frames = d->frames + e->frames_offset;
+                Entry *e = d->entries + i;
+                const uint32_t *frames = e->n_frames > 0 ? d->frames + e->frames_offset : NULL;
                 size_t k = entry_hash(e->stack_id, e->tid, e->n_kernel_frames, frames, e->n_frames) & (n - 1);
 
                 while (slots[k])
                         k = (k + 1) & (n - 1);
                 slots[k] = (uint32_t)i + 1;
+                e->slot = (uint32_t)k;
         }
         free(d->slots);
         d->slots = slots;
@@ -167,7 +169,7 @@ static Entry *new_entry(ProfileDelta *d, size_t slot, uint32_t stack_id, uint32_
                 d->allocated_entries = n;
         }
         e = d->entries + d->n_entries;
-        *e = (Entry){ .stack_id = stack_id, .tid = tid, .n_kernel_frames = n_kernel_frames };
+        *e = (Entry){ .stack_id = stack_id, .tid = tid, .n_kernel_frames = n_kernel_frames, .slot = (uint32_t)slot };
         if (stack_id == PROFILE_STACK_OTHER) {
                 if (d->n_frames + n_frames > d->allocated_frames) {
                         size_t n = MAX(d->allocated_frames * 2, MAX(d->n_frames + n_frames, (size_t)1024));
@@ -193,8 +195,8 @@ int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id
         size_t mask, k;
         Entry *e = NULL;
 
-        if (_unlikely_(2 * (d->n_entries + 1) > d->n_slots || d->n_entries >= UINT32_MAX - 1) &&
-            (d->n_entries >= UINT32_MAX - 1 || grow_slots(d) < 0)) {
+        if (_unlikely_(2 * (d->n_entries + 1) > d->n_slots) &&
+            (d->n_entries >= UINT32_MAX / 4 || grow_slots(d) < 0)) {
                 d->lost++;
                 return -ENOMEM;
         }

@@ -50,7 +50,9 @@ static uint64_t stack_key_hash(const void *k)
 static bool stack_key_equal(const void *a, const void *b)
 {
         const StackKey *x = a, *y = b;
-        return x->n_frames == y->n_frames && memcmp(x->frames, y->frames, x->n_frames * sizeof(uint32_t)) == 0;
+        /* A frameless sample's frames may be NULL, which memcmp() may not be given even for no bytes. */
+        return x->n_frames == y->n_frames &&
+               (x->n_frames == 0 || memcmp(x->frames, y->frames, x->n_frames * sizeof(uint32_t)) == 0);
 }
 
 static const HashOps stack_key_hash_ops = { .hash = stack_key_hash, .equal = stack_key_equal };
@@ -404,7 +406,8 @@ int profile_stack_insert(Profile *p, const uint32_t *frames, uint32_t n_frames, 
         stack = malloc(sizeof(*stack) + n_frames * sizeof(uint32_t));
         if (!stack)
                 return -ENOMEM;
-        memcpy(stack->frames, frames, n_frames * sizeof(uint32_t));
+        if (n_frames > 0)
+                memcpy(stack->frames, frames, n_frames * sizeof(uint32_t));
         stack->key = (StackKey){ .frames = stack->frames, .n_frames = n_frames };
         stack->n_kernel_frames = n_kernel_frames;
         stack->id = (uint32_t)p->n_stacks;
