@@ -51,6 +51,8 @@ struct ProfileDelta {
         size_t n_slots;  /* a power of two, at least twice n_entries */
         uint32_t *frames;
         size_t n_frames, allocated_frames;
+        uint32_t *canonical; /* an other-stack sample's frames, made canonical */
+        size_t allocated_canonical;
         uint64_t lost;
 };
 
@@ -71,6 +73,7 @@ ProfileDelta *profile_delta_free(ProfileDelta *d)
         free(d->entries);
         free(d->slots);
         free(d->frames);
+        free(d->canonical);
         free(d);
         return NULL;
 }
@@ -189,10 +192,44 @@ static Entry *new_entry(ProfileDelta *d, size_t slot, uint32_t stack_id, uint32_
         return e;
 }
 
-int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id)
+/* Into out: the frames' leaf, then the other distinct functions of their part by id (a short list: an insertion
+ * sort); n at most n_frames. */
+static size_t distinct_part(Profile *p, const uint32_t *frames, size_t n_frames, uint32_t *out)
 {
-        const uint32_t n_kernel = (uint32_t)s->n_kernel_frames;
-        size_t mask, k;
+        uint64_t gen = ++p->delta_generation;
+        size_t n = 0;
+
+        for (size_t i = 0; i < n_frames; i++) {
+                Function *f = p->functions[frames[i]];
+                size_t j;
+
+                if (f->delta_generation == gen)
+                        continue;
+                f->delta_generation = gen;
+                /* The leaf first; the others after it, by id. */
+                for (j = n; j > 1 && out[j - 1] > frames[i]; j--)
+                        out[j] = out[j - 1];
+                out[n == 0 ? 0 : j] = frames[i];
+                n++;
+        }
+        return n;
+}
+
+/* What counting reads of an other-stack sample's frames (see profile-delta.h), in a canonical order. */
+static size_t canonical_frames(Profile *p, const ProfileSample *s, uint32_t *out, uint32_t *ret_n_kernel)
+{
+        size_t n_kernel = distinct_part(p, s->frames, s->n_kernel_frames, out);
+
+        *ret_n_kernel = (uint32_t)n_kernel;
+        return n_kernel + distinct_part(p, s->frames + s->n_kernel_frames, s->n_frames - s->n_kernel_frames,
+                                        out + n_kernel);
+}
+
+int profile_delta_add(ProfileDelta *d, Profile *p, const ProfileSample *s, uint32_t stack_id)
+{
+        uint32_t n_kernel = (uint32_t)s->n_kernel_frames;
+        const uint32_t *frames = s->frames;
+        size_t n_frames = s->n_frames, mask, k;
         Entry *e = NULL;
 
         if (_unlikely_(2 * (d->n_entries + 1) > d->n_slots) &&
@@ -200,17 +237,29 @@ int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id
                 d->lost++;
                 return -ENOMEM;
         }
+        if (_unlikely_(stack_id == PROFILE_STACK_OTHER)) {
+                if (n_frames > d->allocated_canonical) {
+                        uint32_t *a = realloc(d->canonical, MAX(n_frames, (size_t)128) * sizeof(uint32_t));
+                        if (!a) {
+                                d->lost++;
+                                return -ENOMEM;
+                        }
+                        d->canonical = a;
+                        d->allocated_canonical = MAX(n_frames, (size_t)128);
+                }
+                n_frames = canonical_frames(p, s, d->canonical, &n_kernel);
+                frames = d->canonical;
+        }
         mask = d->n_slots - 1;
-        for (k = entry_hash(stack_id, s->tid, n_kernel, s->frames, s->n_frames) & mask; d->slots[k];
-             k = (k + 1) & mask) {
+        for (k = entry_hash(stack_id, s->tid, n_kernel, frames, n_frames) & mask; d->slots[k]; k = (k + 1) & mask) {
                 Entry *x = d->entries + d->slots[k] - 1;
-                if (entry_matches(d, x, stack_id, s->tid, n_kernel, s->frames, s->n_frames)) {
+                if (entry_matches(d, x, stack_id, s->tid, n_kernel, frames, n_frames)) {
                         e = x;
                         break;
                 }
         }
         if (!e) {
-                e = new_entry(d, k, stack_id, s->tid, n_kernel, s->frames, s->n_frames);
+                e = new_entry(d, k, stack_id, s->tid, n_kernel, frames, n_frames);
                 if (!e) {
                         d->lost++;
                         return -ENOMEM;

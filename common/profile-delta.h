@@ -12,8 +12,12 @@
  * per-second bucket of the live view's time windows. A delta holds
  *  - entries, one per (stack, thread, kernel frames): the exact counts that the interval's samples of that stack
  *    and thread added (ProfileValues: on-CPU samples by mode, off-CPU nanoseconds by kind). Samples counted in
- *    the profile's "other" stack (past its stack limit) keep their frames in the entry, so that replaying them
- *    counts them in the other stack exactly as live counting did;
+ *    the profile's "other" stack (past its stack limit) have no stack id: their entry keeps what counting reads
+ *    of their frames, so that replaying them counts them in the other stack exactly as live counting did. That
+ *    is the leaf, the distinct functions of the kernel part, the user leaf and the distinct functions of the user
+ *    part, in this order (kernel, then user; each part its leaf first, then the others by id): recursion and
+ *    order do not count, so samples of many stacks share an entry, and a delta of a workload whose every stack
+ *    is new stays small past the limit;
  *  - what the profile defined meanwhile, read from it when the delta is written: new functions (module and
  *    name), mangled names set, new stacks (frames and kernel frames), and the names of the threads the entries
  *    count, as they were at the end of the interval.
@@ -46,7 +50,7 @@ void profile_delta_begin(ProfileDelta *d, const Profile *p);
 
 /* One sample that profile_add_sample_stack() has just counted in p, with the stack id it returned. -ENOMEM leaves
  * the sample out of the delta (it stays counted in the profile) and marks the delta incomplete. */
-int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id);
+int profile_delta_add(ProfileDelta *d, Profile *p, const ProfileSample *s, uint32_t stack_id);
 
 /* The end of the interval: what p has defined since the beginning belongs to this delta. */
 void profile_delta_end(ProfileDelta *d, const Profile *p);

@@ -38,6 +38,7 @@ typedef struct Function {
         char *name;
         char *mangled; /* the symbol's name when name is its demangled form, else NULL */
         uint32_t id;
+        uint64_t delta_generation; /* profile-delta.c's own "distinct per sample" stamp */
 } Function;
 
 /* Functions are allocated at this alignment, so the hot start of their Counts never straddles a cache line. */
@@ -70,6 +71,7 @@ struct Profile {
         uint64_t total;
         ProfileValues total_values;
         uint64_t generation;
+        uint64_t delta_generation; /* for Function.delta_generation */
         uint32_t unknown_id; /* "[unknown]", for intervals without a user stack; UINT32_MAX until needed */
 
         Function **functions; /* by id */

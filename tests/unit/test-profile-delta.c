@@ -72,7 +72,7 @@ static void add_samples(RandomStream *rs, Profile *p, ProfileDelta *d, size_t n)
 
         for (size_t i = 0; i < n; i++) {
                 random_sample(rs, p, frames, &s, &stack_id);
-                ck_assert_int_eq(profile_delta_add(d, &s, stack_id), 0);
+                ck_assert_int_eq(profile_delta_add(d, p, &s, stack_id), 0);
         }
 }
 
@@ -344,7 +344,7 @@ START_TEST(test_empty_and_other_entries)
                 ProfileSample s = { .tid = 1, .thread_name = "one", .frames = frames, .n_frames = 1 + (i > 0) };
                 ck_assert_int_eq(profile_add_sample_stack(p, &s, &stack_id), 0);
                 ck_assert_uint_eq(stack_id, i == 0 ? 0 : PROFILE_STACK_OTHER);
-                ck_assert_int_eq(profile_delta_add(d, &s, stack_id), 0);
+                ck_assert_int_eq(profile_delta_add(d, p, &s, stack_id), 0);
         }
         profile_delta_end(d, p);
         ck_assert_uint_eq(profile_delta_n_entries(d), 2);
@@ -354,6 +354,54 @@ START_TEST(test_empty_and_other_entries)
         ck_assert_int_eq(apply(second, n_second, q, NULL), 0);
         assert_same_bytes(p, q, "other-stack entries");
         ck_assert_uint_eq(profile_other_stack_samples(q), 5);
+}
+END_TEST
+
+/* Past the stack limit, samples of many distinct stacks with the same leaf and the same functions share an entry:
+ * a workload whose every stack is new keeps its deltas small. */
+START_TEST(test_other_entries_aggregate)
+{
+        _cleanup_(profile_freep) Profile *p = NULL, *q = NULL;
+        _cleanup_(profile_delta_freep) ProfileDelta *d = NULL;
+        _cleanup_free_ uint8_t *data = NULL;
+        uint32_t id[4], frames[64], stack_id;
+        RandomStream rs;
+        size_t size;
+
+        random_stream_init(&rs, 21, false);
+        ck_assert_int_eq(profile_new(99, &p), 0);
+        profile_set_limits(p, 0, 1);
+        for (int i = 0; i < 4; i++) {
+                char name[8];
+                snprintf(name, sizeof(name), "f%d", i);
+                ck_assert_int_eq(profile_intern_function(p, i == 3 ? "[kernel]" : "app", name, &id[i]), 0);
+        }
+        ck_assert_int_eq(profile_delta_new(&d), 0);
+        q = copy(p);
+        profile_delta_begin(d, p);
+        for (int i = 0; i < 2000; i++) {
+                /* A kernel frame or not, the leaf f0, then f1 and f2 in any order at any depth. */
+                uint32_t n_kernel = random_below(&rs, 2), depth = 2 + random_below(&rs, 60), n = 0;
+                ProfileSample s = { .tid = 5, .thread_name = "t", .frames = frames };
+
+                if (n_kernel)
+                        frames[n++] = id[3];
+                frames[n++] = id[0];
+                while (n < depth)
+                        frames[n++] = id[1 + random_below(&rs, 2)];
+                s.n_frames = n;
+                s.n_kernel_frames = n_kernel;
+                s.kind = n_kernel ? PROFILE_SAMPLE_KERNEL : PROFILE_SAMPLE_USER;
+                ck_assert_int_eq(profile_add_sample_stack(p, &s, &stack_id), 0);
+                ck_assert_int_eq(profile_delta_add(d, p, &s, stack_id), 0);
+        }
+        profile_delta_end(d, p);
+        /* One stack, then at most (kernel or not) x (the leaf with {}, {f1}, {f2}, {f1, f2}) other-stack entries. */
+        ck_assert_uint_le(profile_delta_n_entries(d), 1 + 2 * 4);
+        write_delta(d, p, &data, &size);
+        ck_assert_uint_lt(size, 1024);
+        ck_assert_int_eq(apply(data, size, q, NULL), 0);
+        assert_same_bytes(p, q, "aggregated other-stack entries");
 }
 END_TEST
 
@@ -371,6 +419,7 @@ int main(void)
         tcase_add_test(tc, test_truncated_deltas);
         tcase_add_test(tc, test_mutated_deltas);
         tcase_add_test(tc, test_empty_and_other_entries);
+        tcase_add_test(tc, test_other_entries_aggregate);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

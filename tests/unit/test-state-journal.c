@@ -70,7 +70,7 @@ static void build(Fixture *f, uint64_t seed)
                 profile_delta_begin(d, p);
                 for (uint32_t n = random_below(&rs, 60); n > 0; n--) {
                         random_sample(&rs, p, frames, &s, &stack_id);
-                        ck_assert_int_eq(profile_delta_add(d, &s, stack_id), 0);
+                        ck_assert_int_eq(profile_delta_add(d, p, &s, stack_id), 0);
                 }
                 profile_delta_end(d, p);
                 w.size = 0;
