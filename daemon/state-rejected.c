@@ -48,7 +48,7 @@ static int compare_rejected(const void *a, const void *b)
 /* name's rejected files, oldest first. */
 static int list_rejected(int dir_fd, const char *name, Rejected **ret, size_t *ret_n)
 {
-        size_t prefix = strlen(name) + strlen(SUFFIX), n = 0, allocated = 0;
+        size_t name_len = strlen(name), prefix = name_len + strlen(SUFFIX), n = 0, allocated = 0;
         _cleanup_free_ Rejected *list = NULL;
         struct dirent *de;
         DIR *d;
@@ -67,9 +67,9 @@ static int list_rejected(int dir_fd, const char *name, Rejected **ret, size_t *r
                 const char *stamp = de->d_name + prefix, *rest;
                 Rejected *x;
 
-                if (strncmp(de->d_name, name, strlen(name)) != 0 || strncmp(de->d_name + strlen(name), SUFFIX,
-                                                                            strlen(SUFFIX)) != 0 ||
-                    strlen(stamp) < STAMP_SIZE - 1)
+                /* NAME.rejected-STAMP, then nothing or .N */
+                if (strncmp(de->d_name, name, name_len) != 0 ||
+                    strncmp(de->d_name + name_len, SUFFIX, strlen(SUFFIX)) != 0 || strlen(stamp) < STAMP_SIZE - 1)
                         continue;
                 rest = stamp + STAMP_SIZE - 1;
                 if (*rest && (*rest != '.' || strspn(rest + 1, "0123456789") != strlen(rest + 1) || !rest[1]))
