@@ -53,6 +53,15 @@ struct ProfileDelta {
         size_t n_frames, allocated_frames;
         uint32_t *canonical; /* an other-stack sample's frames, made canonical */
         size_t allocated_canonical;
+        /* The functions seen in one part of those frames: open addressing, a slot taken when its generation is
+         * the current one, so that nothing needs clearing between parts. Kept apart from the profile's Functions,
+         * whose memory a lookup would drag into the cache a frame at a time. */
+        struct SeenSlot {
+                uint32_t id;
+                uint32_t generation;
+        } *seen;
+        size_t n_seen; /* a power of two, at least twice the frames of a part */
+        uint32_t seen_generation;
         uint64_t lost;
 };
 
@@ -74,6 +83,7 @@ ProfileDelta *profile_delta_free(ProfileDelta *d)
         free(d->slots);
         free(d->frames);
         free(d->canonical);
+        free(d->seen);
         free(d);
         return NULL;
 }
@@ -192,20 +202,38 @@ static Entry *new_entry(ProfileDelta *d, size_t slot, uint32_t stack_id, uint32_
         return e;
 }
 
+/* Whether id is new in the current generation of the seen set (and now in it). */
+static bool seen_first(ProfileDelta *d, uint32_t id)
+{
+        size_t mask = d->n_seen - 1;
+
+        for (size_t k = (size_t)(hash_u64(id) & mask);; k = (k + 1) & mask) {
+                struct SeenSlot *s = d->seen + k;
+
+                if (s->generation != d->seen_generation) {
+                        *s = (struct SeenSlot){ .id = id, .generation = d->seen_generation };
+                        return true;
+                }
+                if (s->id == id)
+                        return false;
+        }
+}
+
 /* Into out: the frames' leaf, then the other distinct functions of their part by id (a short list: an insertion
  * sort); n at most n_frames. */
-static size_t distinct_part(Profile *p, const uint32_t *frames, size_t n_frames, uint32_t *out)
+static size_t distinct_part(ProfileDelta *d, const uint32_t *frames, size_t n_frames, uint32_t *out)
 {
-        uint64_t gen = ++p->delta_generation;
         size_t n = 0;
 
+        if (++d->seen_generation == 0) {
+                memset(d->seen, 0, d->n_seen * sizeof(*d->seen));
+                d->seen_generation = 1;
+        }
         for (size_t i = 0; i < n_frames; i++) {
-                Function *f = p->functions[frames[i]];
                 size_t j;
 
-                if (f->delta_generation == gen)
+                if (!seen_first(d, frames[i]))
                         continue;
-                f->delta_generation = gen;
                 /* The leaf first; the others after it, by id. */
                 for (j = n; j > 1 && out[j - 1] > frames[i]; j--)
                         out[j] = out[j - 1];
@@ -216,16 +244,43 @@ static size_t distinct_part(Profile *p, const uint32_t *frames, size_t n_frames,
 }
 
 /* What counting reads of an other-stack sample's frames (see profile-delta.h), in a canonical order. */
-static size_t canonical_frames(Profile *p, const ProfileSample *s, uint32_t *out, uint32_t *ret_n_kernel)
+static size_t canonical_frames(ProfileDelta *d, const ProfileSample *s, uint32_t *out, uint32_t *ret_n_kernel)
 {
-        size_t n_kernel = distinct_part(p, s->frames, s->n_kernel_frames, out);
+        size_t n_kernel = distinct_part(d, s->frames, s->n_kernel_frames, out);
 
         *ret_n_kernel = (uint32_t)n_kernel;
-        return n_kernel + distinct_part(p, s->frames + s->n_kernel_frames, s->n_frames - s->n_kernel_frames,
+        return n_kernel + distinct_part(d, s->frames + s->n_kernel_frames, s->n_frames - s->n_kernel_frames,
                                         out + n_kernel);
 }
 
-int profile_delta_add(ProfileDelta *d, Profile *p, const ProfileSample *s, uint32_t stack_id)
+/* Room for an other-stack sample of n_frames: the canonical frames, and a seen set at most half full. */
+static int reserve_canonical(ProfileDelta *d, size_t n_frames)
+{
+        size_t seen = 64;
+
+        if (n_frames > d->allocated_canonical) {
+                size_t n = MAX(n_frames, (size_t)128);
+                uint32_t *a = realloc(d->canonical, n * sizeof(uint32_t));
+                if (!a)
+                        return -ENOMEM;
+                d->canonical = a;
+                d->allocated_canonical = n;
+        }
+        while (seen < 2 * n_frames)
+                seen *= 2;
+        if (seen > d->n_seen) {
+                struct SeenSlot *a = calloc(seen, sizeof(*a));
+                if (!a)
+                        return -ENOMEM;
+                free(d->seen);
+                d->seen = a;
+                d->n_seen = seen;
+                d->seen_generation = 0;
+        }
+        return 0;
+}
+
+int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id)
 {
         uint32_t n_kernel = (uint32_t)s->n_kernel_frames;
         const uint32_t *frames = s->frames;
@@ -238,16 +293,11 @@ int profile_delta_add(ProfileDelta *d, Profile *p, const ProfileSample *s, uint3
                 return -ENOMEM;
         }
         if (_unlikely_(stack_id == PROFILE_STACK_OTHER)) {
-                if (n_frames > d->allocated_canonical) {
-                        uint32_t *a = realloc(d->canonical, MAX(n_frames, (size_t)128) * sizeof(uint32_t));
-                        if (!a) {
-                                d->lost++;
-                                return -ENOMEM;
-                        }
-                        d->canonical = a;
-                        d->allocated_canonical = MAX(n_frames, (size_t)128);
+                if (reserve_canonical(d, n_frames) < 0) {
+                        d->lost++;
+                        return -ENOMEM;
                 }
-                n_frames = canonical_frames(p, s, d->canonical, &n_kernel);
+                n_frames = canonical_frames(d, s, d->canonical, &n_kernel);
                 frames = d->canonical;
         }
         mask = d->n_slots - 1;

@@ -50,7 +50,7 @@ void profile_delta_begin(ProfileDelta *d, const Profile *p);
 
 /* One sample that profile_add_sample_stack() has just counted in p, with the stack id it returned. -ENOMEM leaves
  * the sample out of the delta (it stays counted in the profile) and marks the delta incomplete. */
-int profile_delta_add(ProfileDelta *d, Profile *p, const ProfileSample *s, uint32_t stack_id);
+int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id);
 
 /* The end of the interval: what p has defined since the beginning belongs to this delta. */
 void profile_delta_end(ProfileDelta *d, const Profile *p);

@@ -38,7 +38,6 @@ typedef struct Function {
         char *name;
         char *mangled; /* the symbol's name when name is its demangled form, else NULL */
         uint32_t id;
-        uint64_t delta_generation; /* profile-delta.c's own "distinct per sample" stamp */
 } Function;
 
 /* Functions are allocated at this alignment, so the hot start of their Counts never straddles a cache line. */
@@ -71,7 +70,6 @@ struct Profile {
         uint64_t total;
         ProfileValues total_values;
         uint64_t generation;
-        uint64_t delta_generation; /* for Function.delta_generation */
         uint32_t unknown_id; /* "[unknown]", for intervals without a user stack; UINT32_MAX until needed */
 
         Function **functions; /* by id */

@@ -435,7 +435,7 @@ int target_add_sample(Target *t, const struct vprof_sample *s)
                 return r;
         /* For the journal. Out of memory it misses the sample, which the tables have: only a crash would lose it. */
         if (t->delta)
-                (void)profile_delta_add(t->delta, t->profile, &sample, stack_id);
+                (void)profile_delta_add(t->delta, &sample, stack_id);
         /* The process is named after its main thread, which exec and prctl may rename. */
         if (s->tid == (uint32_t)t->pid && strcmp(t->info.comm, comm) != 0)
                 snprintf(t->info.comm, sizeof(t->info.comm), "%s", comm);

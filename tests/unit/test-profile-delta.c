@@ -72,7 +72,7 @@ static void add_samples(RandomStream *rs, Profile *p, ProfileDelta *d, size_t n)
 
         for (size_t i = 0; i < n; i++) {
                 random_sample(rs, p, frames, &s, &stack_id);
-                ck_assert_int_eq(profile_delta_add(d, p, &s, stack_id), 0);
+                ck_assert_int_eq(profile_delta_add(d, &s, stack_id), 0);
         }
 }
 
@@ -344,7 +344,7 @@ START_TEST(test_empty_and_other_entries)
                 ProfileSample s = { .tid = 1, .thread_name = "one", .frames = frames, .n_frames = 1 + (i > 0) };
                 ck_assert_int_eq(profile_add_sample_stack(p, &s, &stack_id), 0);
                 ck_assert_uint_eq(stack_id, i == 0 ? 0 : PROFILE_STACK_OTHER);
-                ck_assert_int_eq(profile_delta_add(d, p, &s, stack_id), 0);
+                ck_assert_int_eq(profile_delta_add(d, &s, stack_id), 0);
         }
         profile_delta_end(d, p);
         ck_assert_uint_eq(profile_delta_n_entries(d), 2);
@@ -393,7 +393,7 @@ START_TEST(test_other_entries_aggregate)
                 s.n_kernel_frames = n_kernel;
                 s.kind = n_kernel ? PROFILE_SAMPLE_KERNEL : PROFILE_SAMPLE_USER;
                 ck_assert_int_eq(profile_add_sample_stack(p, &s, &stack_id), 0);
-                ck_assert_int_eq(profile_delta_add(d, p, &s, stack_id), 0);
+                ck_assert_int_eq(profile_delta_add(d, &s, stack_id), 0);
         }
         profile_delta_end(d, p);
         /* One stack, then at most (kernel or not) x (the leaf with {}, {f1}, {f2}, {f1, f2}) other-stack entries. */

@@ -70,7 +70,7 @@ static void build(Fixture *f, uint64_t seed)
                 profile_delta_begin(d, p);
                 for (uint32_t n = random_below(&rs, 60); n > 0; n--) {
                         random_sample(&rs, p, frames, &s, &stack_id);
-                        ck_assert_int_eq(profile_delta_add(d, p, &s, stack_id), 0);
+                        ck_assert_int_eq(profile_delta_add(d, &s, stack_id), 0);
                 }
                 profile_delta_end(d, p);
                 w.size = 0;
@@ -199,7 +199,8 @@ START_TEST(test_damaged_records)
         for (int i = 0; i < 300; i++) {
                 _cleanup_(profile_freep) Profile *p = parse(f.base, f.base_size);
                 _cleanup_free_ uint8_t *m = malloc(f.size);
-                size_t at = STATE_JOURNAL_HEADER_SIZE + random_below(&rs, (uint32_t)(f.size - STATE_JOURNAL_HEADER_SIZE));
+                size_t at = STATE_JOURNAL_HEADER_SIZE +
+                            random_below(&rs, (uint32_t)(f.size - STATE_JOURNAL_HEADER_SIZE));
                 size_t record = 0, n;
                 const char *error;
                 int end;
