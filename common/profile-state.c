@@ -272,7 +272,8 @@ static int read_functions(StateReader *r, Profile *p, const SavedModule *modules
                 if (module_id >= n_modules)
                         return state_fail(r, "function of a module that does not exist");
                 if (!counts_possible(p, &c))
-                        return state_fail(r, "function counts that no sampling gives (exclusive above inclusive, or above the total)");
+                        return state_fail(r, "function counts that no sampling gives (exclusive above "
+                                             "inclusive, or above the total)");
                 k = profile_intern_function(p, modules[module_id].name, name, &id);
                 if (k < 0)
                         return k;
@@ -294,7 +295,8 @@ static int place_modules(StateReader *r, Profile *p, const SavedModule *modules,
                 size_t id;
 
                 if (!counts_possible(p, &modules[i].counts))
-                        return state_fail(r, "module counts that no sampling gives (exclusive above inclusive, or above the total)");
+                        return state_fail(r, "module counts that no sampling gives (exclusive above inclusive, "
+                                             "or above the total)");
                 if (!v) {
                         /* A module is only ever counted through its functions. */
                         if (!counts_zero(&modules[i].counts))

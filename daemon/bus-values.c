@@ -8,8 +8,9 @@
 #include "bus-values.h"
 
 /* Every value goes out in sample periods (1/Frequency s, the daemon's property), as doubles: on-CPU samples are
- * whole periods of their tables' frequency, off-CPU time is kept in nanoseconds and converted here. Each row carries its ten numbers in one order:
- * EI, EE, AI, AE, EI%, EE%, AI%, AE%, blocked, preempted (the off-CPU parts of EI). */
+ * whole periods of their tables' frequency, off-CPU time is kept in nanoseconds and converted here. Each row
+ * carries its ten numbers in one order: EI, EE, AI, AE, EI%, EE%, AI%, AE%, blocked, preempted (the off-CPU parts
+ * of EI). */
 
 typedef enum RowShape {
         ROW_FUNCTION, /* (ss + 10d) */

@@ -561,6 +561,11 @@ START_TEST(test_convert_frequency)
 }
 END_TEST
 
+static uint64_t floor_scale(uint64_t v, uint32_t to, uint32_t from)
+{
+        return (uint64_t)((unsigned __int128)v * to / from);
+}
+
 /* The property the loader needs: a profile of any shape, converted to any frequency and back and forth, is one it
  * loads (every "at most" between counts and every sum of parts holds), and each count is count * new / old
  * rounded down. */
@@ -592,7 +597,7 @@ START_TEST(test_convert_frequency_random_profiles)
                         ck_assert_int_eq(profile_functions(p, PROFILE_SORT_ELAPSED_INCLUSIVE, 0, &before, &nb), 0);
                         profile_state_convert_frequency(p, to);
                         ck_assert_uint_eq(profile_frequency(p), to);
-                        ck_assert_uint_eq(profile_total(p), (uint64_t)((unsigned __int128)total * to / from));
+                        ck_assert_uint_eq(profile_total(p), floor_scale(total, to, from));
                         ck_assert_int_eq(profile_functions(p, PROFILE_SORT_ELAPSED_INCLUSIVE, 0, &after, &na), 0);
                         /* The values table lists every function with time, and off-CPU time stays. */
                         for (size_t k = 0; k < na; k++)
@@ -600,9 +605,9 @@ START_TEST(test_convert_frequency_random_profiles)
                                         if (strcmp(after[k].name, before[j].name) == 0 &&
                                             strcmp(after[k].module, before[j].module) == 0) {
                                                 ck_assert_uint_eq(after[k].inclusive,
-                                                                  (uint64_t)((unsigned __int128)before[j].inclusive * to / from));
+                                                                  floor_scale(before[j].inclusive, to, from));
                                                 ck_assert_uint_eq(after[k].exclusive,
-                                                                  (uint64_t)((unsigned __int128)before[j].exclusive * to / from));
+                                                                  floor_scale(before[j].exclusive, to, from));
                                                 ck_assert_uint_eq(after[k].inclusive_values.blocked_ns,
                                                                   before[j].inclusive_values.blocked_ns);
                                         }
