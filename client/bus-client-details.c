@@ -37,6 +37,8 @@ static int read_entry(sd_bus_message *m, const char *key, void *userdata)
                 return sd_bus_message_read(m, "v", "t", &t->flags);
         if (strcmp(key, "ns_pid") == 0)
                 return sd_bus_message_read(m, "v", "u", &t->ns_pid);
+        if (strcmp(key, "frequency") == 0)
+                return sd_bus_message_read(m, "v", "u", &t->frequency);
         return sd_bus_message_skip(m, "v");
 }
 

@@ -24,6 +24,7 @@ typedef struct TargetInfo {
         uint64_t attached_usec;
         uint64_t flags; /* VPROF_ATTACH_* */
         uint32_t ns_pid; /* the PID in the target's own PID namespace; 0 when the daemon does not say */
+        uint32_t frequency; /* of its tables' sample counts; 0 when the daemon does not say */
 } TargetInfo;
 
 typedef struct TargetList {

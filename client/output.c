@@ -281,6 +281,9 @@ static int targets_json(const TargetList *l, OutputFlags flags)
                         r = json_add_bool(e, "off_cpu", t->flags & VPROF_ATTACH_OFF_CPU);
                 if (r >= 0)
                         r = t->ns_pid ? json_add_u64(e, "ns_pid", t->ns_pid) : json_add_string(e, "ns_pid", NULL);
+                if (r >= 0)
+                        r = t->frequency ? json_add_u64(e, "frequency", t->frequency)
+                                         : json_add_string(e, "frequency", NULL);
                 if (r < 0)
                         return r;
                 if (json_object_array_add(array, e) < 0)

@@ -9,7 +9,7 @@
 #include "file-util.h"
 #include "macros.h"
 
-static int write_all(int fd, const void *data, size_t size)
+int write_all(int fd, const void *data, size_t size)
 {
         const char *p = data;
 

@@ -11,6 +11,10 @@
  * temporary file next to it, fsync it, rename it over the file, fsync the directory. */
 int write_file_atomic(int dir_fd, const char *name, const void *data, size_t size, mode_t mode);
 
+/* All of data, through interruptions and short writes; -errno of the write that failed (bytes before it may be
+ * written). */
+int write_all(int fd, const void *data, size_t size);
+
 /* Create the directory path, with mode, and its missing parents (0755); an existing directory is fine. */
 int mkdir_p(const char *path, mode_t mode);
 

@@ -59,6 +59,7 @@ typedef struct StackKey {
 typedef struct Stack {
         StackKey key; /* key.frames points to frames */
         uint32_t n_kernel_frames; /* the first ones: a kernel function id never names user code */
+        uint32_t id;              /* insertion order: the stack's place in Profile.stack_by_id */
         uint64_t samples;      /* on-CPU samples */
         ProfileValues values;  /* every interval, off-CPU ones too */
         uint32_t frames[];
@@ -83,6 +84,16 @@ struct Profile {
         Thread *last_thread; /* of the last sample: the next one is often of the same thread */
 
         Hashmap *stacks; /* StackKey* -> Stack* */
+        /* The same stacks by id. Ids are handed out in insertion order and kept (the state file lists stacks in
+         * that order), so that a per-second delta (profile-delta.h) can name a stack by a number that means
+         * the same thing after a restart. */
+        Stack **stack_by_id;
+        size_t n_stacks, allocated_stacks;
+
+        /* The ids of the functions that got a mangled name, in the order they got it: the deltas take their
+         * slice of it (a function may get its mangled name after the second that defined it). */
+        uint32_t *mangled_log;
+        size_t n_mangled_log, allocated_mangled_log;
 
         /* Memory bounds (0: none). Past them the totals keep counting: a new function becomes "[other]" and
          * a new stack is counted in other_stack. */
@@ -93,6 +104,16 @@ struct Profile {
         ProfileValues other_stack_values;
 };
 
-/* A new stack of frames, counts zero; -EEXIST when the profile has it. */
+/* A new stack of frames, counts zero, with the next id; -EEXIST when the profile has it. */
 int profile_stack_insert(Profile *p, const uint32_t *frames, uint32_t n_frames, uint32_t n_kernel_frames,
                          Stack **ret);
+
+/* A new function with the next id, whatever the limits: the deltas replay definitions as they were made.
+ * -EEXIST when the profile has it. */
+int profile_function_append(Profile *p, const char *module, const char *function, uint32_t *ret_id);
+
+/* The thread's name, as profile_add_sample() renames it; -ENOENT when the profile has no such thread. NULL
+ * leaves the name as it is. */
+int profile_thread_rename(Profile *p, uint32_t tid, const char *name);
+/* The thread's name, NULL when it has none; -ENOENT when there is no such thread. */
+int profile_thread_name(const Profile *p, uint32_t tid, const char **ret);

@@ -75,37 +75,20 @@ static void write_threads(const Profile *p, StateWriter *w)
         state_end_section(w, s);
 }
 
-static int compare_stacks(const void *a, const void *b)
-{
-        const Stack *x = *(Stack *const *)a, *y = *(Stack *const *)b;
-
-        if (x->key.n_frames != y->key.n_frames)
-                return x->key.n_frames < y->key.n_frames ? -1 : 1;
-        return memcmp(x->frames, y->frames, x->key.n_frames * sizeof(uint32_t));
-}
-
 static void write_stacks(const Profile *p, StateWriter *w)
 {
-        _cleanup_free_ Stack **stacks = NULL;
-        Stack *stack;
-        size_t n = 0, s;
+        size_t s;
 
-        /* Sorted, like the threads: the same profile makes the same bytes. */
-        stacks = calloc(MAX(hashmap_size(p->stacks), (size_t)1), sizeof(Stack *));
-        if (!stacks) {
-                w->error = w->error ?: -ENOMEM;
-                return;
-        }
-        HASHMAP_FOREACH(stack, p->stacks)
-                stacks[n++] = stack;
-        qsort(stacks, n, sizeof(Stack *), compare_stacks);
-
+        /* By id, which is the order they were first seen: loading inserts them in this order, so each gets its id
+         * back, and the deltas of the journal that continues this file (profile-delta.h) mean the same stacks.
+         * The same profile still makes the same bytes. */
         s = state_begin_section(w, TAG_STACKS, 0);
         state_write_u64(w, p->other_stack_samples);
         write_values(w, &p->other_stack_values);
-        state_write_u32(w, (uint32_t)n);
-        for (size_t i = 0; i < n; i++) {
-                stack = stacks[i];
+        state_write_u32(w, (uint32_t)p->n_stacks);
+        for (size_t i = 0; i < p->n_stacks; i++) {
+                const Stack *stack = p->stack_by_id[i];
+
                 state_write_u32(w, stack->key.n_frames);
                 state_write_u32(w, stack->n_kernel_frames);
                 state_write_u64(w, stack->samples);
@@ -289,7 +272,8 @@ static int read_functions(StateReader *r, Profile *p, const SavedModule *modules
                 if (module_id >= n_modules)
                         return state_fail(r, "function of a module that does not exist");
                 if (!counts_possible(p, &c))
-                        return state_fail(r, "function counts that cannot be");
+                        return state_fail(r, "function counts that no sampling gives (exclusive above "
+                                             "inclusive, or above the total)");
                 k = profile_intern_function(p, modules[module_id].name, name, &id);
                 if (k < 0)
                         return k;
@@ -311,7 +295,8 @@ static int place_modules(StateReader *r, Profile *p, const SavedModule *modules,
                 size_t id;
 
                 if (!counts_possible(p, &modules[i].counts))
-                        return state_fail(r, "module counts that cannot be");
+                        return state_fail(r, "module counts that no sampling gives (exclusive above inclusive, "
+                                             "or above the total)");
                 if (!v) {
                         /* A module is only ever counted through its functions. */
                         if (!counts_zero(&modules[i].counts))
@@ -350,7 +335,7 @@ static int read_threads(StateReader *r, Profile *p)
                 if (state_failed(r))
                         return -EBADMSG;
                 if (t->samples > p->total || !values_within(&t->values, &p->total_values))
-                        return state_fail(r, "thread counts that cannot be");
+                        return state_fail(r, "thread counts above the profile's total");
                 if (name) {
                         t->name = strdup(name);
                         if (!t->name)
@@ -406,7 +391,7 @@ static int read_stacks(StateReader *r, Profile *p)
                         return -EBADMSG;
                 samples += count;
                 if (count > p->total || samples > p->total || !values_within(&values, &p->total_values))
-                        return state_fail(r, "stack counts that cannot be");
+                        return state_fail(r, "stack counts that add up to more than the profile's total");
                 k = profile_stack_insert(p, frames, n_frames, n_kernel, &stack);
                 if (k == -EEXIST)
                         return state_fail(r, "the same stack twice");
@@ -579,10 +564,11 @@ int profile_state_load(int dir_fd, const char *name, Profile **ret, const char *
         return profile_state_parse(data, size, ret, ret_error);
 }
 
+/* Rounded down: each part of a sum rounds down by less than one, so the parts' sum never passes the rounded
+ * total (sum of floors <= floor of the sum), and a smaller count never passes a larger one. */
 static uint64_t scale(uint64_t v, uint32_t to, uint32_t from)
 {
-        unsigned __int128 x = (unsigned __int128)v * to + from / 2;
-        x /= from;
+        unsigned __int128 x = (unsigned __int128)v * to / from;
         return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
 }
 
@@ -603,13 +589,10 @@ static void scale_counts(Counts *c, uint32_t to, uint32_t from)
 void profile_state_convert_frequency(Profile *p, uint32_t frequency)
 {
         uint32_t from = p->frequency;
-        Stack *stack;
         Thread *t;
 
         if (frequency == 0 || frequency == from)
                 return;
-        /* One rounding function for every count: it never reverses an order, so what was at most another
-         * count stays at most that count. */
         p->total = scale(p->total, frequency, from);
         scale_values(&p->total_values, frequency, from);
         for (size_t i = 0; i < p->n_functions; i++)
@@ -620,9 +603,9 @@ void profile_state_convert_frequency(Profile *p, uint32_t frequency)
                 t->samples = scale(t->samples, frequency, from);
                 scale_values(&t->values, frequency, from);
         }
-        HASHMAP_FOREACH(stack, p->stacks) {
-                stack->samples = scale(stack->samples, frequency, from);
-                scale_values(&stack->values, frequency, from);
+        for (size_t i = 0; i < p->n_stacks; i++) {
+                p->stack_by_id[i]->samples = scale(p->stack_by_id[i]->samples, frequency, from);
+                scale_values(&p->stack_by_id[i]->values, frequency, from);
         }
         p->other_stack_samples = scale(p->other_stack_samples, frequency, from);
         scale_values(&p->other_stack_values, frequency, from);

@@ -15,13 +15,18 @@
  *   MODS  u32 n | n x (string name | counts)                       module ids are the positions
  *   FUNC  u32 n | n x (u32 module id | string name | counts)       function ids are the positions
  *   THRD  u32 n | n x (u32 tid | string name or none | u64 samples | values), by tid
+ *   STCK  u64 samples in no stack | values in no stack | u32 n |
+ *         n x (u32 n frames | u32 n kernel frames | u64 samples | values | n frames x u32 function id)
+ *                                                                  stack ids are the positions
+ *   MNGL  u32 n | n x (u32 function id | string mangled name)
  *
  *   counts = u64 inclusive | u64 exclusive | values (inclusive) | values (exclusive)
  *   values = u64 user samples | u64 kernel samples | u64 blocked ns | u64 preempted ns
  *
- * Each section appears once. To save more of the profile (a table of stacks, say), add a section with a new
- * tag in profile_state_write() and read it in profile_state_read(), where unknown tags are skipped; give it
- * STATE_SECTION_REQUIRED if an older reader that skips it would misread the others (see state-format.h).
+ * STCK and MNGL are optional (older files have none). Each section appears once. To save more of the profile,
+ * add a section with a new tag in profile_state_write() and read it in profile_state_read(), where unknown tags
+ * are skipped; give it STATE_SECTION_REQUIRED if an older reader that skips it would misread the others (see
+ * state-format.h).
  *
  * Loading trusts nothing: ids in range, names NUL-terminated, bounded and unique, record counts that fit
  * their section, and counts that could have been counted (exclusive <= inclusive <= total, likewise every
@@ -44,7 +49,12 @@ int profile_state_parse(const void *data, size_t size, Profile **ret, const char
 int profile_state_save(const Profile *p, int dir_fd, const char *name);
 int profile_state_load(int dir_fd, const char *name, Profile **ret, const char **ret_error);
 
-/* Carry the profile over to another sampling frequency: every sample count is scaled by new/old and
- * rounded, so that a sample weighs 1/frequency seconds like those counted from now on; off-CPU times stay.
- * Rounding keeps every "at most" between counts, not sums, and a count can round to 0. */
+/* Carry the profile over to another sampling frequency, for tables that go on counting at it (a running target
+ * attached again by a daemon sampling at another frequency): every sample count becomes count * new / old, rounded
+ * down, so that a sample weighs 1/frequency seconds like those counted from now on; off-CPU times stay. Rounding
+ * down every count, totals included, keeps every check of profile_state_read(): a part (exclusive, a stack, a
+ * thread) never passes its whole, and a sum of parts never passes its total, since the sum of rounded-down parts
+ * is at most the rounded-down sum. A count can round to 0, and a thread's or stack's samples may then exceed its
+ * user and kernel samples' sum by one. Tables that stop counting (exited targets) need no conversion: they keep
+ * their own frequency. */
 void profile_state_convert_frequency(Profile *p, uint32_t frequency);

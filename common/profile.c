@@ -81,14 +81,15 @@ int profile_new(uint32_t frequency, Profile **ret)
 
 Profile *profile_free(Profile *p)
 {
-        Stack *stack;
         Thread *t;
 
         if (!p)
                 return NULL;
-        HASHMAP_FOREACH(stack, p->stacks)
-                free(stack);
+        for (size_t i = 0; i < p->n_stacks; i++)
+                free(p->stack_by_id[i]);
+        free(p->stack_by_id);
         hashmap_free(p->stacks);
+        free(p->mangled_log);
         for (size_t i = 0; i < p->n_functions; i++) {
                 free(p->functions[i]->name);
                 free(p->functions[i]->mangled);
@@ -120,6 +121,22 @@ static int grow(void **array, size_t *allocated, size_t needed)
                 return 0;
         n = MAX(*allocated * 2, (size_t)64);
         a = realloc(*array, n * sizeof(void *));
+        if (!a)
+                return -ENOMEM;
+        *array = a;
+        *allocated = n;
+        return 0;
+}
+
+static int grow_u32(uint32_t **array, size_t *allocated, size_t needed)
+{
+        uint32_t *a;
+        size_t n;
+
+        if (needed <= *allocated)
+                return 0;
+        n = MAX(*allocated * 2, (size_t)64);
+        a = realloc(*array, n * sizeof(uint32_t));
         if (!a)
                 return -ENOMEM;
         *array = a;
@@ -173,7 +190,7 @@ static Function *find_function(const Profile *p, const char *module, const char 
         return hashmap_get(p->function_by_key, &key);
 }
 
-static int add_function(Profile *p, const char *module, const char *function, uint32_t *ret_id)
+int profile_function_append(Profile *p, const char *module, const char *function, uint32_t *ret_id)
 {
         _cleanup_free_ Function *f = NULL;
         uint32_t module_id;
@@ -194,6 +211,7 @@ static int add_function(Profile *p, const char *module, const char *function, ui
                 return -ENOMEM;
         f->key = (FunctionKey){ .module_id = module_id, .name = f->name };
         f->id = (uint32_t)p->n_functions;
+        /* -EEXIST: the profile has the function already (a caller that did not look first). */
         r = hashmap_put(p->function_by_key, &f->key, f);
         if (r < 0) {
                 free(f->name);
@@ -216,7 +234,7 @@ static int intern_reserved(Profile *p, const char *name, uint32_t *id)
                 *id = f->id;
                 return 0;
         }
-        return add_function(p, name, name, id);
+        return profile_function_append(p, name, name, id);
 }
 
 int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id)
@@ -237,7 +255,7 @@ int profile_intern_function(Profile *p, const char *module, const char *function
                 *ret_id = p->other_id;
                 return 0;
         }
-        return add_function(p, module, function, ret_id);
+        return profile_function_append(p, module, function, ret_id);
 }
 
 static Thread *count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error)
@@ -377,15 +395,22 @@ static void count_on_cpu(Profile *p, const ProfileSample *s, uint64_t gen)
 int profile_stack_insert(Profile *p, const uint32_t *frames, uint32_t n_frames, uint32_t n_kernel_frames,
                          Stack **ret)
 {
-        Stack *stack = malloc(sizeof(*stack) + n_frames * sizeof(uint32_t));
+        Stack *stack;
         int r;
 
+        if (p->n_stacks >= PROFILE_STACK_OTHER)
+                return -E2BIG;
+        r = grow((void **)&p->stack_by_id, &p->allocated_stacks, p->n_stacks + 1);
+        if (r < 0)
+                return r;
+        stack = malloc(sizeof(*stack) + n_frames * sizeof(uint32_t));
         if (!stack)
                 return -ENOMEM;
         if (n_frames > 0) /* frames may be NULL then, which memcpy() must not see */
                 memcpy(stack->frames, frames, n_frames * sizeof(uint32_t));
         stack->key = (StackKey){ .frames = stack->frames, .n_frames = n_frames };
         stack->n_kernel_frames = n_kernel_frames;
+        stack->id = (uint32_t)p->n_stacks;
         stack->samples = 0;
         stack->values = (ProfileValues){};
         r = hashmap_put(p->stacks, &stack->key, stack);
@@ -393,32 +418,41 @@ int profile_stack_insert(Profile *p, const uint32_t *frames, uint32_t n_frames, 
                 free(stack);
                 return r;
         }
+        p->stack_by_id[p->n_stacks++] = stack;
         *ret = stack;
         return 0;
 }
 
-static void count_stack(Profile *p, const ProfileSample *s)
+/* Returns the stack's id, or PROFILE_STACK_OTHER. */
+static uint32_t count_stack(Profile *p, const ProfileSample *s)
 {
         StackKey key = { .frames = s->frames, .n_frames = (uint32_t)s->n_frames };
         Stack *stack = hashmap_get(p->stacks, &key);
 
-        if (!stack && (p->max_stacks == 0 || hashmap_size(p->stacks) < p->max_stacks) &&
+        if (!stack && (p->max_stacks == 0 || p->n_stacks < p->max_stacks) &&
             profile_stack_insert(p, s->frames, key.n_frames, (uint32_t)s->n_kernel_frames, &stack) < 0)
                 stack = NULL;
         if (!stack) {
                 if (sample_on_cpu(s))
                         p->other_stack_samples++;
                 values_add(&p->other_stack_values, s);
-                return;
+                return PROFILE_STACK_OTHER;
         }
         if (sample_on_cpu(s))
                 stack->samples++;
         values_add(&stack->values, s);
+        return stack->id;
 }
 
 int profile_add_sample(Profile *p, const ProfileSample *s)
 {
+        return profile_add_sample_stack(p, s, NULL);
+}
+
+int profile_add_sample_stack(Profile *p, const ProfileSample *s, uint32_t *ret_stack_id)
+{
         const uint32_t *user;
+        uint32_t stack_id;
         size_t n_user;
         uint64_t gen;
         Thread *t;
@@ -456,13 +490,151 @@ int profile_add_sample(Profile *p, const ProfileSample *s)
                 t->samples++;
                 if (user == s->frames + s->n_kernel_frames) {
                         count_on_cpu(p, s, gen);
-                        count_stack(p, s);
-                        return 0;
+                        stack_id = count_stack(p, s);
+                        goto done;
                 }
                 count_sampling(p, s, gen);
         }
         count_values(p, s, user, n_user, gen);
-        count_stack(p, s);
+        stack_id = count_stack(p, s);
+done:
+        if (ret_stack_id)
+                *ret_stack_id = stack_id;
+        return 0;
+}
+
+static void values_add_all(ProfileValues *v, const ProfileValues *add)
+{
+        v->user_samples += add->user_samples;
+        v->kernel_samples += add->kernel_samples;
+        v->blocked_ns += add->blocked_ns;
+        v->preempted_ns += add->preempted_ns;
+}
+
+/* profile_add_sample()'s rules, each sample's contribution multiplied by the number of samples: n on-CPU samples
+ * add n to every count that one adds 1 to, and every value adds up. Distinct functions and modules are stamped
+ * once for all of them, as each sample would stamp them once. */
+int profile_add_counts(Profile *p, const ProfileCounts *c)
+{
+        const uint64_t on_cpu = c->values.user_samples + c->values.kernel_samples;
+        const uint32_t *frames = c->frames, *user;
+        size_t n_frames = c->n_frames, n_user;
+        Stack *stack = NULL;
+        uint64_t gen;
+        Thread *t;
+        int r = 0;
+
+        if (c->stack_id != PROFILE_STACK_OTHER) {
+                if (c->stack_id >= p->n_stacks)
+                        return -EINVAL;
+                stack = p->stack_by_id[c->stack_id];
+                frames = stack->frames;
+                n_frames = stack->key.n_frames;
+        }
+        if (c->n_kernel_frames > n_frames || (n_frames > 0 && !frames))
+                return -EINVAL;
+        for (size_t i = 0; i < n_frames; i++)
+                if (frames[i] >= p->n_functions)
+                        return -EINVAL;
+
+        user = frames + c->n_kernel_frames;
+        n_user = n_frames - c->n_kernel_frames;
+        if (n_user == 0) {
+                r = intern_reserved(p, "[unknown]", &p->unknown_id);
+                if (r < 0)
+                        return r;
+                user = &p->unknown_id;
+                n_user = 1;
+        }
+        t = count_thread(p, c->tid, NULL, &r);
+        if (!t)
+                return r;
+
+        values_add_all(&p->total_values, &c->values);
+        values_add_all(&t->values, &c->values);
+        p->total += on_cpu;
+        t->samples += on_cpu;
+
+        /* The sampling values: every frame, kernel ones included, of the on-CPU samples. */
+        gen = ++p->generation;
+        for (size_t i = 0; i < n_frames; i++) {
+                Function *f = p->functions[frames[i]];
+                Module *m = p->modules[f->key.module_id];
+
+                if (f->counts.generation != gen) {
+                        f->counts.generation = gen;
+                        f->counts.inclusive += on_cpu;
+                }
+                if (m->counts.generation != gen) {
+                        m->counts.generation = gen;
+                        m->counts.inclusive += on_cpu;
+                }
+        }
+        if (n_frames > 0) {
+                Function *leaf = p->functions[frames[0]];
+                leaf->counts.exclusive += on_cpu;
+                p->modules[leaf->key.module_id]->counts.exclusive += on_cpu;
+        }
+
+        /* The values: the user stack, every interval. */
+        for (size_t i = 0; i < n_user; i++) {
+                Function *f = p->functions[user[i]];
+                Module *m = p->modules[f->key.module_id];
+
+                if (f->counts.values_generation != gen) {
+                        f->counts.values_generation = gen;
+                        values_add_all(&f->counts.inclusive_values, &c->values);
+                }
+                if (m->counts.values_generation != gen) {
+                        m->counts.values_generation = gen;
+                        values_add_all(&m->counts.inclusive_values, &c->values);
+                }
+        }
+        values_add_all(&p->functions[user[0]]->counts.exclusive_values, &c->values);
+        values_add_all(&p->modules[p->functions[user[0]]->key.module_id]->counts.exclusive_values, &c->values);
+
+        if (stack) {
+                stack->samples += on_cpu;
+                values_add_all(&stack->values, &c->values);
+        } else {
+                p->other_stack_samples += on_cpu;
+                values_add_all(&p->other_stack_values, &c->values);
+        }
+        return 0;
+}
+
+int profile_thread_rename(Profile *p, uint32_t tid, const char *name)
+{
+        Thread *t = hashmap_get(p->threads, UINT64_TO_PTR(tid));
+        int r = 0;
+
+        if (!t)
+                return -ENOENT;
+        return count_thread(p, tid, name, &r) ? 0 : r;
+}
+
+int profile_thread_name(const Profile *p, uint32_t tid, const char **ret)
+{
+        const Thread *t = p->last_thread && p->last_thread->tid == tid ? p->last_thread
+                                                                       : hashmap_get(p->threads, UINT64_TO_PTR(tid));
+
+        if (!t)
+                return -ENOENT;
+        *ret = t->name;
+        return 0;
+}
+
+int profile_stack_frames(const Profile *p, uint32_t stack_id, const uint32_t **ret_frames, size_t *ret_n_frames,
+                         size_t *ret_n_kernel_frames)
+{
+        const Stack *stack;
+
+        if (stack_id >= p->n_stacks)
+                return -ENOENT;
+        stack = p->stack_by_id[stack_id];
+        *ret_frames = stack->frames;
+        *ret_n_frames = stack->key.n_frames;
+        *ret_n_kernel_frames = stack->n_kernel_frames;
         return 0;
 }
 
@@ -669,7 +841,7 @@ int profile_threads(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t
 
 size_t profile_n_stacks(const Profile *p)
 {
-        return hashmap_size(p->stacks);
+        return p->n_stacks;
 }
 
 uint64_t profile_other_stack_samples(const Profile *p)
@@ -694,6 +866,7 @@ int profile_function_name(const Profile *p, uint32_t id, const char **ret_module
 int profile_set_mangled(Profile *p, uint32_t id, const char *mangled)
 {
         char *copy;
+        int r;
 
         if (id >= p->n_functions || !mangled)
                 return -EINVAL;
@@ -701,10 +874,14 @@ int profile_set_mangled(Profile *p, uint32_t id, const char *mangled)
          * one's name stands for the row. */
         if (p->functions[id]->mangled || id == p->other_id || id == p->unknown_id)
                 return 0;
+        r = grow_u32(&p->mangled_log, &p->allocated_mangled_log, p->n_mangled_log + 1);
+        if (r < 0)
+                return r;
         copy = strdup(mangled);
         if (!copy)
                 return -ENOMEM;
         p->functions[id]->mangled = copy;
+        p->mangled_log[p->n_mangled_log++] = id;
         return 0;
 }
 

@@ -102,6 +102,31 @@ void profile_set_limits(Profile *p, size_t max_functions, size_t max_stacks);
 int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id);
 int profile_add_sample(Profile *p, const ProfileSample *s);
 
+/* The stack id of a sample counted in no stack of its own, past max_stacks (see profile_other_stack_samples()). */
+#define PROFILE_STACK_OTHER UINT32_MAX
+
+/* profile_add_sample(), and the id of the stack the sample was counted in (stacks are numbered from 0 in the
+ * order they were first seen; the ids stay across a save and load), or PROFILE_STACK_OTHER. */
+int profile_add_sample_stack(Profile *p, const ProfileSample *s, uint32_t *ret_stack_id);
+
+/* What any number of samples of one thread and one stack added, at once: the counting rules are linear, so this
+ * counts exactly what profile_add_sample() would for each of them. The on-CPU samples are values.user_samples +
+ * values.kernel_samples; the off-CPU intervals are the nanoseconds. */
+typedef struct ProfileCounts {
+        uint32_t tid;             /* the thread is created if new, without a name */
+        uint32_t stack_id;        /* a stack of the profile, or PROFILE_STACK_OTHER with the frames below */
+        const uint32_t *frames;   /* for PROFILE_STACK_OTHER: the samples' frames, innermost first */
+        size_t n_frames;
+        size_t n_kernel_frames;   /* as the samples had it (a stack's own may differ past max_functions) */
+        ProfileValues values;
+} ProfileCounts;
+
+int profile_add_counts(Profile *p, const ProfileCounts *c);
+
+/* The stack of an id: its frames (owned by the profile), innermost first; -ENOENT for an unknown id. */
+int profile_stack_frames(const Profile *p, uint32_t stack_id, const uint32_t **ret_frames, size_t *ret_n_frames,
+                         size_t *ret_n_kernel_frames);
+
 uint64_t profile_total(const Profile *p); /* on-CPU samples: the sampling values' denominator */
 /* The session's values: elapsed and application totals, the denominators of the seed-003 percents. */
 const ProfileValues *profile_total_values(const Profile *p);

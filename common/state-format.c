@@ -92,6 +92,17 @@ void state_writer_init(StateWriter *w, const char magic[STATE_MAGIC_SIZE])
         put_le32(h + 8, STATE_FORMAT_VERSION);
 }
 
+void state_writer_init_bare(StateWriter *w)
+{
+        *w = (StateWriter){};
+}
+
+void state_reader_init(StateReader *ret, const void *data, size_t size, const char **error_slot)
+{
+        *error_slot = NULL;
+        *ret = (StateReader){ .p = data, .left = size, .error = error_slot };
+}
+
 void state_writer_done(StateWriter *w)
 {
         free(w->data);

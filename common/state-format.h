@@ -101,3 +101,10 @@ int state_read_count(StateReader *r, size_t min_size, size_t *ret);
 int state_next_section(StateReader *list, StateSection *ret);
 /* For a section the caller does not know: 0 if it may be skipped, -EBADMSG if it is required. */
 int state_skip_section(StateSection *s);
+
+/* Bare sections, without the file header: the records of a journal (state-journal.h), each checked by the
+ * journal's own framing. The writer's data then starts with the first section; take it from w->data. */
+void state_writer_init_bare(StateWriter *w);
+/* A reader of bare bytes (a list of sections, or a record's fields); the reason of a failure goes to *error_slot,
+ * which is reset here and must outlive the reader. */
+void state_reader_init(StateReader *ret, const void *data, size_t size, const char **error_slot);

@@ -13,7 +13,9 @@ static int append_target(sd_bus_message *reply, const Target *t)
         r = sd_bus_message_append(reply, "u", (uint32_t)t->pid);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "a{sv}", 8,
+        /* frequency: of the tables' sample counts, which an exited target restored by a daemon that now samples at
+         * another frequency keeps (state.h). */
+        r = sd_bus_message_append(reply, "a{sv}", 9,
                                   "command", "s", t->info.comm,
                                   "state", "s", target_state(t),
                                   "samples", "t", profile_total(t->profile),
@@ -21,7 +23,8 @@ static int append_target(sd_bus_message *reply, const Target *t)
                                   "flags", "t", t->flags,
                                   "ns_pid", "u", (uint32_t)(t->info.ns_tgid ?: t->pid),
                                   "uid", "u", (uint32_t)t->info.uid[0],
-                                  "start_time", "t", t->info.start_time);
+                                  "start_time", "t", t->info.start_time,
+                                  "frequency", "u", profile_frequency(t->profile));
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);

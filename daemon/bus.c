@@ -466,6 +466,20 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_VTABLE_END,
 };
 
+/* sd-bus turns the end of the connection into a local Disconnected signal. Without the bus nobody can reach the
+ * daemon: it saves the tables and exits with failure, which Restart=on-failure answers with a new daemon once the
+ * bus is back (sd-bus's own exit on disconnect would end the loop with a code that reads as success). */
+static int on_disconnected(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error _unused_)
+{
+        Manager *m = userdata;
+
+        if (!sd_bus_message_is_signal(msg, "org.freedesktop.DBus.Local", "Disconnected"))
+                return 0;
+        log_error("Lost the connection to the system bus (dbus-daemon stopped or restarted, or closed the "
+                  "connection): saving the tables and exiting with failure.");
+        return sd_event_exit(m->event, -ENOTCONN);
+}
+
 int bus_setup(Manager *m)
 {
         int r;
@@ -482,9 +496,9 @@ int bus_setup(Manager *m)
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
-        r = sd_bus_set_exit_on_disconnect(m->bus, true);
+        r = sd_bus_add_filter(m->bus, NULL, on_disconnected, m);
         if (r < 0)
-                return log_error_errno(r, "Failed to set exit on disconnect: %m");
+                return log_error_errno(r, "Failed to watch the bus connection: %m");
         /* Last: owning the name lets clients in; vprofd.c then tells systemd it is ready (Type=notify). */
         r = sd_bus_request_name(m->bus, VPROF_BUS_NAME, 0);
         if (r == -EEXIST)

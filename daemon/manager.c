@@ -223,6 +223,8 @@ static void update_drain_timer(Manager *m)
 {
         if (m->drain_timer)
                 (void)sd_event_source_set_enabled(m->drain_timer, any_running_target(m) ? SD_EVENT_ON : SD_EVENT_OFF);
+        /* The journal's timer likewise (it turns itself off after the last record of the last running target). */
+        state_store_targets_changed(m->state);
 }
 
 void manager_notify_status(Manager *m, const char *state)
@@ -392,6 +394,8 @@ int manager_remove_target(Manager *m, Target *t)
         }
         /* Samples already in the ring will find no target and count as unclaimed. */
         hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)t->pid));
+        /* At once in the journal: a replay must not add a later target of this PID into these tables. */
+        state_store_target_detached(m->state, t);
         target_free(t);
         return 0;
 }

@@ -51,6 +51,7 @@ typedef struct Manager {
         uint32_t max_functions;
         uint32_t max_stacks;
         StateStore *state; /* the saved tables (state.h); NULL when there is no state directory */
+        bool keep_deltas;  /* targets keep a ProfileDelta for the state's journal */
 
         /* Idle exit (0: never): the timer runs while no target is attached, and restarts on every call. */
         uint64_t exit_idle_usec;

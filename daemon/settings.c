@@ -24,6 +24,7 @@ void settings_init(Settings *s)
                 .max_stacks = VPROF_MAX_STACKS_DEFAULT,
                 .symbol_cache_mib = VPROF_SYMBOL_CACHE_MIB_DEFAULT,
                 .snapshot_interval_sec = 30,
+                .journal_interval_sec = 1,
                 .debuginfod_timeout_sec = VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT,
         };
 }
@@ -71,6 +72,7 @@ static const SettingInfo settings_info[] = {
         { "StateDirectory", offsetof(Settings, state_directory), SETTING_STRING, 0, 0, "state directory",
           "an absolute path, or nothing" },
         U32("SnapshotIntervalSec", snapshot_interval_sec, 0, 86400, "snapshot interval", "0..86400 seconds"),
+        U32("JournalIntervalSec", journal_interval_sec, 0, 3600, "journal interval", "0..3600 seconds"),
         { "DebugDirectory", offsetof(Settings, debug_directory), SETTING_STRING, 0, 0, "debug directory",
           "an absolute path, or nothing for the default" },
         { "DebuginfodURLs", offsetof(Settings, debuginfod_urls), SETTING_URLS, 0, 0, "debuginfod URL list",

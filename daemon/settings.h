@@ -31,6 +31,7 @@ typedef struct Settings {
         uint32_t symbol_cache_mib;
         char *state_directory;          /* NULL: $STATE_DIRECTORY or the default; "": none */
         uint32_t snapshot_interval_sec; /* 0: only when stopping */
+        uint32_t journal_interval_sec;  /* 0: no journal */
         char *debug_directory;          /* NULL or "": /usr/lib/debug */
         char *debuginfod_urls;          /* NULL or "": no downloads */
         uint32_t debuginfod_timeout_sec;

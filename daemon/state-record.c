@@ -107,6 +107,27 @@ static int read_slot(StateReader *r, SavedTarget *t)
         return 0;
 }
 
+int state_record_read_info(StateReader r, ProcInfo *ret)
+{
+        const char *error = NULL;
+        StateSection s;
+        int k;
+
+        r.error = &error; /* this reading's own: the caller's slot keeps the first reason */
+        while ((k = state_next_section(&r, &s)) > 0)
+                if (s.tag == TAG_INFO) {
+                        SavedTarget t = {};
+
+                        s.contents.error = &error;
+                        k = read_info(&s.contents, &t);
+                        if (k < 0)
+                                return k;
+                        *ret = t.info;
+                        return 0;
+                }
+        return -EBADMSG;
+}
+
 int state_record_read(StateReader *r, SavedTarget *ret)
 {
         SavedTarget t = {};

@@ -36,3 +36,6 @@ AuthzCaller saved_target_caller(const SavedTarget *t);
 void state_record_write(const Target *t, StateWriter *w);
 /* The contents of a TARG section; -EBADMSG with the reason in the reader's error slot. */
 int state_record_read(StateReader *r, SavedTarget *ret);
+/* Only its process information (PID, comm...), for naming a record that state_record_read() refused; -EBADMSG
+ * when that part is damaged too. */
+int state_record_read_info(StateReader r, ProcInfo *ret);

@@ -2,41 +2,29 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "file-util.h"
 #include "log.h"
 #include "manager.h"
-#include "profile-state.h"
+#include "state-internal.h"
 #include "state-record.h"
-#include "state.h"
 
 /* One file for all targets rather than one each: a snapshot is then one consistent picture that a single
  * rename replaces whole (a target detached since the last one is simply not in it, and no stray files need
  * reconciling at start), and it costs one fsync however many targets there are, which keeps a periodic
- * snapshot short on the event loop. A snapshot whose bytes did not change is not written at all. */
-#define STATE_FILE "targets.state"
-#define STATE_FILE_REJECTED "targets.state.rejected"
-#define STATE_MAGIC "VPROFDST"
-
-#define TAG_BOOT STATE_TAG('B', 'O', 'O', 'T')
-#define BOOT_ID_SIZE 37 /* a UUID and its NUL */
+ * snapshot short on the event loop. A snapshot whose targets did not change is not written at all. Between
+ * snapshots the journal (journal.h) keeps what the tables gained, a record a second. */
 
 /* After an attach, a detach or a reset: soon, but a burst of calls makes one save. */
 #define REQUESTED_SAVE_DELAY_USEC (1000 * 1000)
-
-struct StateStore {
-        Manager *manager;
-        char *directory;
-        int dir_fd; /* locked: one daemon per directory */
-        sd_event_source *timer;
-        uint64_t snapshot_usec; /* 0: no periodic snapshots */
-        bool saved;             /* saved_crc and saved_size describe the file */
-        uint32_t saved_crc;
-        size_t saved_size;
-};
+/* A journal larger than this and than the snapshot it continues is folded into a new snapshot: replaying it
+ * would take longer than reading one. */
+#define JOURNAL_COMPACT_MIN ((uint64_t)16 << 20)
 
 int state_directory_choose(const char *arg, char **ret)
 {
@@ -60,22 +48,36 @@ StateStore *state_store_free(StateStore *s)
         if (!s)
                 return NULL;
         sd_event_source_disable_unref(s->timer);
+        sd_event_source_disable_unref(s->journal_timer);
+        journal_free(s->journal);
         safe_close(s->dir_fd);
         free(s->directory);
         free(s);
         return NULL;
 }
 
-static uint64_t now_usec(void)
+uint64_t state_now_usec(clockid_t clock)
 {
         struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
+        clock_gettime(clock, &ts);
         return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-/* The running kernel's boot: a PID and a start time only name a process within one boot. "" when unknown,
- * which matches no saved boot. */
-static void read_boot_id(char id[BOOT_ID_SIZE])
+void state_format_age(char *buf, size_t size, uint64_t usec)
+{
+        uint64_t s = usec / 1000000;
+
+        if (s < 60)
+                snprintf(buf, size, "%.1f s", (double)usec / 1e6);
+        else if (s < 3600)
+                snprintf(buf, size, "%" PRIu64 " min %" PRIu64 " s", s / 60, s % 60);
+        else if (s < 86400)
+                snprintf(buf, size, "%" PRIu64 " h %" PRIu64 " min", s / 3600, s / 60 % 60);
+        else
+                snprintf(buf, size, "%" PRIu64 " d %" PRIu64 " h", s / 86400, s / 3600 % 24);
+}
+
+void state_read_boot_id(char id[BOOT_ID_SIZE])
 {
         _cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
 
@@ -91,15 +93,27 @@ static int compare_targets(const void *a, const void *b)
         return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* The whole state in memory; by PID, so that unchanged targets make unchanged bytes. */
-static int serialize(StateStore *s, void **ret, size_t *ret_size, uint32_t *ret_crc, size_t *ret_n)
+typedef struct Snapshot {
+        void *data;
+        size_t size;
+        uint32_t crc;          /* of the file, as its header has it: the journal names it */
+        uint32_t targets_crc;  /* of the targets' part, which says whether anything changed */
+        size_t targets_size;
+        size_t n;
+} Snapshot;
+
+/* The whole state in memory: SAVE first, so that the rest (by PID: unchanged targets make unchanged bytes) can be
+ * compared with the last snapshot's. */
+static int serialize(StateStore *s, uint32_t flags, Snapshot *ret)
 {
         Manager *m = s->manager;
         _cleanup_free_ Target **targets = calloc(MAX(hashmap_size(m->targets), (size_t)1), sizeof(Target *));
         char boot_id[BOOT_ID_SIZE];
+        size_t n = 0, section, start;
+        Snapshot snap = {};
         StateWriter w;
-        size_t n = 0, section;
         Target *t;
+        int r;
 
         if (!targets)
                 return -ENOMEM;
@@ -107,62 +121,119 @@ static int serialize(StateStore *s, void **ret, size_t *ret_size, uint32_t *ret_
                 targets[n++] = t;
         qsort(targets, n, sizeof(Target *), compare_targets);
 
-        read_boot_id(boot_id);
+        state_read_boot_id(boot_id);
         state_writer_init(&w, STATE_MAGIC);
+        section = state_begin_section(&w, TAG_SAVE, 0);
+        state_write_u64(&w, s->generation + 1);
+        state_write_u64(&w, state_now_usec(CLOCK_REALTIME));
+        state_write_u32(&w, flags);
+        state_write_u32(&w, 0);
+        state_end_section(&w, section);
+        start = w.size;
         section = state_begin_section(&w, TAG_BOOT, STATE_SECTION_REQUIRED);
         state_write_string(&w, boot_id);
         state_end_section(&w, section);
         for (size_t i = 0; i < n; i++)
                 state_record_write(targets[i], &w);
-        *ret_n = n;
-        return state_writer_finish(&w, ret, ret_size, ret_crc);
+        r = state_writer_finish(&w, &snap.data, &snap.size, &snap.crc);
+        if (r < 0)
+                return r;
+        snap.targets_crc = state_crc32(0, (const uint8_t *)snap.data + start, snap.size - start);
+        snap.targets_size = snap.size - start;
+        snap.n = n;
+        *ret = snap;
+        return 0;
 }
 
-static int save(StateStore *s, int level)
+/* Every target's delta begins at its tables as the snapshot has them. */
+static void begin_deltas(StateStore *s)
+{
+        Target *t;
+
+        HASHMAP_FOREACH(t, s->manager->targets)
+                target_profile_replaced(t);
+}
+
+static int save(StateStore *s, int level, bool final)
 {
         _cleanup_free_ void *data = NULL;
         uint64_t start, serialized, written;
-        size_t size, n;
-        uint32_t crc;
+        Snapshot snap;
         int r;
 
-        start = now_usec();
+        start = state_now_usec(CLOCK_MONOTONIC);
         manager_sync(s->manager);
-        r = serialize(s, &data, &size, &crc, &n);
+        r = serialize(s, final ? SAVE_CLEAN_STOP : 0, &snap);
         if (r < 0)
-                return log_warning_errno(r, "Failed to save the targets' tables: %m");
-        serialized = now_usec();
-        if (s->saved && crc == s->saved_crc && size == s->saved_size) {
-                log_full_errno(level, 0, "Saved state unchanged (%zu target%s, %zu bytes, %.1f ms to serialize).", n,
-                               n == 1 ? "" : "s", size, (double)(serialized - start) / 1000);
+                return log_full_errno(final ? LOG_ERR : LOG_WARNING, r, "Failed to save the targets' tables: %m");
+        data = snap.data;
+        serialized = state_now_usec(CLOCK_MONOTONIC);
+        /* The final save is written whatever changed: it says that the daemon stopped cleanly. */
+        if (!final && s->saved && snap.targets_crc == s->saved_targets_crc &&
+            snap.targets_size == s->saved_targets_size) {
+                log_full_errno(level, 0, "Saved state unchanged (%zu target%s, %zu bytes, %.1f ms to serialize).",
+                               snap.n, snap.n == 1 ? "" : "s", snap.size, (double)(serialized - start) / 1000);
                 return 0;
         }
-        r = write_file_atomic(s->dir_fd, STATE_FILE, data, size, 0600);
-        if (r < 0) {
-                s->saved = false;
-                return log_warning_errno(r, "Failed to save the targets' tables to %s/%s: %m", s->directory,
-                                         STATE_FILE);
-        }
-        written = now_usec();
+        r = write_file_atomic(s->dir_fd, STATE_FILE, data, snap.size, 0600);
+        if (r < 0)
+                return log_full_errno(final ? LOG_ERR : LOG_WARNING, r,
+                                      "Failed to save the targets' tables to %s/%s: %m", s->directory, STATE_FILE);
+        written = state_now_usec(CLOCK_MONOTONIC);
+        s->generation++;
         s->saved = true;
-        s->saved_crc = crc;
-        s->saved_size = size;
-        log_full_errno(level, 0, "Saved %zu target%s to %s/%s: %zu bytes in %.1f ms (%.1f ms to serialize).", n,
-                       n == 1 ? "" : "s", s->directory, STATE_FILE, size, (double)(written - start) / 1000,
-                       (double)(serialized - start) / 1000);
+        s->saved_targets_crc = snap.targets_crc;
+        s->saved_targets_size = snap.targets_size;
+        s->saved_size = snap.size;
+        s->saved_usec = written;
+        /* What the journal held is in the snapshot now: a new journal continues it. */
+        if (s->journal)
+                (void)journal_start(s->journal, s->generation, snap.crc);
+        begin_deltas(s);
+        log_full_errno(level, 0, "Saved %zu target%s to %s/%s: %zu bytes in %.1f ms (%.1f ms to serialize).",
+                       snap.n, snap.n == 1 ? "" : "s", s->directory, STATE_FILE, snap.size,
+                       (double)(written - start) / 1000, (double)(serialized - start) / 1000);
         return 0;
 }
 
 int state_store_save(StateStore *s)
 {
-        return s ? save(s, LOG_INFO) : 0;
+        return s ? save(s, LOG_INFO, false) : 0;
+}
+
+int state_store_stop(StateStore *s)
+{
+        char age[64];
+        int r, k = 0;
+
+        if (!s)
+                return 0;
+        /* The last second into the journal first: should the snapshot fail, the next start still has it all. */
+        manager_sync(s->manager);
+        if (journal_writing(s->journal))
+                k = journal_write_deltas(s->journal, s->manager);
+        r = save(s, LOG_INFO, true);
+        if (r >= 0)
+                return 0;
+        if (journal_writing(s->journal) && k >= 0)
+                log_error("The tables were not saved when stopping: the final snapshot failed; the journal %s/%s "
+                          "has their counts up to now, which the next start replays.", s->directory, JOURNAL_FILE);
+        else if (s->saved) {
+                state_format_age(age, sizeof(age), state_now_usec(CLOCK_MONOTONIC) - s->saved_usec);
+                log_error("The tables were not saved when stopping: neither the final snapshot nor the journal could "
+                          "be written; the next start restores the last snapshot, of %s ago, and the journal after "
+                          "it up to its last whole record.", age);
+        } else
+                log_error("The tables were not saved when stopping: neither the final snapshot nor the journal could "
+                          "be written, and this daemon never saved them.");
+        return r;
 }
 
 static int on_snapshot_timer(sd_event_source *source, uint64_t usec _unused_, void *userdata)
 {
         StateStore *s = userdata;
 
-        (void)save(s, LOG_DEBUG);
+        (void)save(s, LOG_DEBUG, false);
         if (s->snapshot_usec == 0)
                 return sd_event_source_set_enabled(source, SD_EVENT_OFF);
         (void)sd_event_source_set_time_relative(source, s->snapshot_usec);
@@ -182,200 +253,65 @@ void state_store_request_save(StateStore *s)
                 (void)sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
 }
 
-/* Install the saved tables in t, attached a moment ago: nothing was counted in its own yet, and the frame
- * caches, which hold ids of that profile, are empty. */
-static void install_profile(Target *t, SavedTarget *saved)
+static bool any_running_target(Manager *m)
 {
-        profile_free(t->profile);
-        t->profile = TAKE_PTR(saved->profile);
-        profile_set_limits(t->profile, t->manager->max_functions, t->manager->max_stacks);
-        frame_cache_clear(t->user_frames);
-        frame_cache_clear(t->kernel_frames);
-        t->attach_usec = saved->attach_usec;
-}
-
-/* Keep the tables of a target whose process is gone, as an exited target. */
-static int keep_exited(StateStore *s, SavedTarget *saved, const char *why)
-{
-        _cleanup_(target_freep) Target *t = NULL;
-        pid_t pid = saved->info.tgid;
-        int r;
-
-        r = target_new_exited(s->manager, &saved->info, saved->flags, saved->attach_uid, saved->owner_uid,
-                              saved->attach_usec, saved->exit_usec, &saved->profile, &t);
-        if (r >= 0)
-                r = manager_add_exited(s->manager, t);
-        if (r == -ETIME) {
-                log_info("Dropping the saved tables of %d (%s), which %s: its ExitedTargetRetentionSec= is over.",
-                         (int)pid, saved->info.comm, why);
-                return r;
-        }
-        if (r < 0)
-                return log_warning_errno(r, "Dropping the saved tables of %d (%s), which %s: %s", (int)pid,
-                                         saved->info.comm, why,
-                                         r == -E2BIG ? "the target limit is reached" : strerror(-r));
-        log_info("Restored the tables of %d (%s), which %s: kept as exited.", (int)pid, saved->info.comm, why);
-        TAKE_PTR(t);
-        return 0;
-}
-
-/* 1: attached again; 0: kept as exited; negative: dropped. */
-static int restore_target(StateStore *s, SavedTarget *saved, bool same_boot)
-{
-        Manager *m = s->manager;
-        pid_t pid = saved->info.tgid, tgid;
-        uint32_t saved_frequency = profile_frequency(saved->profile);
         Target *t;
-        int r;
 
-        if (saved_frequency != m->config.frequency) {
-                /* Converting beats refusing: the counts keep their meaning in CPU time and nothing is lost. */
-                profile_state_convert_frequency(saved->profile, m->config.frequency);
-                log_notice("The tables of %d (%s) were counted at %u Hz, vprofd samples at %u Hz now: their sample "
-                           "counts are scaled by %u/%u and rounded; off-CPU times stay.", (int)pid,
-                           saved->info.comm, saved_frequency, m->config.frequency, m->config.frequency,
-                           saved_frequency);
-        }
-        if (saved->exited)
-                return keep_exited(s, saved, "had exited");
-        if (!same_boot)
-                return keep_exited(s, saved, "ran during another boot");
-
-        /* The normal attach, as the caller who attached it: the authorization rules hold as they would for
-         * that caller now. The start time is checked on the pinned process. */
-        r = manager_attach_started(m, pid, saved->info.start_time, saved_target_caller(saved), saved->flags, &t,
-                                   &tgid);
-        switch (r) {
-        case 0:
-                install_profile(t, saved);
-                log_info("Restored %d (%s): attached again, counting on from %" PRIu64 " samples.", (int)pid,
-                         t->info.comm, profile_total(t->profile));
-                return 1;
-        case -ESRCH:
-                return keep_exited(s, saved, "has exited");
-        case -ESTALE:
-        case -ECHILD:
-        case -EINVAL:
-                /* The PID now names another process (or a thread, or a kernel thread). */
-                return keep_exited(s, saved, "has exited (its PID is another process's now)");
-        case -EPERM:
-                return log_warning_errno(r, "Not attaching %d (%s) again: UID %u may no longer profile it (it "
-                                         "changed user or became non-dumpable); its saved tables are dropped.",
-                                         (int)pid, saved->info.comm, (unsigned)saved->attach_uid);
-        default:
-                return log_warning_errno(r, "Failed to attach %d (%s) again; its saved tables are dropped: %s",
-                                         (int)pid, saved->info.comm,
-                                         r == -E2BIG    ? "the target limit is reached"
-                                         : r == -EDQUOT ? "its user's target limit is reached"
-                                                        : strerror(-r));
-        }
+        HASHMAP_FOREACH(t, m->targets)
+                if (!t->exited)
+                        return true;
+        return false;
 }
 
-static void reject_file(StateStore *s, int error, const char *reason)
+/* Every interval: what the tables gained goes to the journal, after a drain so that it is all there. The timer
+ * runs while some target runs (and once more after the last one exits, for its last samples). */
+static int on_journal_timer(sd_event_source *source, uint64_t usec, void *userdata)
 {
-        log_error_errno(error, "Ignoring the saved state %s/%s: %s; kept as %s.", s->directory, STATE_FILE,
-                        reason, STATE_FILE_REJECTED);
-        if (renameat(s->dir_fd, STATE_FILE, s->dir_fd, STATE_FILE_REJECTED) < 0)
-                log_warning_errno(negative_errno(), "Failed to rename %s: %m", STATE_FILE);
+        StateStore *s = userdata;
+
+        manager_sync(s->manager);
+        if (journal_writing(s->journal)) {
+                (void)journal_write_deltas(s->journal, s->manager);
+                if (journal_size(s->journal) > MAX(JOURNAL_COMPACT_MIN, (uint64_t)s->saved_size))
+                        (void)save(s, LOG_DEBUG, false);
+        }
+        if (!any_running_target(s->manager))
+                return sd_event_source_set_enabled(source, SD_EVENT_OFF);
+        /* From the time it was due, not from now: no drift, a record every interval. */
+        return sd_event_source_set_time(source, usec + s->journal_usec);
 }
 
-/* The BOOT section, and a check that no section it does not know is required. */
-static int read_boot(StateReader list, char boot_id[BOOT_ID_SIZE])
+void state_store_targets_changed(StateStore *s)
 {
-        bool have_boot = false;
-        StateSection s;
-        const char *id;
-        int k;
+        uint64_t now;
 
-        while ((k = state_next_section(&list, &s)) > 0) {
-                if (s.tag == STATE_TAG_TARGET)
-                        continue;
-                if (s.tag != TAG_BOOT) {
-                        k = state_skip_section(&s);
-                        if (k < 0)
-                                return k;
-                        continue;
-                }
-                if (have_boot)
-                        return state_fail(&list, "two boot sections");
-                k = state_read_string(&s.contents, BOOT_ID_SIZE - 1, false, &id);
-                if (k >= 0)
-                        k = state_check_end(&s.contents);
-                if (k < 0)
-                        return k;
-                strcpy(boot_id, id);
-                have_boot = true;
-        }
-        if (k < 0)
-                return k;
-        return have_boot ? 0 : state_fail(&list, "no boot section");
+        if (!s || !s->journal_timer || sd_event_source_get_enabled(s->journal_timer, NULL) > 0 ||
+            !any_running_target(s->manager) || sd_event_now(s->manager->event, CLOCK_MONOTONIC, &now) < 0)
+                return;
+        if (sd_event_source_set_time(s->journal_timer, now + s->journal_usec) >= 0)
+                (void)sd_event_source_set_enabled(s->journal_timer, SD_EVENT_ON);
 }
 
-static void restore(StateStore *s)
+void state_store_target_reset(StateStore *s, const Target *t)
 {
-        _cleanup_free_ void *data = NULL;
-        char saved_boot[BOOT_ID_SIZE], boot[BOOT_ID_SIZE];
-        unsigned attached = 0, exited = 0, dropped = 0;
-        const char *error = NULL;
-        StateReader list;
-        StateSection section;
-        size_t size;
-        bool same_boot;
-        int r;
-
-        r = read_file_full(s->dir_fd, STATE_FILE, STATE_FILE_MAX, &data, &size);
-        if (r == -ENOENT) {
-                log_debug("No saved state in %s.", s->directory);
+        if (!s)
                 return;
-        }
-        if (r == -EFBIG) {
-                reject_file(s, r, "larger than the limit of 1 GiB");
-                return;
-        }
-        if (r < 0) {
-                log_error_errno(r, "Failed to read the saved state %s/%s: %m", s->directory, STATE_FILE);
-                return;
-        }
-        r = state_open(data, size, STATE_MAGIC, &error, &list);
-        if (r >= 0)
-                r = read_boot(list, saved_boot);
-        if (r < 0) {
-                reject_file(s, r, error ?: strerror(-r));
-                return;
-        }
-
-        read_boot_id(boot);
-        same_boot = boot[0] && strcmp(boot, saved_boot) == 0;
-        while (state_next_section(&list, &section) > 0) {
-                const char *record_error = NULL;
-                SavedTarget saved = {};
-
-                if (section.tag != STATE_TAG_TARGET)
-                        continue;
-                /* Each record on its own: a bad one costs only itself. */
-                section.contents.error = &record_error;
-                r = state_record_read(&section.contents, &saved);
-                if (r < 0) {
-                        log_error_errno(r, "Ignoring a saved target in %s/%s: %s", s->directory, STATE_FILE,
-                                        record_error ?: strerror(-r));
-                        dropped++;
-                        continue;
-                }
-                r = restore_target(s, &saved, same_boot);
-                saved_target_done(&saved);
-                if (r > 0)
-                        attached++;
-                else if (r == 0)
-                        exited++;
-                else
-                        dropped++;
-        }
-        log_info("Restored the saved state of %s%s: %u target%s attached again, %u kept as exited, %u dropped.",
-                 s->directory, same_boot ? "" : " (from another boot)", attached, attached == 1 ? "" : "s", exited,
-                 dropped);
+        if (journal_writing(s->journal))
+                (void)journal_write_reset(s->journal, t);
+        state_store_request_save(s);
 }
 
-static int store_new(Manager *m, const char *directory, uint64_t snapshot_usec, StateStore **ret)
+void state_store_target_detached(StateStore *s, const Target *t)
+{
+        if (!s)
+                return;
+        if (journal_writing(s->journal))
+                (void)journal_write_detach(s->journal, t);
+        state_store_request_save(s);
+}
+
+static int store_new(Manager *m, const char *directory, uint64_t snapshot_usec, uint64_t journal_usec,
+                     StateStore **ret)
 {
         _cleanup_(state_store_freep) StateStore *s = calloc(1, sizeof(*s));
         int r;
@@ -385,6 +321,7 @@ static int store_new(Manager *m, const char *directory, uint64_t snapshot_usec, 
         s->dir_fd = -1;
         s->manager = m;
         s->snapshot_usec = snapshot_usec;
+        s->journal_usec = journal_usec;
         s->directory = strdup(directory);
         if (!s->directory)
                 return -ENOMEM;
@@ -404,34 +341,60 @@ static int store_new(Manager *m, const char *directory, uint64_t snapshot_usec, 
                 return r;
         if (snapshot_usec == 0)
                 (void)sd_event_source_set_enabled(s->timer, SD_EVENT_OFF);
+        if (journal_usec > 0) {
+                r = journal_new(s->dir_fd, directory, &s->journal);
+                if (r < 0)
+                        return r;
+                /* Within 50 ms of the second: a crash loses at most a little more than the interval. */
+                r = sd_event_add_time_relative(m->event, &s->journal_timer, CLOCK_MONOTONIC, journal_usec,
+                                               50 * 1000, on_journal_timer, s);
+                if (r < 0)
+                        return r;
+                (void)sd_event_source_set_enabled(s->journal_timer, SD_EVENT_OFF);
+        }
         *ret = TAKE_PTR(s);
         return 0;
 }
 
-void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec)
+void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec, uint64_t journal_usec)
 {
         StateStore *s;
+        char journal[128] = "";
         int r;
 
         if (!directory[0]) {
                 log_info("No state directory: the tables will not outlive the daemon.");
                 return;
         }
-        r = store_new(m, directory, snapshot_usec, &s);
+        r = store_new(m, directory, snapshot_usec, journal_usec, &s);
         if (r < 0) {
                 log_warning_errno(r, "Cannot use the state directory %s, the tables will not outlive the daemon: %s",
                                   directory, r == -EBUSY ? "another vprofd uses it" : strerror(-r));
                 return;
         }
-        restore(s);
+        /* Targets restored and attached from here on keep deltas for the journal. */
+        m->keep_deltas = s->journal != NULL;
+        s->generation = state_restore(s);
         m->state = s;
-        /* The file now says what this daemon has: an old snapshot is never applied twice. */
-        if (save(s, LOG_DEBUG) < 0 && unlinkat(s->dir_fd, STATE_FILE, 0) < 0 && errno != ENOENT)
-                log_error_errno(negative_errno(), "Failed to remove the old state %s/%s: %m", directory,
-                                STATE_FILE);
+        /* The file now says what this daemon has: an old snapshot (or journal) is never applied twice. */
+        if (save(s, LOG_DEBUG, false) < 0) {
+                if (unlinkat(s->dir_fd, STATE_FILE, 0) < 0 && errno != ENOENT)
+                        log_error_errno(negative_errno(), "Failed to remove the old state %s/%s: %m", directory,
+                                        STATE_FILE);
+                if (unlinkat(s->dir_fd, JOURNAL_FILE, 0) < 0 && errno != ENOENT)
+                        log_error_errno(negative_errno(), "Failed to remove the old journal %s/%s: %m", directory,
+                                        JOURNAL_FILE);
+        }
+        /* Without a journal, an old one would only continue an old snapshot. */
+        if (!s->journal && unlinkat(s->dir_fd, JOURNAL_FILE, 0) >= 0)
+                log_info("Removed the journal %s/%s: this daemon keeps none.", directory, JOURNAL_FILE);
+        state_store_targets_changed(s);
+        if (journal_usec > 0)
+                snprintf(journal, sizeof(journal), ", and a journal record every %" PRIu64 " s between them",
+                         journal_usec / 1000000);
         if (snapshot_usec > 0)
-                log_info("State directory %s: snapshots every %" PRIu64 " s and when stopping.", directory,
-                         snapshot_usec / 1000000);
+                log_info("State directory %s: snapshots every %" PRIu64 " s and when stopping%s.", directory,
+                         snapshot_usec / 1000000, journal);
         else
-                log_info("State directory %s: saved when stopping.", directory);
+                log_info("State directory %s: saved when stopping%s.", directory, journal);
 }

@@ -6,13 +6,17 @@
 #include "macros.h"
 
 /* The tables outlive the daemon: every target's record (process identity, attach flags and caller, profile)
- * is saved under the state directory when the daemon stops and every few seconds (a crash loses at most
- * that much), and the next start reloads them. A target whose process still runs, as the same process (PID,
- * start time and boot), is attached again with its counts continuing; one whose process is gone keeps its
+ * is saved under the state directory in a snapshot when the daemon stops, every SnapshotIntervalSec and a second
+ * after an attach, detach or reset, and what the tables gain between two snapshots goes to a journal, a record
+ * every JournalIntervalSec (journal.h), so that a crash of the daemon loses at most about that interval. The
+ * next start reloads the snapshot and replays its journal. A target whose process still runs, as the same process
+ * (PID, start time and boot), is attached again with its counts continuing; one whose process is gone keeps its
  * tables as an exited target, as if it had exited under this daemon.
  *
- * The file, targets.state, is a state file (state-format.h) of magic "VPROFDST":
+ * The snapshot, targets.state, is a state file (state-format.h) of magic "VPROFDST":
  *
+ *   SAVE  u64 generation (one more each snapshot, named by the journal that continues it) | u64 time written
+ *         (CLOCK_REALTIME, us) | u32 flags (SAVE_CLEAN_STOP: the final save of a daemon that stopped) | u32 0
  *   BOOT  string: /proc/sys/kernel/random/boot_id when saved
  *   TARG  (one a target, a container of sections)
  *     TINF  u32 pid | u64 start time (clock ticks since boot) | u64 flags (VPROF_TARGET_*) |
@@ -23,11 +27,17 @@
  *           file) the target is the TINF uid's, and an exited one counts as exited at the restore.
  *     PROF  (a container: the profile's sections, profile-state.h)
  *
- * To save more of a target, add a section to TARG (or to PROF, for more of the profile), following the rules
- * of state-format.h. */
+ * SAVE is optional (files of older daemons have none: their journal, if any, is not replayed). To save more of a
+ * target, add a section to TARG (or to PROF, for more of the profile), following the rules of state-format.h.
+ *
+ * Durability: a snapshot is written to a temporary file, fsync()ed and renamed over the old one, so a power loss
+ * leaves the last snapshot whole; the journal is written with one write() a record and never synced, so it
+ * survives a crash of the daemon (the page cache keeps it) but a power loss may cut it anywhere, which its
+ * checksums detect. */
 
 typedef struct Manager Manager;
 typedef struct StateStore StateStore;
+typedef struct Target Target;
 
 #define STATE_DIRECTORY_DEFAULT "/var/lib/vprofd"
 
@@ -37,16 +47,27 @@ int state_directory_choose(const char *arg, char **ret);
 
 /* Sets m->state up: opens the directory (creating it 0700 if needed) and locks it against a second daemon,
  * reloads the saved targets (after sampling is set up, before the bus name is taken, so that the first
- * caller finds them), replaces the file with the daemon's new state, and saves every snapshot_usec (0:
- * only when stopping, and after attach, detach and reset). A directory that cannot be used leaves m->state
- * NULL, with a warning: the daemon profiles on without saving. */
-void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec);
+ * caller finds them) and replays their journal, replaces the files with the daemon's new state, saves a snapshot
+ * every snapshot_usec (0: only when stopping, and after attach, detach and reset) and a journal record every
+ * journal_usec (0: no journal). A directory that cannot be used leaves m->state NULL, with a warning: the daemon
+ * profiles on without saving. */
+void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec, uint64_t journal_usec);
 StateStore *state_store_free(StateStore *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(StateStore *, state_store_free);
 
-/* Drain the ring buffer and save every target now, unless nothing changed since the last save. s may be
- * NULL. Logs failures itself. */
+/* Drain the ring buffer and save a snapshot of every target now, unless nothing changed since the last one. s may
+ * be NULL. Logs failures itself. */
 int state_store_save(StateStore *s);
+
+/* The daemon stops: the last counts to the journal, then a snapshot that records the clean stop. s may be NULL.
+ * A failure is logged, saying what the next start will find, and returned: the daemon then exits with failure. */
+int state_store_stop(StateStore *s);
 
 /* The targets changed (attach, detach, reset): save within a second, coalescing bursts. s may be NULL. */
 void state_store_request_save(StateStore *s);
+/* t was reset or is being detached: the journal says so at once, a snapshot follows within a second. s may be
+ * NULL. */
+void state_store_target_reset(StateStore *s, const Target *t);
+void state_store_target_detached(StateStore *s, const Target *t);
+/* A target was attached or exited: the journal's timer runs while some target runs. s may be NULL. */
+void state_store_targets_changed(StateStore *s);

@@ -51,10 +51,22 @@ int target_alloc_tables(Target *t)
         if (r < 0)
                 return r;
         profile_set_limits(t->profile, t->manager->max_functions, t->manager->max_stacks);
+        if (t->manager->keep_deltas) {
+                r = profile_delta_new(&t->delta);
+                if (r < 0)
+                        return r;
+                profile_delta_begin(t->delta, t->profile);
+        }
         r = frame_cache_new(FRAME_CACHE_MAX, &t->user_frames);
         if (r < 0)
                 return r;
         return frame_cache_new(FRAME_CACHE_MAX, &t->kernel_frames);
+}
+
+void target_profile_replaced(Target *t)
+{
+        if (t->delta)
+                profile_delta_begin(t->delta, t->profile);
 }
 
 int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid)
@@ -149,6 +161,7 @@ int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t at
         profile_free(t->profile);
         t->profile = TAKE_PTR(*profile);
         profile_set_limits(t->profile, m->max_functions, m->max_stacks);
+        target_profile_replaced(t);
         *ret = TAKE_PTR(t);
         return 0;
 }
@@ -161,6 +174,7 @@ Target *target_free(Target *t)
         safe_close(t->pidfd);
         address_space_free(t->address_space);
         profile_free(t->profile);
+        profile_delta_free(t->delta);
         frame_cache_free(t->user_frames);
         frame_cache_free(t->kernel_frames);
         free(t);
@@ -186,11 +200,13 @@ int target_reset(Target *t)
         profile_set_limits(p, t->manager->max_functions, t->manager->max_stacks);
         profile_free(t->profile);
         t->profile = TAKE_PTR(p);
+        /* What the old tables gained since the last journal record goes with them. */
+        target_profile_replaced(t);
         /* The caches hold ids of the old profile. */
         frame_cache_clear(t->user_frames);
         frame_cache_clear(t->kernel_frames);
         t->epoch_ns = now_monotonic_ns();
-        state_store_request_save(t->manager->state);
+        state_store_target_reset(t->manager->state, t);
         return 0;
 }
 
@@ -380,8 +396,10 @@ int target_add_sample(Target *t, const struct vprof_sample *s)
         unsigned kdepth = s->kernel_depth, udepth;
         char comm[VPROF_COMM_LEN + 1];
         ProfileSampleKind kind;
+        ProfileSample sample;
         uint64_t duration_ns;
         size_t n = 0, n_kernel;
+        uint32_t stack_id;
         int r;
 
         if (!classify(t, s, &kind, &duration_ns))
@@ -417,7 +435,7 @@ int target_add_sample(Target *t, const struct vprof_sample *s)
 
         memcpy(comm, s->comm, VPROF_COMM_LEN);
         comm[VPROF_COMM_LEN] = '\0';
-        r = profile_add_sample(t->profile, &(ProfileSample){
+        sample = (ProfileSample){
                 .tid = s->tid,
                 .thread_name = comm,
                 .frames = frames,
@@ -425,9 +443,13 @@ int target_add_sample(Target *t, const struct vprof_sample *s)
                 .kind = kind,
                 .n_kernel_frames = n_kernel,
                 .duration_ns = duration_ns,
-        });
+        };
+        r = profile_add_sample_stack(t->profile, &sample, &stack_id);
         if (r < 0)
                 return r;
+        /* For the journal. Out of memory it misses the sample, which the tables have: only a crash would lose it. */
+        if (t->delta)
+                (void)profile_delta_add(t->delta, &sample, stack_id);
         /* The process is named after its main thread, which exec and prctl may rename. */
         if (s->tid == (uint32_t)t->pid && strcmp(t->info.comm, comm) != 0)
                 snprintf(t->info.comm, sizeof(t->info.comm), "%s", comm);

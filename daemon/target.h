@@ -10,6 +10,7 @@
 #include "hashmap.h"
 #include "frame-cache.h"
 #include "profile.h"
+#include "profile-delta.h"
 #include "proc-info.h"
 #include "symbolizer.h"
 #include "vprof-abi.h"
@@ -35,13 +36,18 @@ typedef struct Target {
         AddressSpace *address_space; /* NULL for a target restored after its process was gone */
         uint16_t exec_count;         /* the image the address space is of: records carry theirs */
         Profile *profile;
+        ProfileDelta *delta;     /* what the profile gained since the last journal record; NULL without one */
         FrameCache *user_frames; /* looked-up address -> function id */
         FrameCache *kernel_frames;
         uint64_t kallsyms_generation; /* of the names in kernel_frames */
 } Target;
 
-/* The empty tables and frame caches of t (t->manager set), with the manager's limits. */
+/* The empty tables and frame caches of t (t->manager set), with the manager's limits, and its delta when the
+ * manager keeps a journal. */
 int target_alloc_tables(Target *t);
+
+/* t->profile was replaced: its delta (if any) begins anew on it. */
+void target_profile_replaced(Target *t);
 
 /* Validates the process, opens its pidfd and maps; does not touch BPF or the event loop. -ESRCH when the
  * process does not exist or exits meanwhile, -EINVAL for a kernel thread, -ECHILD for a thread ID that is not

@@ -58,6 +58,10 @@ static void help(void)
                "                         (default $STATE_DIRECTORY, else " STATE_DIRECTORY_DEFAULT "; empty: none)\n"
                "      --snapshot-interval=SEC\n"
                "                         also save every SEC seconds (default 30; 0: only when stopping)\n"
+               "      --journal-interval=SEC\n"
+               "                         between saves, journal what the tables gained every SEC\n"
+               "                         seconds, which a crash then loses at most (default 1; 0: no\n"
+               "                         journal)\n"
                "      --debug-directory=DIR[:DIR...]\n"
                "                         look for separate debug files there, in the target's file\n"
                "                         system (default " DEBUG_DIRECTORY_DEFAULT ")\n"
@@ -98,6 +102,7 @@ static const struct {
         { "exit-idle-time", "ExitIdleSec" },
         { "state-directory", "StateDirectory" },
         { "snapshot-interval", "SnapshotIntervalSec" },
+        { "journal-interval", "JournalIntervalSec" },
         { "debug-directory", "DebugDirectory" },
         { "debuginfod-urls", "DebuginfodURLs" },
         { "debuginfod-timeout", "DebuginfodTimeoutSec" },
@@ -227,7 +232,7 @@ static int run(int argc, char *argv[])
         _cleanup_free_ char *state_directory = NULL;
         const char *urls;
         SamplerConfig config;
-        int r;
+        int r, k;
 
         log_setup("vprofd");
         r = parse_argv(argc, argv);
@@ -296,7 +301,8 @@ static int run(int argc, char *argv[])
         r = state_directory_choose(arg_settings.state_directory, &state_directory);
         if (r < 0)
                 return log_error_errno(r, "Failed to choose the state directory: %m");
-        state_store_setup(m, state_directory, (uint64_t)arg_settings.snapshot_interval_sec * 1000000);
+        state_store_setup(m, state_directory, (uint64_t)arg_settings.snapshot_interval_sec * 1000000,
+                          (uint64_t)arg_settings.journal_interval_sec * 1000000);
 
         r = bus_setup(m);
         if (r < 0)
@@ -311,12 +317,18 @@ static int run(int argc, char *argv[])
         log_info("Ready on the system bus as org.vprof.Profiler1.");
 
         r = sd_event_loop(m->event);
-        /* Whatever ended the loop, the tables are saved while the sampler is still there to drain. */
-        (void)state_store_save(m->state);
-        if (r < 0)
-                return log_error_errno(r, "Event loop failed: %m");
         if (!m->exiting) /* the idle exit said so already */
                 (void)sd_notify(false, "STOPPING=1\nSTATUS=Exiting.");
+        /* Whatever ended the loop, the tables are saved while the sampler is still there to drain. */
+        k = state_store_stop(m->state);
+        /* A failure exit, so that Restart=on-failure brings the daemon back, and a failed unit says what went
+         * wrong. */
+        if (r == -ENOTCONN)
+                return log_error_errno(r, "Exiting with failure: the system bus connection is gone.");
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        if (k < 0)
+                return log_error_errno(k, "Exiting with failure: the tables were not saved.");
         log_info("Exiting.");
         return 0;
 }

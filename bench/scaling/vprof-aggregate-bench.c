@@ -60,6 +60,9 @@ static const char *arg_write_state = NULL;
 static uint32_t arg_query_pid = 0;
 static unsigned arg_calls = 200;
 static uint32_t arg_limit = 0;
+static bool arg_deltas = true;
+static unsigned arg_bucket = 2000;
+static uint64_t bucket_samples;
 
 /* Functions as start << 16 | size (sizes capped): sorting them sorts by address (within one set: user or
  * kernel). Canonical x86-64 addresses carry their top 16 bits in bit 47, so the start comes back by an
@@ -279,6 +282,12 @@ static __attribute__((noipa)) int add_batch(Target *t, const Workload *w, size_t
                 int r = target_add_sample(t, (const struct vprof_sample *)(w->records + i * w->stride));
                 if (r < 0)
                         return r;
+                /* The journal's bucket starts afresh every second, as the daemon's does after each record: at
+                 * 999 Hz on two busy CPUs, a second is about --bucket samples. */
+                if (t->delta && ++bucket_samples >= arg_bucket) {
+                        profile_delta_begin(t->delta, t->profile);
+                        bucket_samples = 0;
+                }
         }
         return 0;
 }
@@ -437,20 +446,24 @@ static void help(void)
                "  --new-ppm=N        samples per million with a new stack (%u)\n"
                "  --kernel-percent=N samples with kernel frames, if /proc/kallsyms has addresses (%u)\n"
                "  --max-stacks=N     the target's stack limit (%u)\n"
+               "  --no-deltas        without the journal's per-second deltas (vprofd --journal-interval=0)\n"
+               "  --bucket=N         samples in a delta before it begins afresh, as after a journal record\n"
+               "                     (%u: about a second at 999 Hz on two busy CPUs)\n"
                "  --write-state=DIR  save the target's tables in DIR as the daemon does (targets.state): a\n"
                "                     vprofd started on DIR keeps them as an exited target\n"
                "  --query=PID        instead: time GetFunctions(PID, inclusive, --limit) on the system bus\n"
                "                     ($DBUS_SYSTEM_BUS_ADDRESS) --calls times; prints median, p99, reply bytes\n"
                "  --json             one JSON object instead of text\n",
                program_invocation_short_name, arg_samples, arg_runs, arg_functions, arg_stacks, arg_depth,
-               arg_new_ppm, arg_kernel_percent, arg_max_stacks);
+               arg_new_ppm, arg_kernel_percent, arg_max_stacks, arg_bucket);
 }
 
 static int parse_argv(int argc, char *argv[])
 {
         enum {
                 ARG_SAMPLES = 0x100, ARG_RUNS, ARG_FUNCTIONS, ARG_STACKS, ARG_DEPTH, ARG_NEW_PPM, ARG_KERNEL,
-                ARG_MAX_STACKS, ARG_QUERY, ARG_CALLS, ARG_LIMIT, ARG_JSON, ARG_WRITE_STATE,
+                ARG_MAX_STACKS, ARG_QUERY, ARG_CALLS, ARG_LIMIT, ARG_BUCKET, ARG_JSON, ARG_WRITE_STATE,
+                ARG_NO_DELTAS,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -467,6 +480,8 @@ static int parse_argv(int argc, char *argv[])
                 { "calls", required_argument, NULL, ARG_CALLS },
                 { "limit", required_argument, NULL, ARG_LIMIT },
                 { "json", no_argument, NULL, ARG_JSON },
+                { "bucket", required_argument, NULL, ARG_BUCKET },
+                { "no-deltas", no_argument, NULL, ARG_NO_DELTAS },
                 {}
         };
         int c;
@@ -519,6 +534,12 @@ static int parse_argv(int argc, char *argv[])
                         break;
                 case ARG_WRITE_STATE:
                         arg_write_state = optarg;
+                        break;
+                case ARG_BUCKET:
+                        arg_bucket = (unsigned)MIN(MAX(v, 1ull), 100000000ull);
+                        break;
+                case ARG_NO_DELTAS:
+                        arg_deltas = false;
                         break;
                 case ARG_JSON:
                         arg_json = true;
@@ -651,6 +672,7 @@ static int run(int argc, char *argv[])
                 return log_error_errno(r, "Cannot make a manager: %m");
         m->max_functions = VPROF_MAX_FUNCTIONS_DEFAULT;
         m->max_stacks = arg_max_stacks;
+        m->keep_deltas = arg_deltas; /* as vprofd with its default journal */
         r = target_new(m, getpid(), 0, 0, &t, &tgid);
         if (r == -ENOSYS)
                 r = target_new_unpinned(m, &t);
@@ -693,7 +715,7 @@ static int run(int argc, char *argv[])
                 if (r < 0)
                         return log_error_errno(r, "Cannot add the target: %m");
                 TAKE_PTR(t);
-                state_store_setup(m, arg_write_state, 0);
+                state_store_setup(m, arg_write_state, 0, 0);
                 if (!m->state)
                         return log_error_errno(-EIO, "Cannot use %s.", arg_write_state);
                 r = state_store_save(m->state);
@@ -705,16 +727,17 @@ static int run(int argc, char *argv[])
                        "\"samples_per_run\": %" PRIu64 ", \"cold_pass_sec\": %.4f, \"cold_pass_samples\": %u, "
                        "\"user_functions\": %zu, \"kernel_functions\": %zu, \"base_stacks\": %u, \"depth\": %u, "
                        "\"new_ppm\": %u, \"kernel_percent\": %u, \"profile_functions\": %zu, "
-                       "\"profile_stacks\": %zu}\n",
+                       "\"profile_stacks\": %zu, \"journal_deltas\": %s}\n",
                        rate, profile_rate, arg_runs, arg_samples, cold, arg_stacks, w.user.n, w.kernel.n, arg_stacks,
-                       arg_depth, arg_new_ppm, w.kernel.n ? arg_kernel_percent : 0, n_functions, n_stacks);
+                       arg_depth, arg_new_ppm, w.kernel.n ? arg_kernel_percent : 0, n_functions, n_stacks,
+                       arg_deltas ? "true" : "false");
         else {
                 printf("workload: %zu user functions (%zu kernel), %u base stacks of %u user frames, "
                        "%u ppm new stacks, %u%% with kernel frames\n",
                        w.user.n, w.kernel.n, arg_stacks, arg_depth, arg_new_ppm, w.kernel.n ? arg_kernel_percent : 0);
                 printf("cold pass (every address symbolized): %u samples in %.1f ms\n", arg_stacks, cold * 1e3);
-                printf("target_add_sample: %.0f samples/s (median of %u runs of %" PRIu64 ")\n", rate, arg_runs,
-                       arg_samples);
+                printf("target_add_sample: %.0f samples/s (median of %u runs of %" PRIu64 ")%s\n", rate, arg_runs,
+                       arg_samples, arg_deltas ? ", with the journal's deltas" : "");
                 printf("profile_add_sample alone: %.0f samples/s (median of %u runs)\n", profile_rate, arg_runs);
                 printf("profile: %zu functions, %zu stacks\n", n_functions, n_stacks);
         }

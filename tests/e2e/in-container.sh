@@ -271,10 +271,42 @@ done
 check "the old daemon's BPF programs (${old_progs:-none}) are gone" all_gone "$old_progs" "$left"
 step_end
 
-# --- 10. MaxTargets ------------------------------------------------------------------------------------------
+# --- 10. crash -----------------------------------------------------------------------------------------------
+step_begin 10 "kill -9 of vprofd: Restart=on-failure brings it back with its target and counts"
+old_pid=$(main_pid)
+old_restarts=$(systemctl show -p NRestarts --value vprofd)
+run vprofctl list --no-headings
+before=$(list_samples "$demo_pid" "$OUT")
+run sleep 1.5
+echo "\$ kill -9 $old_pid    # MainPID; PID $demo_pid had ${before:-no} samples 1.5 s ago"
+kill -9 "$old_pid"
+new_pid=
+for _ in $(seq 1 150); do
+  sleep 0.2
+  pid=$(main_pid)
+  if differ_nonzero "$pid" "$old_pid" && [ "$(systemctl is-active vprofd)" = active ]; then
+    new_pid=$pid
+    break
+  fi
+done
+run systemctl show -p NRestarts -p ActiveState -p MainPID vprofd
+check "systemd started a new daemon (MainPID $old_pid -> ${new_pid:-none})" differ_nonzero "${new_pid:-0}" "$old_pid"
+restarts=$(systemctl show -p NRestarts --value vprofd)
+check "through Restart=on-failure (NRestarts ${old_restarts:-?} -> ${restarts:-?})" \
+  ge "${restarts:-0}" "$((${old_restarts:-0} + 1))"
+run vprofctl list --no-headings
+after=$(list_samples "$demo_pid" "$OUT")
+check "PID $demo_pid is attached again" [ -n "$after" ]
+check "its counts are back: ${after:-none} >= ${before:-none}, read 1.5 s before the kill" ge "${after:-x}" "${before:-x}"
+run sh -c "journalctl --no-pager -o cat _PID=$new_pid | grep -E 'did not stop cleanly|Replayed|Restored $demo_pid'"
+check "the new daemon says the previous one did not stop cleanly" grep -q 'did not stop cleanly' <<<"$OUT"
+check "and replayed the journal" grep -q 'Replayed .* of the journal' <<<"$OUT"
+step_end
+
+# --- 11. MaxTargets ------------------------------------------------------------------------------------------
 # Every target holds a pidfd: under the unit's LimitNOFILE= the daemon reaches MaxTargets= (1024 by default) with
 # no "Too many open files", and the next attach is refused for the target limit, not for the open files.
-step_begin 10 "the unit's open file limit holds MaxTargets attached sleeps"
+step_begin 11 "the unit's open file limit holds MaxTargets attached sleeps"
 pid=$(main_pid)
 run systemctl show -p LimitNOFILE --value vprofd
 check "the unit sets LimitNOFILE=131072 ($OUT)" [ "$OUT" = 131072 ]
@@ -338,8 +370,8 @@ check "... in the slot of the one that exited first (${sleepers[0]})" \
 kill "$extra" 2>/dev/null
 step_end
 
-# --- 11. stop ------------------------------------------------------------------------------------------------
-step_begin 11 "systemctl stop vprofd leaves no BPF program loaded"
+# --- 12. stop ------------------------------------------------------------------------------------------------
+step_begin 12 "systemctl stop vprofd leaves no BPF program loaded"
 pid=$(main_pid)
 progs=$(bpf_prog_ids "$pid")
 echo "vprofd (MainPID $pid) holds BPF programs: ${progs:-none}"

@@ -6,11 +6,12 @@
 # vprof-demo workload and a oneshot unit; systemd-nspawn --boot brings up systemd 252 as PID 1 with the real
 # system dbus-daemon, and the unit runs in-container.sh: dpkg -i, systemctl start and status, the workload,
 # vprofctl attach with the PID the container sees, samples and the hot function in vprofctl top, an unprivileged
-# user refused, systemctl restart keeping the counts, MaxTargets attached sleeps under the unit's LimitNOFILE=,
-# systemctl stop leaving no BPF program. Its exit status (the number of failed steps) leaves the container as
-# systemd-nspawn's. This script prints the container's console, then the time of every phase and step (and the
-# figures steps measured), checks from the host that the daemon's BPF programs are gone, and exits non-zero on
-# any failure. It skips (77) where the machine cannot run it, except with CI=true, where that fails.
+# user refused, systemctl restart keeping the counts, kill -9 of the daemon bringing it back through
+# Restart=on-failure with its counts, MaxTargets attached sleeps under the unit's LimitNOFILE=, systemctl stop
+# leaving no BPF program. Its exit status (the number of failed steps) leaves the container as systemd-nspawn's.
+# This script prints the container's console, then the time of every phase and step (and the figures steps
+# measured), checks from the host that the daemon's BPF programs are gone, and exits non-zero on any failure. It
+# skips (77) where the machine cannot run it, except with CI=true, where that fails.
 #
 #   tests/e2e/run-e2e.sh          (as root; or: meson test -C build --suite e2e -v)
 #

@@ -4,6 +4,8 @@
 --snapshot-interval seconds, and the next daemon on that directory attaches again the targets that still run
 (the same process: PID, start time, boot), with their counts continuing, and keeps the others as exited.
 Figures print as lines beginning "state:"."""
+import errno
+import json
 import os
 import re
 import signal
@@ -18,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vprof_env  # noqa: E402
 
 STATE_FILE = "targets.state"
+JOURNAL_FILE = "targets.journal"
 HEADER = struct.Struct("<8sIIQII")  # magic, version, flags, payload size, CRC-32, reserved
 SECTION = struct.Struct("<IIQ")  # tag, flags, size
 
@@ -40,6 +43,21 @@ def fix_crc(buf):
     magic, version, flags, payload, _, reserved = HEADER.unpack_from(buf, 0)
     crc = zlib.crc32(bytes(buf[HEADER.size:]), zlib.crc32(bytes(buf[:24])))
     HEADER.pack_into(buf, 0, magic, version, flags, payload, crc, reserved)
+
+
+def journal_records(path):
+    """The journal's bytes and its whole records, as (offset, size)."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    assert buf[:8] == b"VPROFJNL", buf[:8]
+    records, offset = [], 32
+    while offset + 8 <= len(buf):
+        size = 8 + struct.unpack_from("<I", buf, offset)[0]
+        if offset + size > len(buf):
+            break
+        records.append((offset, size))
+        offset += size
+    return buf, records
 
 
 # A process of the test user that waits; on a line on stdin it makes itself non-dumpable.
@@ -165,6 +183,143 @@ class State(unittest.TestCase):
         figure(f"kill -9: total {before['total_samples']} read 2 s before the kill, {last['total_samples']} at the "
                f"kill, {after['total_samples']} after the restart (at most the last second lost)")
 
+    def test_kill9_loses_at_most_a_second(self):
+        # At 999 Hz with two busy targets and snapshots every 30 s: after kill -9 the journal gives back at least
+        # the counts read 1.5 s before the kill.
+        env = self.env(frequency=999)
+        demos = [self.busy_demo(env), self.busy_demo(env)]
+        time.sleep(4)  # past the snapshot that follows the attaches
+        before = {d.pid: self.report(env, d.pid) for d in demos}
+        time.sleep(1.5)
+        snapshot = self.saved_totals(env)
+        _, records = journal_records(os.path.join(env.state_directory, JOURNAL_FILE))
+        self.restart(env, signal.SIGKILL)
+        log = env.log_text()
+        self.assertIn("The previous vprofd did not stop cleanly", log)
+        self.assertRegex(log, r"Replayed \d+ records? of the journal")
+        figures = []
+        for d in demos:
+            self.assertEqual(self.targets(env)[d.pid]["state"], "running")
+            # The restored total exactly (the log), then every count (a report, which may have grown since).
+            restored = int(re.search(rf"Restored {d.pid} \(vprof-demo\): attached again, counting on from (\d+) "
+                                     r"samples", log).group(1))
+            self.assertGreaterEqual(restored, before[d.pid]["total_samples"])
+            self.assert_grown(before[d.pid], self.report(env, d.pid), f"{d.pid} after kill -9")
+            figures.append(f"{d.pid}: snapshot {snapshot[d.pid]}, read 1.5 s before the kill "
+                           f"{before[d.pid]['total_samples']}, restored {restored}")
+        figure(f"kill -9 at 999 Hz, {len(records)} journal records since the snapshot: " + "; ".join(figures))
+
+    def test_torn_journal_tail(self):
+        # The daemon killed in the middle of a journal write: the whole records before it replay, the rest is
+        # logged and ignored.
+        env = self.env("--snapshot-interval=0", frequency=999)
+        demo = self.busy_demo(env)
+        time.sleep(5)
+        self.restart_killed_with_journal_cut(env, demo)
+
+    def restart_killed_with_journal_cut(self, env, demo):
+        env.daemon.kill()
+        env.daemon.wait(15)
+        snapshot = self.saved_totals(env)[demo.pid]
+        path = os.path.join(env.state_directory, JOURNAL_FILE)
+        buf, records = journal_records(path)
+        self.assertGreaterEqual(len(records), 3, "a journal record a second")
+        offset, size = records[-1]
+        cut = offset + size // 2
+        with open(path, "r+b") as f:
+            f.truncate(cut)
+        env.start_daemon()
+        log = env.log_text()
+        self.assertRegex(log, rf"Replayed {len(records) - 1} records of the journal")
+        self.assertRegex(log, rf"ends in a record cut short at the end \(a write that did not finish\) at byte "
+                              rf"{offset}: its last {cut - offset} bytes are ignored")
+        restored = int(re.search(rf"Restored {demo.pid} \(vprof-demo\): attached again, counting on from (\d+) "
+                                 r"samples", log).group(1))
+        self.assertGreater(restored, snapshot)
+        figure(f"journal cut in its record {len(records)}: snapshot {snapshot} samples, {len(records) - 1} records "
+               f"replayed: {restored} samples")
+
+    def test_reset_and_detach_reach_the_journal(self):
+        # Killed right after a reset and a detach, before the snapshot they request: the journal has both, so the
+        # reset target comes back with its new tables only and the detached one does not come back.
+        env = self.env("--snapshot-interval=0")
+        kept, gone = self.busy_demo(env), self.busy_demo(env)
+        time.sleep(3)
+        old = self.report(env, kept.pid)["total_samples"]
+        self.assertEqual(env.ctl("reset", kept.pid).returncode, 0)
+        self.assertEqual(env.ctl("detach", gone.pid).returncode, 0)
+        time.sleep(0.3)
+        self.restart(env, signal.SIGKILL)
+        log = env.log_text()
+        self.assertIn(f"Not restoring {gone.pid} (vprof-demo): it was detached after the snapshot, the journal says.",
+                      log)
+        self.assertNotIn(gone.pid, self.targets(env))
+        restored = int(re.search(rf"Restored {kept.pid} \(vprof-demo\): attached again, counting on from (\d+) "
+                                 r"samples", log).group(1))
+        self.assertLess(restored, old // 2)
+        figure(f"reset at {old} samples and killed 0.3 s later: restored with {restored}")
+
+    def test_full_file_system_at_stop(self):
+        # The state directory on a file system that is full when the daemon stops: a failure exit that says the
+        # tables were not saved; the next start says the previous daemon did not stop cleanly and how old the
+        # snapshot is.
+        env = vprof_env.VprofEnv(extra_args=["--verbose"])
+        self.addCleanup(self.stop, env)
+        os.makedirs(env.state_directory, mode=0o700)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "vprof-test-state", env.state_directory],
+                       check=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", env.state_directory])
+        env.start()
+        demo = self.busy_demo(env)
+        time.sleep(2)
+        filler = os.path.join(env.state_directory, "filler")
+        with open(filler, "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+            except OSError as e:
+                self.assertEqual(e.errno, errno.ENOSPC)
+        env.daemon.send_signal(signal.SIGTERM)
+        status = env.daemon.wait(15)
+        log = env.log_text()
+        self.assertNotEqual(status, 0, log)
+        self.assertRegex(log, r"Failed to save the targets' tables to \S+/targets.state: No space left on device")
+        self.assertIn("The tables were not saved when stopping", log)
+        self.assertIn("Exiting with failure: the tables were not saved.", log)
+        line = re.search(r".*The tables were not saved when stopping.*", log).group(0)
+        os.remove(filler)
+        mark = len(log)
+        env.start_daemon()
+        log = env.log_text()[mark:]
+        self.assertRegex(log, r"The previous vprofd did not stop cleanly \(.*\): its last snapshot, \S+, is "
+                              r"[0-9.]+ s old")
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "running")
+        figure(f"full state file system at SIGTERM: exit status {status}, \"{line.strip()}\"; next start: "
+               f"\"{re.search(r'The previous vprofd.*', log).group(0)}\"")
+
+    def test_bus_going_away(self):
+        # dbus-daemon gone: the daemon says why, saves, and exits with failure for Restart=on-failure.
+        env = self.env()
+        demo = self.busy_demo(env)
+        time.sleep(1.5)
+        env.bus.kill()
+        env.bus.wait()
+        status = env.daemon.wait(15)
+        log = env.log_text()
+        self.assertNotEqual(status, 0, log)
+        self.assertIn("Lost the connection to the system bus", log)
+        self.assertIn("Exiting with failure: the system bus connection is gone.", log)
+        self.assertRegex(log.split("Lost the connection", 1)[1], r"Saved 1 target to ")
+        # A new bus and a new daemon, as the service manager would start them: the tables are back.
+        if os.path.exists(env.socket):
+            os.unlink(env.socket)
+        mark = len(log)
+        env.start()
+        self.assertIn("The previous vprofd stopped cleanly", env.log_text()[mark:])
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "running")
+        figure(f"bus killed: vprofd exit status {status}: {re.search(r'Lost the connection.*', log).group(0)}")
+
     def test_reused_pid_is_not_attached(self):
         env = self.env()
         demo = self.busy_demo(env)
@@ -185,6 +340,21 @@ class State(unittest.TestCase):
         self.assertEqual(self.report(env, demo.pid)["total_samples"], first)
         self.assertIsNone(demo.poll())
         figure(f"start time changed in the file: PID {demo.pid} kept as exited with {first} samples, not attached")
+
+    def saved_totals(self, env):
+        """The sample total of every target in the state file, by PID."""
+        with open(os.path.join(env.state_directory, STATE_FILE), "rb") as f:
+            buf = f.read()
+        totals = {}
+        for tag, start, size in sections(buf, HEADER.size, len(buf)):
+            if tag != "TARG":
+                continue
+            inner = dict((t, (s, n)) for t, s, n in sections(buf, start, start + size))
+            pid = struct.unpack_from("<I", buf, inner["TINF"][0])[0]
+            prof_start, prof_size = inner["PROF"]
+            prof = dict((t, (s, n)) for t, s, n in sections(buf, prof_start, prof_start + prof_size))
+            totals[pid] = struct.unpack_from("<Q", buf, prof["PHDR"][0] + 8)[0]
+        return totals
 
     def report_of_file_edit(self, env, pid):
         """Add one to the saved start time of pid, as if the PID now named a younger process; returns the saved
@@ -253,18 +423,83 @@ class State(unittest.TestCase):
         self.assertNotIn(demo.pid, self.targets(env))
 
     def test_frequency_change_converts(self):
+        # A running target goes on counting at the new frequency: its saved counts are converted, rounded down so
+        # that every part stays within its whole, and it is never dropped for it.
         env = self.env()
         demo = self.busy_demo(env)
-        time.sleep(2)
-        env.daemon.send_signal(signal.SIGTERM)
-        self.assertEqual(env.daemon.wait(15), 0)
-        env.frequency = 199
-        env.start_daemon()
-        self.assertRegex(env.log_text(), r"counted at 99 Hz, vprofd samples at 199 Hz now: .* scaled by 199/99")
-        saved = int(re.search(r"counting on from (\d+) samples", env.log_text()).group(1))
-        after = self.report(env, demo.pid)
-        self.assertGreaterEqual(after["total_samples"], saved)
-        figure(f"99 Hz -> 199 Hz: restored with {saved} samples (scaled by 199/99)")
+        totals = []
+        for hz in (199, 999, 99, 7, 99):
+            time.sleep(1.5)
+            env.daemon.send_signal(signal.SIGTERM)
+            self.assertEqual(env.daemon.wait(15), 0)
+            before = self.saved_totals(env)[demo.pid]
+            old = env.frequency
+            env.frequency = hz
+            mark = len(env.log_text())
+            env.start_daemon()
+            log = env.log_text()[mark:]
+            self.assertNotIn("Dropping", log)
+            self.assertRegex(log, rf"The tables of {demo.pid} \(vprof-demo\) were counted at {old} Hz and vprofd "
+                                  rf"samples at {hz} Hz now: its sample counts are converted to {hz} Hz \(times "
+                                  rf"{hz}/{old}, rounded down\)")
+            saved = int(re.search(r"counting on from (\d+) samples", log).group(1))
+            self.assertEqual(saved, before * hz // old)
+            target = self.targets(env)[demo.pid]
+            self.assertEqual((target["state"], target["frequency"]), ("running", hz))
+            after = self.report(env, demo.pid)
+            self.assertGreaterEqual(after["total_samples"], saved)
+            totals.append(f"{old}->{hz} Hz: {before} -> {saved}")
+        figure("running target across frequencies: " + "; ".join(totals))
+
+    def tables(self, env, pid):
+        """Every table of a target, as vprofctl --json prints them; values in milliseconds apart, rounded."""
+        out = {by: env.ctl_json("report", pid, "--by", by) for by in ("function", "module", "thread", "stack")}
+        # Where a module's names came from is the symbolizer's, of this daemon, not saved: not a count.
+        for row in out["module"]["modules"]:
+            row.pop("symbols", None)
+        # The values: in periods of the daemon's frequency, so only their milliseconds and percents stay.
+        def times(v):
+            if isinstance(v, dict):
+                return {k: times(x) for k, x in v.items()
+                        if isinstance(x, (dict, list, str)) or k.endswith("_ms") or "percent" in k or k == "tid"}
+            if isinstance(v, list):
+                return [times(x) for x in v]
+            return round(v, 6) if isinstance(v, float) else v
+        out["values"] = times(env.ctl_json("report", pid, "--values", "all", "--unit", "ms"))
+        return out
+
+    def test_exited_targets_keep_exact_counts_across_frequencies(self):
+        # Ten exited targets, counted at 99 Hz, through restarts at 999 and 99 Hz three times: every table
+        # identical, byte for byte of vprofctl's JSON, each target still at its 99 Hz.
+        env = self.env(frequency=99)
+        demos = []
+        for _ in range(10):
+            demo = env.spawn_demo("--seconds", 1, "--threads", 2)
+            r = env.ctl("attach", demo.pid)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            env.go(demo)
+            demos.append(demo)
+        for demo in demos:
+            demo.wait(30)
+        time.sleep(0.5)
+        before = {d.pid: self.tables(env, d.pid) for d in demos}
+        self.assertTrue(all(t["function"]["total_samples"] > 0 for t in before.values()))
+        self.assertTrue(any(k.endswith("_ms") for k in before[demos[0].pid]["values"]["functions"][0]))
+        for hz in (999, 99, 999, 99, 999, 99):
+            env.daemon.send_signal(signal.SIGTERM)
+            self.assertEqual(env.daemon.wait(15), 0)
+            env.frequency = hz
+            mark = len(env.log_text())
+            env.start_daemon()
+            log = env.log_text()[mark:]
+            self.assertNotIn("Dropping", log)
+            self.assertRegex(log, r"10 kept as exited, 0 dropped")
+            targets = self.targets(env)
+            for demo in demos:
+                self.assertEqual((targets[demo.pid]["state"], targets[demo.pid]["frequency"]), ("exited", 99))
+                self.assertEqual(self.tables(env, demo.pid), before[demo.pid], f"{demo.pid} at {hz} Hz")
+        total = sum(t["function"]["total_samples"] for t in before.values())
+        figure(f"10 exited targets ({total} samples) through 99 <-> 999 Hz three times: every table identical")
 
     def test_bad_files_are_set_aside(self):
         env = self.env()
@@ -283,16 +518,59 @@ class State(unittest.TestCase):
                  ("flipped byte", good[:100] + bytes([good[100] ^ 0xff]) + good[101:], "checksum mismatch"),
                  ("newer version", bytes(newer), "newer vprof"),
                  ("garbage", os.urandom(4096), "not a vprof state file")]
-        for name, data, message in cases:
+        # Each rejected file kept beside the others, never over one (names: the UTC time it was set aside, and a
+        # counter within a second); at most five, the oldest removed first.
+        kept = []
+        for name, data, message in cases + cases[:2]:
             with open(path, "wb") as f:
                 f.write(data)
+            mark = len(env.log_text())
             env.start_daemon()
-            self.assertIn(message, env.log_text(), name)
+            log = env.log_text()[mark:]
+            self.assertIn(message, log, name)
             self.assertNotIn(demo.pid, self.targets(env), name)
-            with open(path + ".rejected", "rb") as f:
+            new = re.search(r"kept as (targets\.state\.rejected-\d{8}T\d{6}Z(\.\d+)?)\.", log).group(1)
+            self.assertNotIn(new, [k for k, _ in kept])
+            kept.append((new, data))
+            with open(os.path.join(env.state_directory, new), "rb") as f:
                 self.assertEqual(f.read(), data, name)
             env.daemon.send_signal(signal.SIGTERM)
             self.assertEqual(env.daemon.wait(15), 0)
+        left = sorted(n for n in os.listdir(env.state_directory) if n.startswith("targets.state.rejected-"))
+        self.assertEqual(len(left), 5, left)
+        self.assertEqual(set(left), set(k for k, _ in kept[1:]))
+        for name, data in kept[1:]:
+            with open(os.path.join(env.state_directory, name), "rb") as f:
+                self.assertEqual(f.read(), data, name)
+        self.assertRegex(env.log_text(), rf"Removed the oldest rejected file \S+/{re.escape(kept[0][0])}: 5 are kept\.")
+        figure(f"{len(kept)} rejected files: {', '.join(k for k, _ in kept)}; the first removed")
+
+    def test_damaged_record_is_named(self):
+        # A record whose counts cannot be (its total set to 0 in the file) costs only itself, and the log names it
+        # by PID and command, with the reason, in a whole sentence.
+        env = self.env()
+        damaged, kept = self.busy_demo(env), self.busy_demo(env)
+        time.sleep(1.5)
+        env.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(env.daemon.wait(15), 0)
+        path = os.path.join(env.state_directory, STATE_FILE)
+        with open(path, "rb") as f:
+            buf = bytearray(f.read())
+        for tag, start, size in sections(buf, HEADER.size, len(buf)):
+            inner = dict((t, (s, n)) for t, s, n in sections(buf, start, start + size)) if tag == "TARG" else {}
+            if inner and struct.unpack_from("<I", buf, inner["TINF"][0])[0] == damaged.pid:
+                prof = dict((t, (s, n)) for t, s, n in sections(buf, inner["PROF"][0], sum(inner["PROF"])))
+                struct.pack_into("<Q", buf, prof["PHDR"][0] + 8, 0)
+        fix_crc(buf)
+        with open(path, "wb") as f:
+            f.write(buf)
+        env.start_daemon()
+        self.assertRegex(env.log_text(), rf"Dropping the saved tables of {damaged.pid} \(vprof-demo\) in \S+: its "
+                                         r"record is damaged \(function counts that no sampling gives \(exclusive "
+                                         r"above inclusive, or above the total\)\)\.")
+        targets = self.targets(env)
+        self.assertNotIn(damaged.pid, targets)
+        self.assertEqual(targets[kept.pid]["state"], "running")
 
     def test_attached_again_as_the_user_who_attached(self):
         if subprocess.run(["id", "-u", TEST_USER], capture_output=True).returncode != 0:
@@ -347,6 +625,20 @@ class State(unittest.TestCase):
                                          text=True, timeout=30)
             self.assertEqual(r.returncode, 1, bad)
             self.assertIn("Invalid snapshot interval", r.stderr)
+        for bad in ("-1", "1s", "3601"):
+            r = subprocess.run([os.environ["VPROFD"], f"--journal-interval={bad}"], capture_output=True, text=True,
+                               timeout=30)
+            self.assertEqual(r.returncode, 1, bad)
+            self.assertIn("Invalid journal interval", r.stderr)
+
+    def test_without_journal(self):
+        env = self.env("--journal-interval=0")
+        demo = self.busy_demo(env)
+        time.sleep(2.5)
+        self.assertFalse(os.path.exists(os.path.join(env.state_directory, JOURNAL_FILE)))
+        self.assertNotIn("journal record", env.log_text())
+        self.restart(env)
+        self.assertEqual(self.targets(env)[demo.pid]["state"], "running")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check-main.h"
+#include "profile-random.h"
 #include "profile-state.h"
 
 /* A profile with everything a saved one can hold: recursion, kernel frames, a kernel-only sample (the
@@ -560,6 +561,64 @@ START_TEST(test_convert_frequency)
 }
 END_TEST
 
+static uint64_t floor_scale(uint64_t v, uint32_t to, uint32_t from)
+{
+        return (uint64_t)((unsigned __int128)v * to / from);
+}
+
+/* The property the loader needs: a profile of any shape, converted to any frequency and back and forth, is one it
+ * loads (every "at most" between counts and every sum of parts holds), and each count is count * new / old
+ * rounded down. */
+START_TEST(test_convert_frequency_random_profiles)
+{
+        static const uint32_t frequencies[] = { 999, 99, 999, 7, 10000, 1, 9999, 100, 99 };
+
+        for (uint64_t seed = 1; seed <= 40; seed++) {
+                _cleanup_(profile_freep) Profile *p = NULL;
+                uint32_t frames[RANDOM_MAX_FRAMES];
+                ProfileSample sample;
+                RandomStream rs;
+
+                random_stream_init(&rs, seed, seed % 2);
+                ck_assert_int_eq(profile_new(99, &p), 0);
+                if (seed % 3 == 0)
+                        profile_set_limits(p, 20, 25);
+                for (uint32_t n = random_below(&rs, 3000); n > 0; n--)
+                        random_sample(&rs, p, frames, &sample, NULL);
+
+                for (size_t i = 0; i < ELEMENTSOF(frequencies); i++) {
+                        _cleanup_(profile_freep) Profile *q = NULL;
+                        _cleanup_free_ ProfileRow *before = NULL, *after = NULL;
+                        _cleanup_free_ uint8_t *data = NULL;
+                        uint32_t from = profile_frequency(p), to = frequencies[i];
+                        uint64_t total = profile_total(p);
+                        size_t nb, na, size;
+
+                        ck_assert_int_eq(profile_functions(p, PROFILE_SORT_ELAPSED_INCLUSIVE, 0, &before, &nb), 0);
+                        profile_state_convert_frequency(p, to);
+                        ck_assert_uint_eq(profile_frequency(p), to);
+                        ck_assert_uint_eq(profile_total(p), floor_scale(total, to, from));
+                        ck_assert_int_eq(profile_functions(p, PROFILE_SORT_ELAPSED_INCLUSIVE, 0, &after, &na), 0);
+                        /* The values table lists every function with time, and off-CPU time stays. */
+                        for (size_t k = 0; k < na; k++)
+                                for (size_t j = 0; j < nb; j++)
+                                        if (strcmp(after[k].name, before[j].name) == 0 &&
+                                            strcmp(after[k].module, before[j].module) == 0) {
+                                                ck_assert_uint_eq(after[k].inclusive,
+                                                                  floor_scale(before[j].inclusive, to, from));
+                                                ck_assert_uint_eq(after[k].exclusive,
+                                                                  floor_scale(before[j].exclusive, to, from));
+                                                ck_assert_uint_eq(after[k].inclusive_values.blocked_ns,
+                                                                  before[j].inclusive_values.blocked_ns);
+                                        }
+                        serialize(p, &data, &size);
+                        q = parse_ok(data, size);
+                        assert_same(p, q);
+                }
+        }
+}
+END_TEST
+
 static Suite *profile_state_suite(void)
 {
         Suite *s = suite_create("profile-state");
@@ -578,6 +637,7 @@ static Suite *profile_state_suite(void)
         tcase_add_test(tc, test_by_hand);
         tcase_add_test(tc, test_bad_strings);
         tcase_add_test(tc, test_convert_frequency);
+        tcase_add_test(tc, test_convert_frequency_random_profiles);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -2,7 +2,8 @@
 /* A workload with a near endless number of distinct stacks, for the daemon's memory limits: every step
  * recurses to a random depth (1..MAX_DEPTH) through eight functions picked at random, then spins briefly in
  * the last. With eight functions and depths up to 100, nearly every sample has a stack never seen before, while
- * the set of functions stays small.
+ * the set of functions stays small. With --distinct=N every step takes one of N fixed paths instead (each path
+ * seeded by its number), so that the stacks are about N distinct ones, seen again and again.
  *
  *   main -> run_steps -> hop_0..hop_7 -> hop_? -> ... -> spin (the leaf) */
 #include <getopt.h>
@@ -20,6 +21,7 @@
 static double arg_seconds = 5;
 static int arg_threads = 1;
 static int arg_wait_stdin;
+static uint32_t arg_distinct; /* 0: a fresh random path every step */
 static volatile uint64_t sink;
 
 static double monotonic_now(void)
@@ -84,8 +86,15 @@ NOINLINE void *run_steps(void *arg)
         double end = monotonic_now() + arg_seconds;
 
         while (monotonic_now() < end)
-                for (int i = 0; i < 64; i++)
-                        hop_next(&state, 1 + (int)(next_random(&state) % MAX_DEPTH));
+                for (int i = 0; i < 64; i++) {
+                        if (arg_distinct) {
+                                uint32_t path = (next_random(&state) % arg_distinct) * 2654435761u + 0x9e3779b9u;
+
+                                path = path ?: 1; /* xorshift stays at 0 */
+                                hop_next(&path, 1 + (int)(next_random(&path) % MAX_DEPTH));
+                        } else
+                                hop_next(&state, 1 + (int)(next_random(&state) % MAX_DEPTH));
+                }
         return NULL;
 }
 
@@ -95,6 +104,8 @@ static void usage(void)
                "Workload whose samples have nearly all distinct stacks, for vprofd's memory limits.\n\n"
                "  -s, --seconds=S      run for S seconds of wall time (default 5)\n"
                "  -t, --threads=N      threads (default 1)\n"
+               "      --distinct=N     about N distinct stacks, each seen again and again\n"
+               "                       (default: nearly every step a new one)\n"
                "      --wait-stdin     wait for a line on stdin before working (attach first)\n"
                "  -h, --help           show this help\n");
 }
@@ -105,6 +116,7 @@ int main(int argc, char *argv[])
                 { "seconds", required_argument, NULL, 's' },
                 { "threads", required_argument, NULL, 't' },
                 { "wait-stdin", no_argument, NULL, 'w' },
+                { "distinct", required_argument, NULL, 'd' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -122,6 +134,9 @@ int main(int argc, char *argv[])
                         break;
                 case 'w':
                         arg_wait_stdin = 1;
+                        break;
+                case 'd':
+                        arg_distinct = (uint32_t)strtoul(optarg, NULL, 10);
                         break;
                 case 'h':
                         usage();

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "state-format.h"
+
+/* What one profile gained during one interval (a second): the unit of the daemon's crash journal, and the
+ * per-second bucket of the live view's time windows. A delta holds
+ *  - entries, one per (stack, thread, kernel frames): the exact counts that the interval's samples of that stack
+ *    and thread added (ProfileValues: on-CPU samples by mode, off-CPU nanoseconds by kind). Samples counted in
+ *    the profile's "other" stack (past its stack limit) have no stack id: their entry keeps what counting reads
+ *    of their frames, so that replaying them counts them in the other stack exactly as live counting did. That
+ *    is the leaf, the distinct functions of the kernel part, the user leaf and the distinct functions of the user
+ *    part, in this order (kernel, then user; each part its leaf first, then the others by id): recursion and
+ *    order do not count, so samples of many stacks share an entry, and a delta of a workload whose every stack
+ *    is new stays small past the limit;
+ *  - what the profile defined meanwhile, read from it when the delta is written: new functions (module and
+ *    name), mangled names set, new stacks (frames and kernel frames), and the names of the threads the entries
+ *    count, as they were at the end of the interval.
+ * So a written delta is self-contained relative to the profile as it was when the delta began, and replaying
+ * the deltas of a period, in order, onto the profile as it was before it gives exactly the profile after it:
+ * profile_add_counts() applies profile_add_sample()'s rules multiplied out.
+ *
+ * Its written form is a list of sections (state-format.h), every one required:
+ *
+ *   DHDR  u32 frequency | u32 first new function id | u32 first new stack id
+ *   DFUN  u32 n | n x (string module | string name)                  the new functions, ids from the first
+ *   DMNG  u32 n | n x (u32 function id | string mangled name)        in the order they were set
+ *   DSTK  u32 n | n x (u32 n frames | u32 n kernel frames | frames)   the new stacks, ids from the first
+ *   DTHR  u32 n | n x (u32 tid | string name or none)                 every thread of an entry, by tid
+ *   DENT  u32 n | n x (u32 stack id | u32 tid | u32 n kernel frames | values)
+ *   DOTH  u32 n | n x (u32 tid | u32 n frames | u32 n kernel frames | values | frames)   other-stack entries
+ *
+ *   values = u64 user samples | u64 kernel samples | u64 blocked ns | u64 preempted ns
+ *
+ * Only DHDR is always there. */
+
+typedef struct ProfileDelta ProfileDelta;
+
+int profile_delta_new(ProfileDelta **ret);
+ProfileDelta *profile_delta_free(ProfileDelta *d);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ProfileDelta *, profile_delta_free);
+
+/* Start afresh, empty, relative to p as it is now. Also after p was replaced (a reset). */
+void profile_delta_begin(ProfileDelta *d, const Profile *p);
+
+/* One sample that profile_add_sample_stack() has just counted in p, with the stack id it returned. -ENOMEM leaves
+ * the sample out of the delta (it stays counted in the profile) and marks the delta incomplete. */
+int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id);
+
+/* The end of the interval: what p has defined since the beginning belongs to this delta. */
+void profile_delta_end(ProfileDelta *d, const Profile *p);
+
+/* Nothing counted and nothing defined between the beginning and the end. */
+bool profile_delta_empty(const ProfileDelta *d);
+size_t profile_delta_n_entries(const ProfileDelta *d);
+/* Samples that did not fit in the delta (out of memory). */
+uint64_t profile_delta_lost(const ProfileDelta *d);
+
+/* Append the ended delta's sections, its definitions read from p, the profile it began and ended on. */
+void profile_delta_write(const ProfileDelta *d, const Profile *p, StateWriter *w);
+
+/* Replay a written delta (the list of its sections) onto p. It must continue p: the same frequency, and its
+ * first new function and stack ids p's next ones; ids, frames, names and threads are checked before anything is
+ * counted. -EBADMSG with the reason in the reader's error slot; p may then hold some of the delta's definitions
+ * (functions and stacks without counts) but none of its counts. -ENOMEM. */
+int profile_delta_apply(StateReader *list, Profile *p);

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The StateStore's layout, for state.c (saving) and state-restore.c (restoring at start); nothing else includes
+ * this. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <systemd/sd-event.h>
+
+#include "journal.h"
+#include "state.h"
+
+#define STATE_FILE "targets.state"
+#define STATE_MAGIC "VPROFDST"
+
+#define TAG_BOOT STATE_TAG('B', 'O', 'O', 'T')
+#define TAG_SAVE STATE_TAG('S', 'A', 'V', 'E')
+#define BOOT_ID_SIZE 37 /* a UUID and its NUL */
+
+enum {
+        SAVE_CLEAN_STOP = 1u << 0, /* the final save of a daemon that stopped: nothing was lost */
+};
+
+struct StateStore {
+        Manager *manager;
+        char *directory;
+        int dir_fd; /* locked: one daemon per directory */
+        sd_event_source *timer;
+        uint64_t snapshot_usec; /* 0: no periodic snapshots */
+        uint64_t generation;    /* of the snapshot in the file; the next one is one more */
+        bool saved;             /* the fields below describe the file */
+        uint32_t saved_targets_crc; /* of its targets' part: a snapshot that would not change it is not written */
+        size_t saved_targets_size;
+        size_t saved_size;
+        uint64_t saved_usec; /* CLOCK_MONOTONIC */
+        Journal *journal;       /* NULL without a journal */
+        sd_event_source *journal_timer;
+        uint64_t journal_usec;
+};
+
+uint64_t state_now_usec(clockid_t clock);
+/* "42.0 s", "3 min 5 s", "2 h 10 min", "3 d 4 h". */
+void state_format_age(char *buf, size_t size, uint64_t usec);
+/* The running kernel's boot: "" when unknown, which matches no saved boot. */
+void state_read_boot_id(char id[BOOT_ID_SIZE]);
+
+/* Restore the saved targets, replaying the journal of their snapshot; returns the snapshot's generation (0 for
+ * none). Logs everything it does. */
+uint64_t state_restore(StateStore *s);
