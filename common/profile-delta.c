@@ -249,6 +249,8 @@ static size_t canonical_frames(ProfileDelta *d, const ProfileSample *s, uint32_t
         size_t n_kernel = distinct_part(d, s->frames, s->n_kernel_frames, out);
 
         *ret_n_kernel = (uint32_t)n_kernel;
+        if (s->n_frames == s->n_kernel_frames)
+                return n_kernel; /* frames may be NULL, and NULL + 0 is undefined */
         return n_kernel + distinct_part(d, s->frames + s->n_kernel_frames, s->n_frames - s->n_kernel_frames,
                                         out + n_kernel);
 }

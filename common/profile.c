@@ -464,8 +464,9 @@ int profile_add_sample_stack(Profile *p, const ProfileSample *s, uint32_t *ret_s
                 if (s->frames[i] >= p->n_functions)
                         return -EINVAL;
 
-        user = s->frames + s->n_kernel_frames;
         n_user = s->n_frames - s->n_kernel_frames;
+        /* Not frames + n_kernel_frames for no frame: frames may be NULL then, and NULL + 0 is undefined. */
+        user = n_user > 0 ? s->frames + s->n_kernel_frames : NULL;
         if (n_user == 0) {
                 /* The interval still counts, like an unnamed frame: the function values add up to the
                  * session's. */
@@ -488,7 +489,7 @@ int profile_add_sample_stack(Profile *p, const ProfileSample *s, uint32_t *ret_s
         if (sample_on_cpu(s)) {
                 p->total++;
                 t->samples++;
-                if (user == s->frames + s->n_kernel_frames) {
+                if (user != &p->unknown_id) {
                         count_on_cpu(p, s, gen);
                         stack_id = count_stack(p, s);
                         goto done;
@@ -537,8 +538,8 @@ int profile_add_counts(Profile *p, const ProfileCounts *c)
                 if (frames[i] >= p->n_functions)
                         return -EINVAL;
 
-        user = frames + c->n_kernel_frames;
         n_user = n_frames - c->n_kernel_frames;
+        user = n_user > 0 ? frames + c->n_kernel_frames : NULL; /* frames may be NULL without frames */
         if (n_user == 0) {
                 r = intern_reserved(p, "[unknown]", &p->unknown_id);
                 if (r < 0)

@@ -2,8 +2,9 @@
 #pragma once
 
 /* The parser fuzz harnesses (fuzz-elf-symbols.c, fuzz-eh-frame.c, fuzz-proc-maps.c, fuzz-perf-map.c,
- * fuzz-kallsyms.c, fuzz-state.c). Each is one libFuzzer entry point, LLVMFuzzerTestOneInput(), that feeds an
- * input to a parser the way the daemon does and then uses what came out, and one LLVMFuzzerInitialize() that
+ * fuzz-kallsyms.c, fuzz-state.c, fuzz-journal.c). Each is one libFuzzer entry point, LLVMFuzzerTestOneInput(),
+ * that feeds an input to a parser the way the daemon does and then uses what came out, and one
+ * LLVMFuzzerInitialize() that
  * writes the harness's seed inputs, made from real data at test time, when VPROF_FUZZ_WRITE_SEEDS names a
  * directory. Built with clang they link libFuzzer (-fsanitize=fuzzer); otherwise fuzz-driver.c is their
  * main(). tests/fuzz/run-fuzz.py runs them for the meson suite "fuzz". */
