@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The acceptance run: vprofd at 999 Hz, a two-thread target keeping both CPUs busy for 30 s. Nothing may be
-lost and the samples kept must be within 5% of 999 x CPUs x 30. Prints the daemon's CPU time and peak RSS."""
+lost, the samples seen must be within 5% of 999 x CPUs x 30, and the samples kept within 5% of 999 x the CPU
+time the target really got (its rusage: on a machine busy with other work it gets less than 30 s a CPU).
+Prints the daemon's CPU time and peak RSS."""
 import os
 import signal
 import sys
@@ -16,6 +18,14 @@ SECONDS = int(os.environ.get("VPROF_LOAD_SECONDS", "30"))
 FREQUENCY = 999
 
 
+def wait_cpu_seconds(p):
+    """Wait for the child p to exit; the CPU time (user and system, all its threads) it used."""
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    assert p.returncode == 0, f"vprof-demo exited with {p.returncode}"
+    return usage.ru_utime + usage.ru_stime
+
+
 class FullLoad(unittest.TestCase):
     def test_no_sample_lost_at_999hz(self):
         cpus = os.cpu_count()
@@ -24,7 +34,7 @@ class FullLoad(unittest.TestCase):
         demo = ENV.spawn_demo("--threads", cpus, "--seconds", SECONDS)
         self.assertEqual(ENV.ctl("attach", demo.pid).returncode, 0)
         ENV.go(demo)
-        demo.wait(SECONDS + 60)
+        target_cpu = wait_cpu_seconds(demo)
         after = ENV.ctl_json("status")
         cpu1, rss = vprof_env.daemon_usage(ENV.daemon.pid)
         report = ENV.ctl_json("report", demo.pid, "-n", "5")
@@ -32,8 +42,10 @@ class FullLoad(unittest.TestCase):
         kept = after["samples_kept"] - before["samples_kept"]
         seen = after["samples_seen"] - before["samples_seen"]
         expected = FREQUENCY * cpus * SECONDS
-        print(f"\nload: {SECONDS} s, {cpus} threads at {FREQUENCY} Hz: kept {kept} (expected {expected}, "
-              f"{100.0 * (kept - expected) / expected:+.2f}%), seen {seen}, counted {report['total_samples']}, "
+        expected_kept = round(FREQUENCY * target_cpu)
+        print(f"\nload: {SECONDS} s, {cpus} threads at {FREQUENCY} Hz: kept {kept} (expected {expected_kept} for "
+              f"{target_cpu:.2f} CPU s, {100.0 * (kept - expected_kept) / expected_kept:+.2f}%), seen {seen} "
+              f"(expected {expected}), counted {report['total_samples']}, "
               f"lost {after['samples_lost']}, stack errors {after['stack_errors']}, "
               f"truncated {after['stacks_truncated']}; vprofd CPU {cpu1 - cpu0:.3f} s "
               f"({100.0 * (cpu1 - cpu0) / SECONDS:.2f}% of one CPU), peak RSS {rss} KiB", file=sys.stderr)
@@ -41,7 +53,7 @@ class FullLoad(unittest.TestCase):
         self.assertEqual(after["samples_lost"], 0)
         # Every CPU was busy, so the sampler saw about FREQUENCY ticks a second on each: none escaped counting.
         self.assertLess(abs(seen - expected) / expected, 0.05, f"seen {seen}, expected {expected}")
-        self.assertLess(abs(kept - expected) / expected, 0.05)
+        self.assertLess(abs(kept - expected_kept) / expected_kept, 0.05)
         self.assertEqual(report["total_samples"], kept)
         self.assertEqual(report["functions"][0]["function"], "work_alpha")
 
