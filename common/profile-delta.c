@@ -7,13 +7,13 @@
 #include "profile-delta.h"
 #include "profile-internal.h"
 
-#define TAG_HEADER STATE_TAG('D', 'H', 'D', 'R')
-#define TAG_FUNCTIONS STATE_TAG('D', 'F', 'U', 'N')
-#define TAG_MANGLED STATE_TAG('D', 'M', 'N', 'G')
-#define TAG_STACKS STATE_TAG('D', 'S', 'T', 'K')
-#define TAG_THREADS STATE_TAG('D', 'T', 'H', 'R')
-#define TAG_ENTRIES STATE_TAG('D', 'E', 'N', 'T')
-#define TAG_OTHER STATE_TAG('D', 'O', 'T', 'H')
+#define TAG_HEADER SECTION_TAG('D', 'H', 'D', 'R')
+#define TAG_FUNCTIONS SECTION_TAG('D', 'F', 'U', 'N')
+#define TAG_MANGLED SECTION_TAG('D', 'M', 'N', 'G')
+#define TAG_STACKS SECTION_TAG('D', 'S', 'T', 'K')
+#define TAG_THREADS SECTION_TAG('D', 'T', 'H', 'R')
+#define TAG_ENTRIES SECTION_TAG('D', 'E', 'N', 'T')
+#define TAG_OTHER SECTION_TAG('D', 'O', 'T', 'H')
 
 enum { SECTION_HEADER, SECTION_FUNCTIONS, SECTION_MANGLED, SECTION_STACKS, SECTION_THREADS, SECTION_ENTRIES,
        SECTION_OTHER, _SECTION_MAX };
@@ -22,7 +22,7 @@ static const uint32_t section_tags[_SECTION_MAX] = { TAG_HEADER,  TAG_FUNCTIONS,
 
 #define VALUES_SIZE (4 * sizeof(uint64_t))
 #define STRING_MIN_SIZE (sizeof(uint32_t) + 1)
-/* As profile-state.c: no sample is deeper, no thread name longer. */
+/* As profile-serialize.c: no sample is deeper, no thread name longer. */
 #define STACK_FRAMES_MAX 4096
 #define THREAD_NAME_MAX 255
 
@@ -336,12 +336,12 @@ int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id
         return 0;
 }
 
-static void write_values(StateWriter *w, const ProfileValues *v)
+static void write_values(SectionWriter *w, const ProfileValues *v)
 {
-        state_write_u64(w, v->user_samples);
-        state_write_u64(w, v->kernel_samples);
-        state_write_u64(w, v->blocked_ns);
-        state_write_u64(w, v->preempted_ns);
+        section_write_u64(w, v->user_samples);
+        section_write_u64(w, v->kernel_samples);
+        section_write_u64(w, v->blocked_ns);
+        section_write_u64(w, v->preempted_ns);
 }
 
 static int compare_u32(const void *a, const void *b)
@@ -350,7 +350,7 @@ static int compare_u32(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
-static void write_threads(const ProfileDelta *d, const Profile *p, StateWriter *w)
+static void write_threads(const ProfileDelta *d, const Profile *p, SectionWriter *w)
 {
         _cleanup_free_ uint32_t *tids = malloc(MAX(d->n_entries, (size_t)1) * sizeof(uint32_t));
         size_t n = 0, s;
@@ -366,100 +366,100 @@ static void write_threads(const ProfileDelta *d, const Profile *p, StateWriter *
                 if (n == 0 || tids[n - 1] != tids[i])
                         tids[n++] = tids[i];
 
-        s = state_begin_section(w, TAG_THREADS, STATE_SECTION_REQUIRED);
-        state_write_u32(w, (uint32_t)n);
+        s = section_begin(w, TAG_THREADS, SECTION_REQUIRED);
+        section_write_u32(w, (uint32_t)n);
         for (size_t i = 0; i < n; i++) {
                 const char *name = NULL;
                 (void)profile_thread_name(p, tids[i], &name); /* every entry's thread was counted */
-                state_write_u32(w, tids[i]);
-                state_write_string(w, name);
+                section_write_u32(w, tids[i]);
+                section_write_string(w, name);
         }
-        state_end_section(w, s);
+        section_end(w, s);
 }
 
-void profile_delta_write(const ProfileDelta *d, const Profile *p, StateWriter *w)
+void profile_delta_write(const ProfileDelta *d, const Profile *p, SectionWriter *w)
 {
         size_t s, n_other = 0;
 
-        s = state_begin_section(w, TAG_HEADER, STATE_SECTION_REQUIRED);
-        state_write_u32(w, d->frequency);
-        state_write_u32(w, (uint32_t)d->first_function);
-        state_write_u32(w, (uint32_t)d->first_stack);
-        state_end_section(w, s);
+        s = section_begin(w, TAG_HEADER, SECTION_REQUIRED);
+        section_write_u32(w, d->frequency);
+        section_write_u32(w, (uint32_t)d->first_function);
+        section_write_u32(w, (uint32_t)d->first_stack);
+        section_end(w, s);
 
         if (d->end_function > d->first_function) {
-                s = state_begin_section(w, TAG_FUNCTIONS, STATE_SECTION_REQUIRED);
-                state_write_u32(w, (uint32_t)(d->end_function - d->first_function));
+                s = section_begin(w, TAG_FUNCTIONS, SECTION_REQUIRED);
+                section_write_u32(w, (uint32_t)(d->end_function - d->first_function));
                 for (size_t i = d->first_function; i < d->end_function; i++) {
                         const Function *f = p->functions[i];
-                        state_write_string(w, p->modules[f->key.module_id]->name);
-                        state_write_string(w, f->name);
+                        section_write_string(w, p->modules[f->key.module_id]->name);
+                        section_write_string(w, f->name);
                 }
-                state_end_section(w, s);
+                section_end(w, s);
         }
         if (d->end_mangled > d->first_mangled) {
-                s = state_begin_section(w, TAG_MANGLED, STATE_SECTION_REQUIRED);
-                state_write_u32(w, (uint32_t)(d->end_mangled - d->first_mangled));
+                s = section_begin(w, TAG_MANGLED, SECTION_REQUIRED);
+                section_write_u32(w, (uint32_t)(d->end_mangled - d->first_mangled));
                 for (size_t i = d->first_mangled; i < d->end_mangled; i++) {
                         uint32_t id = p->mangled_log[i];
-                        state_write_u32(w, id);
-                        state_write_string(w, p->functions[id]->mangled);
+                        section_write_u32(w, id);
+                        section_write_string(w, p->functions[id]->mangled);
                 }
-                state_end_section(w, s);
+                section_end(w, s);
         }
         if (d->end_stack > d->first_stack) {
-                s = state_begin_section(w, TAG_STACKS, STATE_SECTION_REQUIRED);
-                state_write_u32(w, (uint32_t)(d->end_stack - d->first_stack));
+                s = section_begin(w, TAG_STACKS, SECTION_REQUIRED);
+                section_write_u32(w, (uint32_t)(d->end_stack - d->first_stack));
                 for (size_t i = d->first_stack; i < d->end_stack; i++) {
                         const Stack *stack = p->stack_by_id[i];
-                        state_write_u32(w, stack->key.n_frames);
-                        state_write_u32(w, stack->n_kernel_frames);
+                        section_write_u32(w, stack->key.n_frames);
+                        section_write_u32(w, stack->n_kernel_frames);
                         for (uint32_t j = 0; j < stack->key.n_frames; j++)
-                                state_write_u32(w, stack->frames[j]);
+                                section_write_u32(w, stack->frames[j]);
                 }
-                state_end_section(w, s);
+                section_end(w, s);
         }
         if (d->n_entries == 0)
                 return;
 
         write_threads(d, p, w);
-        s = state_begin_section(w, TAG_ENTRIES, STATE_SECTION_REQUIRED);
+        s = section_begin(w, TAG_ENTRIES, SECTION_REQUIRED);
         for (size_t i = 0; i < d->n_entries; i++)
                 n_other += d->entries[i].stack_id == PROFILE_STACK_OTHER;
-        state_write_u32(w, (uint32_t)(d->n_entries - n_other));
+        section_write_u32(w, (uint32_t)(d->n_entries - n_other));
         for (size_t i = 0; i < d->n_entries; i++) {
                 const Entry *e = d->entries + i;
                 if (e->stack_id == PROFILE_STACK_OTHER)
                         continue;
-                state_write_u32(w, e->stack_id);
-                state_write_u32(w, e->tid);
-                state_write_u32(w, e->n_kernel_frames);
+                section_write_u32(w, e->stack_id);
+                section_write_u32(w, e->tid);
+                section_write_u32(w, e->n_kernel_frames);
                 write_values(w, &e->values);
         }
-        state_end_section(w, s);
+        section_end(w, s);
         if (n_other == 0)
                 return;
-        s = state_begin_section(w, TAG_OTHER, STATE_SECTION_REQUIRED);
-        state_write_u32(w, (uint32_t)n_other);
+        s = section_begin(w, TAG_OTHER, SECTION_REQUIRED);
+        section_write_u32(w, (uint32_t)n_other);
         for (size_t i = 0; i < d->n_entries; i++) {
                 const Entry *e = d->entries + i;
                 if (e->stack_id != PROFILE_STACK_OTHER)
                         continue;
-                state_write_u32(w, e->tid);
-                state_write_u32(w, e->n_frames);
-                state_write_u32(w, e->n_kernel_frames);
+                section_write_u32(w, e->tid);
+                section_write_u32(w, e->n_frames);
+                section_write_u32(w, e->n_kernel_frames);
                 write_values(w, &e->values);
                 for (uint32_t j = 0; j < e->n_frames; j++)
-                        state_write_u32(w, d->frames[e->frames_offset + j]);
+                        section_write_u32(w, d->frames[e->frames_offset + j]);
         }
-        state_end_section(w, s);
+        section_end(w, s);
 }
 
 /* Replay: one pass that checks everything it can without the profile changing, then one that changes it. The
- * sections are read twice; a StateReader is a cursor, so each pass reads its own copy. */
+ * sections are read twice; a SectionReader is a cursor, so each pass reads its own copy. */
 
 typedef struct Parsed {
-        StateReader sections[_SECTION_MAX];
+        SectionReader sections[_SECTION_MAX];
         bool seen[_SECTION_MAX];
         size_t n_functions, n_stacks; /* the profile's, once the delta's definitions are in */
         uint32_t *stack_depth;        /* of the new stacks, for the entries' kernel frames */
@@ -475,57 +475,59 @@ static void parsed_done(Parsed *x)
         free(x->tid_counted);
 }
 
-static void read_values(StateReader *r, ProfileValues *ret)
+static void read_values(SectionReader *r, ProfileValues *ret)
 {
-        ret->user_samples = state_read_u64(r);
-        ret->kernel_samples = state_read_u64(r);
-        ret->blocked_ns = state_read_u64(r);
-        ret->preempted_ns = state_read_u64(r);
+        ret->user_samples = section_read_u64(r);
+        ret->kernel_samples = section_read_u64(r);
+        ret->blocked_ns = section_read_u64(r);
+        ret->preempted_ns = section_read_u64(r);
 }
 
-static int gather(StateReader *list, Parsed *x)
+static int gather(SectionReader *list, Parsed *x)
 {
-        StateSection s;
+        Section s;
         int k;
 
-        while ((k = state_next_section(list, &s)) > 0) {
+        while ((k = section_next(list, &s)) > 0) {
                 size_t i = 0;
 
                 while (i < _SECTION_MAX && section_tags[i] != s.tag)
                         i++;
                 if (i == _SECTION_MAX) {
-                        k = state_skip_section(&s);
+                        k = section_skip(&s);
                         if (k < 0)
                                 return k;
                         continue;
                 }
                 if (x->seen[i])
-                        return state_fail(list, "a delta section twice");
+                        return section_fail(list, "a delta section twice");
                 x->seen[i] = true;
                 x->sections[i] = s.contents;
         }
         if (k < 0)
                 return k;
         if (!x->seen[SECTION_HEADER])
-                return state_fail(list, "a delta without its header");
+                return section_fail(list, "a delta without its header");
         return 0;
 }
 
-static int check_header(StateReader r, const Profile *p)
+static int check_header(SectionReader r, const Profile *p)
 {
-        uint32_t frequency = state_read_u32(&r), first_function = state_read_u32(&r), first_stack = state_read_u32(&r);
-        int k = state_check_end(&r);
+        uint32_t frequency = section_read_u32(&r), first_function = section_read_u32(&r),
+                 first_stack = section_read_u32(&r);
+        int k = section_check_end(&r);
 
         if (k < 0)
                 return k;
         if (frequency != p->frequency)
-                return state_fail(&r, "a delta counted at another frequency than its tables");
+                return section_fail(&r, "a delta counted at another frequency than its tables");
         if (first_function != p->n_functions || first_stack != p->n_stacks)
-                return state_fail(&r, "a delta that does not continue its tables (function or stack ids out of step)");
+                return section_fail(&r, "a delta that does not continue its tables (function or stack ids "
+                                        "out of step)");
         return 0;
 }
 
-static int check_functions(StateReader r, Parsed *x)
+static int check_functions(SectionReader r, Parsed *x)
 {
         const char *module, *name;
         size_t n;
@@ -533,23 +535,23 @@ static int check_functions(StateReader r, Parsed *x)
 
         if (!x->seen[SECTION_FUNCTIONS])
                 return 0;
-        k = state_read_count(&r, 2 * STRING_MIN_SIZE, &n);
+        k = section_read_count(&r, 2 * STRING_MIN_SIZE, &n);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
-                k = state_read_string(&r, STATE_STRING_MAX, false, &module);
+                k = section_read_string(&r, SECTION_STRING_MAX, false, &module);
                 if (k >= 0)
-                        k = state_read_string(&r, STATE_STRING_MAX, false, &name);
+                        k = section_read_string(&r, SECTION_STRING_MAX, false, &name);
                 if (k < 0)
                         return k;
         }
         if (x->n_functions + n >= UINT32_MAX)
-                return state_fail(&r, "more functions than ids");
+                return section_fail(&r, "more functions than ids");
         x->n_functions += n;
-        return state_check_end(&r);
+        return section_check_end(&r);
 }
 
-static int check_mangled(StateReader r, const Parsed *x)
+static int check_mangled(SectionReader r, const Parsed *x)
 {
         const char *mangled;
         size_t n;
@@ -557,69 +559,69 @@ static int check_mangled(StateReader r, const Parsed *x)
 
         if (!x->seen[SECTION_MANGLED])
                 return 0;
-        k = state_read_count(&r, sizeof(uint32_t) + STRING_MIN_SIZE, &n);
+        k = section_read_count(&r, sizeof(uint32_t) + STRING_MIN_SIZE, &n);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
-                uint32_t id = state_read_u32(&r);
+                uint32_t id = section_read_u32(&r);
 
-                k = state_read_string(&r, STATE_STRING_MAX, false, &mangled);
+                k = section_read_string(&r, SECTION_STRING_MAX, false, &mangled);
                 if (k < 0)
                         return k;
                 if (id >= x->n_functions)
-                        return state_fail(&r, "a mangled name of a function that does not exist");
+                        return section_fail(&r, "a mangled name of a function that does not exist");
         }
-        return state_check_end(&r);
+        return section_check_end(&r);
 }
 
 /* n frames of function ids below n_functions. */
-static int check_frames(StateReader *r, uint32_t n, size_t n_functions)
+static int check_frames(SectionReader *r, uint32_t n, size_t n_functions)
 {
         for (uint32_t j = 0; j < n; j++) {
-                uint32_t id = state_read_u32(r);
-                if (state_failed(r))
+                uint32_t id = section_read_u32(r);
+                if (section_failed(r))
                         return -EBADMSG;
                 if (id >= n_functions)
-                        return state_fail(r, "a stack with a function that does not exist");
+                        return section_fail(r, "a stack with a function that does not exist");
         }
         return 0;
 }
 
-static int check_stacks(StateReader r, Parsed *x)
+static int check_stacks(SectionReader r, Parsed *x)
 {
         size_t n;
         int k;
 
         if (!x->seen[SECTION_STACKS])
                 return 0;
-        k = state_read_count(&r, 2 * sizeof(uint32_t), &n);
+        k = section_read_count(&r, 2 * sizeof(uint32_t), &n);
         if (k < 0)
                 return k;
         if (x->n_stacks + n >= PROFILE_STACK_OTHER)
-                return state_fail(&r, "more stacks than ids");
+                return section_fail(&r, "more stacks than ids");
         x->stack_depth = malloc(MAX(n, (size_t)1) * sizeof(uint32_t));
         if (!x->stack_depth)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                uint32_t n_frames = state_read_u32(&r), n_kernel = state_read_u32(&r);
+                uint32_t n_frames = section_read_u32(&r), n_kernel = section_read_u32(&r);
 
-                if (state_failed(&r))
+                if (section_failed(&r))
                         return -EBADMSG;
                 if (n_frames > STACK_FRAMES_MAX || n_kernel > n_frames)
-                        return state_fail(&r, "a stack deeper than any sample");
+                        return section_fail(&r, "a stack deeper than any sample");
                 k = check_frames(&r, n_frames, x->n_functions);
                 if (k < 0)
                         return k;
                 x->stack_depth[i] = n_frames;
         }
-        k = state_check_end(&r);
+        k = section_check_end(&r);
         if (k < 0)
                 return k;
         x->n_stacks += n;
         return 0;
 }
 
-static int check_threads(StateReader r, Parsed *x)
+static int check_threads(SectionReader r, Parsed *x)
 {
         const char *name;
         size_t n;
@@ -627,7 +629,7 @@ static int check_threads(StateReader r, Parsed *x)
 
         if (!x->seen[SECTION_THREADS])
                 return 0;
-        k = state_read_count(&r, 2 * sizeof(uint32_t), &n);
+        k = section_read_count(&r, 2 * sizeof(uint32_t), &n);
         if (k < 0)
                 return k;
         x->tids = malloc(MAX(n, (size_t)1) * sizeof(uint32_t));
@@ -635,15 +637,15 @@ static int check_threads(StateReader r, Parsed *x)
         if (!x->tids || !x->tid_counted)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                x->tids[i] = state_read_u32(&r);
-                k = state_read_string(&r, THREAD_NAME_MAX, true, &name);
+                x->tids[i] = section_read_u32(&r);
+                k = section_read_string(&r, THREAD_NAME_MAX, true, &name);
                 if (k < 0)
                         return k;
                 if (i > 0 && x->tids[i] <= x->tids[i - 1])
-                        return state_fail(&r, "threads out of order, or the same thread twice");
+                        return section_fail(&r, "threads out of order, or the same thread twice");
         }
         x->n_tids = n;
-        return state_check_end(&r);
+        return section_check_end(&r);
 }
 
 /* Whether the delta names the thread; marks it counted. */
@@ -667,15 +669,15 @@ static bool known_thread(const Parsed *x, uint32_t tid)
 }
 
 /* Every thread named is counted, now or before: a name alone makes no thread. */
-static int check_threads_counted(StateReader *list, const Parsed *x, const Profile *p)
+static int check_threads_counted(SectionReader *list, const Parsed *x, const Profile *p)
 {
         for (size_t i = 0; i < x->n_tids; i++)
                 if (!x->tid_counted[i] && !hashmap_contains(p->threads, UINT64_TO_PTR(x->tids[i])))
-                        return state_fail(list, "a thread name of a thread without counts");
+                        return section_fail(list, "a thread name of a thread without counts");
         return 0;
 }
 
-static int check_entries(StateReader r, const Parsed *x, const Profile *p)
+static int check_entries(SectionReader r, const Parsed *x, const Profile *p)
 {
         ProfileValues v;
         size_t n;
@@ -683,31 +685,32 @@ static int check_entries(StateReader r, const Parsed *x, const Profile *p)
 
         if (!x->seen[SECTION_ENTRIES])
                 return 0;
-        k = state_read_count(&r, 3 * sizeof(uint32_t) + VALUES_SIZE, &n);
+        k = section_read_count(&r, 3 * sizeof(uint32_t) + VALUES_SIZE, &n);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
-                uint32_t stack_id = state_read_u32(&r), tid = state_read_u32(&r), n_kernel = state_read_u32(&r);
+                uint32_t stack_id = section_read_u32(&r), tid = section_read_u32(&r),
+                         n_kernel = section_read_u32(&r);
                 size_t depth;
 
                 read_values(&r, &v);
-                if (state_failed(&r))
+                if (section_failed(&r))
                         return -EBADMSG;
                 if (stack_id >= x->n_stacks)
-                        return state_fail(&r, "counts of a stack that does not exist");
+                        return section_fail(&r, "counts of a stack that does not exist");
                 depth = stack_id < p->n_stacks ? p->stack_by_id[stack_id]->key.n_frames
                                                : x->stack_depth[stack_id - p->n_stacks];
                 if (n_kernel > depth)
-                        return state_fail(&r, "counts with more kernel frames than their stack");
+                        return section_fail(&r, "counts with more kernel frames than their stack");
                 if (!values_plausible(&v))
-                        return state_fail(&r, "counts larger than an interval holds");
+                        return section_fail(&r, "counts larger than an interval holds");
                 if (!known_thread(x, tid))
-                        return state_fail(&r, "counts of a thread the delta does not name");
+                        return section_fail(&r, "counts of a thread the delta does not name");
         }
-        return state_check_end(&r);
+        return section_check_end(&r);
 }
 
-static int check_other(StateReader r, const Parsed *x)
+static int check_other(SectionReader r, const Parsed *x)
 {
         ProfileValues v;
         size_t n;
@@ -715,74 +718,75 @@ static int check_other(StateReader r, const Parsed *x)
 
         if (!x->seen[SECTION_OTHER])
                 return 0;
-        k = state_read_count(&r, 3 * sizeof(uint32_t) + VALUES_SIZE, &n);
+        k = section_read_count(&r, 3 * sizeof(uint32_t) + VALUES_SIZE, &n);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
-                uint32_t tid = state_read_u32(&r), n_frames = state_read_u32(&r), n_kernel = state_read_u32(&r);
+                uint32_t tid = section_read_u32(&r), n_frames = section_read_u32(&r),
+                         n_kernel = section_read_u32(&r);
 
                 read_values(&r, &v);
-                if (state_failed(&r))
+                if (section_failed(&r))
                         return -EBADMSG;
                 if (n_frames > STACK_FRAMES_MAX || n_kernel > n_frames)
-                        return state_fail(&r, "a stack deeper than any sample");
+                        return section_fail(&r, "a stack deeper than any sample");
                 if (!values_plausible(&v))
-                        return state_fail(&r, "counts larger than an interval holds");
+                        return section_fail(&r, "counts larger than an interval holds");
                 if (!known_thread(x, tid))
-                        return state_fail(&r, "counts of a thread the delta does not name");
+                        return section_fail(&r, "counts of a thread the delta does not name");
                 k = check_frames(&r, n_frames, x->n_functions);
                 if (k < 0)
                         return k;
         }
-        return state_check_end(&r);
+        return section_check_end(&r);
 }
 
-static int apply_functions(StateReader r, Profile *p)
+static int apply_functions(SectionReader r, Profile *p)
 {
         const char *module, *name;
         size_t n;
         int k;
 
-        k = state_read_count(&r, 2 * STRING_MIN_SIZE, &n);
+        k = section_read_count(&r, 2 * STRING_MIN_SIZE, &n);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
                 uint32_t id;
 
-                k = state_read_string(&r, STATE_STRING_MAX, false, &module);
+                k = section_read_string(&r, SECTION_STRING_MAX, false, &module);
                 if (k >= 0)
-                        k = state_read_string(&r, STATE_STRING_MAX, false, &name);
+                        k = section_read_string(&r, SECTION_STRING_MAX, false, &name);
                 if (k < 0)
                         return k;
                 k = profile_function_append(p, module, name, &id);
                 if (k == -EEXIST)
-                        return state_fail(&r, "the same function twice");
+                        return section_fail(&r, "the same function twice");
                 if (k < 0)
                         return k;
-                /* The fold row of the function limit is only ever made as such (see profile-state.c). */
+                /* The fold row of the function limit is only ever made as such (see profile-serialize.c). */
                 if (p->other_id == UINT32_MAX && strcmp(module, PROFILE_OTHER) == 0 && strcmp(name, PROFILE_OTHER) == 0)
                         p->other_id = id;
         }
         return 0;
 }
 
-static int apply_mangled(StateReader r, Profile *p)
+static int apply_mangled(SectionReader r, Profile *p)
 {
         const char *mangled;
         size_t n;
         int k;
 
-        k = state_read_count(&r, sizeof(uint32_t) + STRING_MIN_SIZE, &n);
+        k = section_read_count(&r, sizeof(uint32_t) + STRING_MIN_SIZE, &n);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
-                uint32_t id = state_read_u32(&r);
+                uint32_t id = section_read_u32(&r);
 
-                k = state_read_string(&r, STATE_STRING_MAX, false, &mangled);
+                k = section_read_string(&r, SECTION_STRING_MAX, false, &mangled);
                 if (k < 0)
                         return k;
                 if (p->functions[id]->mangled || id == p->other_id || id == p->unknown_id)
-                        return state_fail(&r, "a second mangled name of a function");
+                        return section_fail(&r, "a second mangled name of a function");
                 k = profile_set_mangled(p, id, mangled);
                 if (k < 0)
                         return k;
@@ -790,7 +794,7 @@ static int apply_mangled(StateReader r, Profile *p)
         return 0;
 }
 
-static int apply_stacks(StateReader r, Profile *p)
+static int apply_stacks(SectionReader r, Profile *p)
 {
         _cleanup_free_ uint32_t *frames = malloc(STACK_FRAMES_MAX * sizeof(uint32_t));
         size_t n;
@@ -798,48 +802,48 @@ static int apply_stacks(StateReader r, Profile *p)
 
         if (!frames)
                 return -ENOMEM;
-        k = state_read_count(&r, 2 * sizeof(uint32_t), &n);
+        k = section_read_count(&r, 2 * sizeof(uint32_t), &n);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
-                uint32_t n_frames = state_read_u32(&r), n_kernel = state_read_u32(&r);
+                uint32_t n_frames = section_read_u32(&r), n_kernel = section_read_u32(&r);
                 Stack *stack;
 
                 for (uint32_t j = 0; j < n_frames; j++)
-                        frames[j] = state_read_u32(&r);
+                        frames[j] = section_read_u32(&r);
                 k = profile_stack_insert(p, frames, n_frames, n_kernel, &stack);
                 if (k == -EEXIST)
-                        return state_fail(&r, "the same stack twice");
+                        return section_fail(&r, "the same stack twice");
                 if (k < 0)
                         return k;
         }
         return 0;
 }
 
-static int apply_entries(StateReader r, Profile *p)
+static int apply_entries(SectionReader r, Profile *p)
 {
         size_t n;
         int k;
 
-        k = state_read_count(&r, 3 * sizeof(uint32_t) + VALUES_SIZE, &n);
+        k = section_read_count(&r, 3 * sizeof(uint32_t) + VALUES_SIZE, &n);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
                 ProfileCounts c = {};
 
                 /* One field after the other: an initializer list has no order of evaluation. */
-                c.stack_id = state_read_u32(&r);
-                c.tid = state_read_u32(&r);
-                c.n_kernel_frames = state_read_u32(&r);
+                c.stack_id = section_read_u32(&r);
+                c.tid = section_read_u32(&r);
+                c.n_kernel_frames = section_read_u32(&r);
                 read_values(&r, &c.values);
                 k = profile_add_counts(p, &c);
                 if (k < 0)
-                        return k == -EINVAL ? state_fail(&r, "counts that do not fit their stack") : k;
+                        return k == -EINVAL ? section_fail(&r, "counts that do not fit their stack") : k;
         }
         return 0;
 }
 
-static int apply_other(StateReader r, Profile *p)
+static int apply_other(SectionReader r, Profile *p)
 {
         _cleanup_free_ uint32_t *frames = malloc(STACK_FRAMES_MAX * sizeof(uint32_t));
         size_t n;
@@ -847,50 +851,50 @@ static int apply_other(StateReader r, Profile *p)
 
         if (!frames)
                 return -ENOMEM;
-        k = state_read_count(&r, 3 * sizeof(uint32_t) + VALUES_SIZE, &n);
+        k = section_read_count(&r, 3 * sizeof(uint32_t) + VALUES_SIZE, &n);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
                 ProfileCounts c = { .stack_id = PROFILE_STACK_OTHER, .frames = frames };
 
-                c.tid = state_read_u32(&r);
-                c.n_frames = state_read_u32(&r);
-                c.n_kernel_frames = state_read_u32(&r);
+                c.tid = section_read_u32(&r);
+                c.n_frames = section_read_u32(&r);
+                c.n_kernel_frames = section_read_u32(&r);
                 read_values(&r, &c.values);
                 for (size_t j = 0; j < c.n_frames; j++)
-                        frames[j] = state_read_u32(&r);
+                        frames[j] = section_read_u32(&r);
                 k = profile_add_counts(p, &c);
                 if (k < 0)
-                        return k == -EINVAL ? state_fail(&r, "counts that do not fit their stack") : k;
+                        return k == -EINVAL ? section_fail(&r, "counts that do not fit their stack") : k;
         }
         return 0;
 }
 
-static int apply_threads(StateReader r, Profile *p)
+static int apply_threads(SectionReader r, Profile *p)
 {
         const char *name;
         size_t n;
         int k;
 
-        k = state_read_count(&r, 2 * sizeof(uint32_t), &n);
+        k = section_read_count(&r, 2 * sizeof(uint32_t), &n);
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
-                uint32_t tid = state_read_u32(&r);
+                uint32_t tid = section_read_u32(&r);
 
-                k = state_read_string(&r, THREAD_NAME_MAX, true, &name);
+                k = section_read_string(&r, THREAD_NAME_MAX, true, &name);
                 if (k < 0)
                         return k;
                 k = profile_thread_rename(p, tid, name);
                 if (k == -ENOENT)
-                        return state_fail(&r, "a thread the delta does not count");
+                        return section_fail(&r, "a thread the delta does not count");
                 if (k < 0)
                         return k;
         }
         return 0;
 }
 
-int profile_delta_apply(StateReader *list, Profile *p)
+int profile_delta_apply(SectionReader *list, Profile *p)
 {
         _cleanup_(parsed_done) Parsed x = { .n_functions = p->n_functions, .n_stacks = p->n_stacks };
         int k;

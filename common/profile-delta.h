@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "profile.h"
-#include "state-format.h"
+#include "section-file.h"
 
 /* What one profile gained during one interval (a second): the unit of the daemon's crash journal, and the
  * per-second bucket of the live view's time windows. A delta holds
@@ -25,7 +25,7 @@
  * the deltas of a period, in order, onto the profile as it was before it gives exactly the profile after it:
  * profile_add_counts() applies profile_add_sample()'s rules multiplied out.
  *
- * Its written form is a list of sections (state-format.h), every one required:
+ * Its written form is a list of sections (section-file.h), every one required:
  *
  *   DHDR  u32 frequency | u32 first new function id | u32 first new stack id
  *   DFUN  u32 n | n x (string module | string name)                  the new functions, ids from the first
@@ -62,10 +62,10 @@ size_t profile_delta_n_entries(const ProfileDelta *d);
 uint64_t profile_delta_lost(const ProfileDelta *d);
 
 /* Append the ended delta's sections, its definitions read from p, the profile it began and ended on. */
-void profile_delta_write(const ProfileDelta *d, const Profile *p, StateWriter *w);
+void profile_delta_write(const ProfileDelta *d, const Profile *p, SectionWriter *w);
 
 /* Replay a written delta (the list of its sections) onto p. It must continue p: the same frequency, and its
  * first new function and stack ids p's next ones; ids, frames, names and threads are checked before anything is
  * counted. -EBADMSG with the reason in the reader's error slot; p may then hold some of the delta's definitions
  * (functions and stacks without counts) but none of its counts. -ENOMEM. */
-int profile_delta_apply(StateReader *list, Profile *p);
+int profile_delta_apply(SectionReader *list, Profile *p);

@@ -15,9 +15,9 @@
 #include "profile-delta.h"
 #include "target.h"
 
-#define TAG_DELTA STATE_TAG('J', 'D', 'L', 'T')
-#define TAG_RESET STATE_TAG('J', 'R', 'S', 'T')
-#define TAG_DETACH STATE_TAG('J', 'D', 'E', 'T')
+#define TAG_DELTA SECTION_TAG('J', 'D', 'L', 'T')
+#define TAG_RESET SECTION_TAG('J', 'R', 'S', 'T')
+#define TAG_DETACH SECTION_TAG('J', 'D', 'E', 'T')
 #define JOURNAL_TEMP ".targets.journal.tmp"
 /* As state-record.c and settings.c: no kernel hands out a larger PID, no daemon samples faster. */
 #define PID_MAX ((uint32_t)4 * 1024 * 1024)
@@ -29,7 +29,7 @@ struct Journal {
         int fd;     /* -1: no journal being written */
         uint64_t size;
         uint64_t sequence; /* of the last record written */
-        StateWriter record; /* one buffer for every record */
+        SectionWriter record; /* one buffer for every record */
 };
 
 int journal_new(int dir_fd, const char *directory, Journal **ret)
@@ -45,7 +45,7 @@ int journal_new(int dir_fd, const char *directory, Journal **ret)
                 free(j);
                 return -ENOMEM;
         }
-        state_writer_init_bare(&j->record);
+        section_writer_init_bare(&j->record);
         *ret = j;
         return 0;
 }
@@ -55,7 +55,7 @@ Journal *journal_free(Journal *j)
         if (!j)
                 return NULL;
         safe_close(j->fd);
-        state_writer_done(&j->record);
+        section_writer_done(&j->record);
         free(j->directory);
         free(j);
         return NULL;
@@ -93,13 +93,13 @@ static uint64_t now_monotonic_usec(void)
  * falls back to the snapshot, which is synced (vprofd(8)). */
 int journal_start(Journal *j, uint64_t generation, uint32_t snapshot_crc)
 {
-        uint8_t header[STATE_JOURNAL_HEADER_SIZE];
+        uint8_t header[SECTION_JOURNAL_HEADER_SIZE];
         _cleanup_close_ int fd = -1;
         int r;
 
         j->fd = safe_close(j->fd);
-        state_journal_header(&(StateJournalHeader){ .generation = generation, .snapshot_crc = snapshot_crc },
-                             header);
+        section_journal_header(
+                &(SectionJournalHeader){ .generation = generation, .snapshot_crc = snapshot_crc }, header);
         fd = openat(j->dir_fd, JOURNAL_TEMP, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 r = negative_errno();
@@ -140,7 +140,7 @@ static int append(Journal *j)
 {
         int r;
 
-        r = state_journal_record_finish(&j->record);
+        r = section_journal_record_finish(&j->record);
         if (r < 0)
                 return r;
         r = pwrite_all(j->fd, j->record.data, j->record.size, j->size);
@@ -163,13 +163,13 @@ static void begin_record(Journal *j)
         /* The buffer stays allocated from one record to the next. */
         j->record.size = 0;
         j->record.error = 0;
-        state_journal_record_begin(&j->record, j->sequence + 1, now_realtime_usec());
+        section_journal_record_begin(&j->record, j->sequence + 1, now_realtime_usec());
 }
 
-static void write_target(StateWriter *w, const Target *t)
+static void write_target(SectionWriter *w, const Target *t)
 {
-        state_write_u32(w, (uint32_t)t->pid);
-        state_write_u64(w, t->info.start_time);
+        section_write_u32(w, (uint32_t)t->pid);
+        section_write_u64(w, t->info.start_time);
 }
 
 int journal_write_deltas(Journal *j, Manager *m)
@@ -190,10 +190,10 @@ int journal_write_deltas(Journal *j, Manager *m)
                 profile_delta_end(t->delta, t->profile);
                 if (profile_delta_empty(t->delta))
                         continue;
-                s = state_begin_section(&j->record, TAG_DELTA, STATE_SECTION_REQUIRED);
+                s = section_begin(&j->record, TAG_DELTA, SECTION_REQUIRED);
                 write_target(&j->record, t);
                 profile_delta_write(t->delta, t->profile, &j->record);
-                state_end_section(&j->record, s);
+                section_end(&j->record, s);
                 if (profile_delta_lost(t->delta) > 0)
                         log_debug("The journal misses %" PRIu64 " samples of %d (out of memory).",
                                   profile_delta_lost(t->delta), (int)t->pid);
@@ -222,11 +222,11 @@ static int write_event(Journal *j, uint32_t tag, const Target *t, const char *wh
         if (j->fd < 0)
                 return 0;
         begin_record(j);
-        s = state_begin_section(&j->record, tag, STATE_SECTION_REQUIRED);
+        s = section_begin(&j->record, tag, SECTION_REQUIRED);
         write_target(&j->record, t);
         if (tag == TAG_RESET)
-                state_write_u32(&j->record, profile_frequency(t->profile));
-        state_end_section(&j->record, s);
+                section_write_u32(&j->record, profile_frequency(t->profile));
+        section_end(&j->record, s);
         r = append(j);
         if (r < 0) {
                 /* Without this record a replay could count the target's new tables into its old ones. */
@@ -267,23 +267,23 @@ static ReplayTarget *find_target(Hashmap *by_pid, ReplayTarget *targets, uint32_
         return t->saved->info.start_time == start_time ? t : NULL;
 }
 
-static int replay_section(StateSection *s, Hashmap *by_pid, ReplayTarget *targets, bool *dropped, size_t record,
+static int replay_section(Section *s, Hashmap *by_pid, ReplayTarget *targets, bool *dropped, size_t record,
                           JournalReplay *ret)
 {
-        StateReader *r = &s->contents;
-        uint32_t pid = state_read_u32(r), frequency = 0;
-        uint64_t start_time = state_read_u64(r);
+        SectionReader *r = &s->contents;
+        uint32_t pid = section_read_u32(r), frequency = 0;
+        uint64_t start_time = section_read_u64(r);
         _cleanup_(profile_freep) Profile *empty = NULL;
         const char *delta_error = NULL;
         ReplayTarget *t;
         int k;
 
         if (s->tag == TAG_RESET)
-                frequency = state_read_u32(r);
-        if (state_failed(r))
+                frequency = section_read_u32(r);
+        if (section_failed(r))
                 return -EBADMSG;
         if (pid == 0 || pid > PID_MAX)
-                return state_fail(r, "a PID out of range");
+                return section_fail(r, "a PID out of range");
         t = find_target(by_pid, targets, pid, start_time);
         if (!t) {
                 ret->skipped++;
@@ -293,17 +293,17 @@ static int replay_section(StateSection *s, Hashmap *by_pid, ReplayTarget *target
                 return 0;
         switch (s->tag) {
         case TAG_DETACH:
-                k = state_check_end(r);
+                k = section_check_end(r);
                 if (k < 0)
                         return k;
                 dropped[t - targets] = true;
                 return 0;
         case TAG_RESET:
-                k = state_check_end(r);
+                k = section_check_end(r);
                 if (k < 0)
                         return k;
                 if (frequency == 0 || frequency > FREQUENCY_MAX)
-                        return state_fail(r, "a reset to a frequency out of range");
+                        return section_fail(r, "a reset to a frequency out of range");
                 k = profile_new(frequency, &empty);
                 if (k < 0)
                         return k;
@@ -330,21 +330,21 @@ static int replay_section(StateSection *s, Hashmap *by_pid, ReplayTarget *target
         }
 }
 
-int journal_replay(const void *data, size_t size, const StateJournalHeader *header, SavedTarget *targets, size_t n,
-                   bool *dropped, JournalReplay *ret, const char **ret_error)
+int journal_replay(const void *data, size_t size, const SectionJournalHeader *header, SavedTarget *targets,
+                   size_t n, bool *dropped, JournalReplay *ret, const char **ret_error)
 {
         _cleanup_(hashmap_freep) Hashmap *by_pid = hashmap_new(&uint64_hash_ops);
         _cleanup_free_ ReplayTarget *replay = calloc(MAX(n, (size_t)1), sizeof(ReplayTarget));
         JournalReplay result = {};
-        StateJournalHeader h;
-        StateJournalReader j;
-        StateJournalRecord rec;
+        SectionJournalHeader h;
+        SectionJournalReader j;
+        SectionJournalRecord rec;
         const char *error = NULL;
         int k;
 
         if (!by_pid || !replay)
                 return -ENOMEM;
-        k = state_journal_open(data, size, &error, &h, &j);
+        k = section_journal_open(data, size, &error, &h, &j);
         if (k < 0) {
                 *ret_error = error;
                 return k;
@@ -358,12 +358,12 @@ int journal_replay(const void *data, size_t size, const StateJournalHeader *head
                         return k;
         }
 
-        while ((k = state_journal_next(&j, &rec)) > 0) {
-                StateSection s;
+        while ((k = section_journal_next(&j, &rec)) > 0) {
+                Section s;
 
-                while ((k = state_next_section(&rec.sections, &s)) > 0) {
+                while ((k = section_next(&rec.sections, &s)) > 0) {
                         if (!IN_SET(s.tag, TAG_DELTA, TAG_RESET, TAG_DETACH)) {
-                                k = state_skip_section(&s);
+                                k = section_skip(&s);
                                 if (k < 0)
                                         break;
                                 continue;

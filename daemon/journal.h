@@ -6,14 +6,15 @@
 #include <stdint.h>
 
 #include "macros.h"
-#include "state-journal.h"
+#include "section-journal.h"
 #include "state-record.h"
 
-/* The crash journal: targets.journal next to targets.state (state.h), in the format of common/state-journal.h.
- * Every snapshot starts a fresh one, which names it; then every JournalIntervalSec a record of what each target's
- * tables gained meanwhile (its ProfileDelta, profile-delta.h), in one write(), and right away a record for each
- * reset and detach, so that a replay never applies the deltas of a target's new tables to its old ones. At start
- * the journal of the snapshot is replayed onto the snapshot's targets before they are restored.
+/* The crash journal: targets.journal next to targets.state (state.h), in the format of
+ * common/section-journal.h. Every snapshot starts a fresh one, which names it; then every JournalIntervalSec
+ * a record of what each target's tables gained meanwhile (its ProfileDelta, profile-delta.h), in one
+ * write(), and right away a record for each reset and detach, so that a replay never applies the deltas of a
+ * target's new tables to its old ones. At start the journal of the snapshot is replayed onto the snapshot's
+ * targets before they are restored.
  *
  * Record sections:
  *   JDLT  u32 pid | u64 start time | the delta's sections (profile-delta.h)
@@ -63,5 +64,5 @@ typedef struct JournalReplay {
 /* Apply the journal in data, which continues the snapshot of header, onto its n saved targets (their profiles),
  * marking in dropped[] the targets detached after the snapshot. -EMEDIUMTYPE/-EPROTONOSUPPORT/-EBADMSG when the
  * header is not a journal's (*ret_error says why), -ESTALE when the journal continues another snapshot. */
-int journal_replay(const void *data, size_t size, const StateJournalHeader *header, SavedTarget *targets, size_t n,
-                   bool *dropped, JournalReplay *ret, const char **ret_error);
+int journal_replay(const void *data, size_t size, const SectionJournalHeader *header, SavedTarget *targets,
+                   size_t n, bool *dropped, JournalReplay *ret, const char **ret_error);

@@ -15,8 +15,8 @@
 #define STATE_FILE "targets.state"
 #define STATE_MAGIC "VPROFDST"
 
-#define TAG_BOOT STATE_TAG('B', 'O', 'O', 'T')
-#define TAG_SAVE STATE_TAG('S', 'A', 'V', 'E')
+#define TAG_BOOT SECTION_TAG('B', 'O', 'O', 'T')
+#define TAG_SAVE SECTION_TAG('S', 'A', 'V', 'E')
 #define BOOT_ID_SIZE 37 /* a UUID and its NUL */
 
 enum {

@@ -10,7 +10,7 @@
 #include "file-util.h"
 #include "log.h"
 #include "manager.h"
-#include "profile-state.h"
+#include "profile-serialize.h"
 #include "state-internal.h"
 #include "state-record.h"
 #include "state-rejected.h"
@@ -86,7 +86,7 @@ static int restore_target(StateStore *s, SavedTarget *saved, bool same_boot)
                 if (saved_frequency != m->config.frequency) {
                         /* Its tables go on counting, in one unit: converting beats refusing, the counts keep their
                          * meaning in CPU time. Rounded down, so that every part stays within its whole. */
-                        profile_state_convert_frequency(saved->profile, m->config.frequency);
+                        profile_convert_frequency(saved->profile, m->config.frequency);
                         log_notice("The tables of %d (%s) were counted at %" PRIu32 " Hz and vprofd samples at "
                                    "%" PRIu32 " Hz now: its sample counts are converted to %" PRIu32 " Hz (times "
                                    "%" PRIu32 "/%" PRIu32 ", rounded down), its off-CPU times stay.",
@@ -139,56 +139,56 @@ typedef struct SaveInfo {
         uint32_t flags;
 } SaveInfo;
 
-static int read_save(StateReader r, SaveInfo *ret)
+static int read_save(SectionReader r, SaveInfo *ret)
 {
         SaveInfo info = { .known = true };
         uint32_t reserved;
         int k;
 
-        info.generation = state_read_u64(&r);
-        info.time_usec = state_read_u64(&r);
-        info.flags = state_read_u32(&r);
-        reserved = state_read_u32(&r);
-        k = state_check_end(&r);
+        info.generation = section_read_u64(&r);
+        info.time_usec = section_read_u64(&r);
+        info.flags = section_read_u32(&r);
+        reserved = section_read_u32(&r);
+        k = section_check_end(&r);
         if (k < 0)
                 return k;
         if (reserved != 0)
-                return state_fail(&r, "a malformed save section");
+                return section_fail(&r, "a malformed save section");
         *ret = info;
         return 0;
 }
 
 /* The BOOT and SAVE sections, and a check that no section it does not know is required. */
-static int read_boot(StateReader list, char boot_id[BOOT_ID_SIZE], SaveInfo *ret_save)
+static int read_boot(SectionReader list, char boot_id[BOOT_ID_SIZE], SaveInfo *ret_save)
 {
         bool have_boot = false;
-        StateSection s;
+        Section s;
         const char *id;
         int k;
 
         *ret_save = (SaveInfo){};
-        while ((k = state_next_section(&list, &s)) > 0) {
+        while ((k = section_next(&list, &s)) > 0) {
                 if (s.tag == STATE_TAG_TARGET)
                         continue;
                 if (s.tag == TAG_SAVE) {
                         if (ret_save->known)
-                                return state_fail(&list, "two save sections");
+                                return section_fail(&list, "two save sections");
                         k = read_save(s.contents, ret_save);
                         if (k < 0)
                                 return k;
                         continue;
                 }
                 if (s.tag != TAG_BOOT) {
-                        k = state_skip_section(&s);
+                        k = section_skip(&s);
                         if (k < 0)
                                 return k;
                         continue;
                 }
                 if (have_boot)
-                        return state_fail(&list, "two boot sections");
-                k = state_read_string(&s.contents, BOOT_ID_SIZE - 1, false, &id);
+                        return section_fail(&list, "two boot sections");
+                k = section_read_string(&s.contents, BOOT_ID_SIZE - 1, false, &id);
                 if (k >= 0)
-                        k = state_check_end(&s.contents);
+                        k = section_check_end(&s.contents);
                 if (k < 0)
                         return k;
                 strcpy(boot_id, id);
@@ -196,11 +196,11 @@ static int read_boot(StateReader list, char boot_id[BOOT_ID_SIZE], SaveInfo *ret
         }
         if (k < 0)
                 return k;
-        return have_boot ? 0 : state_fail(&list, "no boot section");
+        return have_boot ? 0 : section_fail(&list, "no boot section");
 }
 
 /* Named by PID and command when that part of the record is whole, in a sentence either way. */
-static void log_dropped_record(StateStore *s, StateReader record, int error, const char *reason)
+static void log_dropped_record(StateStore *s, SectionReader record, int error, const char *reason)
 {
         ProcInfo info;
 
@@ -253,7 +253,7 @@ static void replay_journal(StateStore *s, const SaveInfo *save, uint32_t snapsho
         size_t size;
         int r;
 
-        r = read_file_full(s->dir_fd, JOURNAL_FILE, STATE_FILE_MAX, &data, &size);
+        r = read_file_full(s->dir_fd, JOURNAL_FILE, SECTION_FILE_MAX, &data, &size);
         if (r == -ENOENT) {
                 if (save->known && !(save->flags & SAVE_CLEAN_STOP))
                         log_notice("There is no journal %s/%s: the tables are restored as the snapshot has them.",
@@ -270,8 +270,8 @@ static void replay_journal(StateStore *s, const SaveInfo *save, uint32_t snapsho
                            s->directory, JOURNAL_FILE);
                 return;
         }
-        r = journal_replay(data, size, &(StateJournalHeader){ .generation = save->generation,
-                                                              .snapshot_crc = snapshot_crc },
+        r = journal_replay(data, size, &(SectionJournalHeader){ .generation = save->generation,
+                                                                .snapshot_crc = snapshot_crc },
                            targets, n, dropped, &replay, &error);
         if (r == -ESTALE) {
                 log_info("Ignoring the journal %s/%s: it continues another snapshot (the previous vprofd stopped "
@@ -325,13 +325,13 @@ uint64_t state_restore(StateStore *s)
         size_t size, n = 0, allocated = 0;
         const char *error = NULL;
         uint32_t snapshot_crc;
-        StateReader list;
-        StateSection section;
+        SectionReader list;
+        Section section;
         SaveInfo save;
         bool same_boot;
         int r;
 
-        r = read_file_full(s->dir_fd, STATE_FILE, STATE_FILE_MAX, &data, &size);
+        r = read_file_full(s->dir_fd, STATE_FILE, SECTION_FILE_MAX, &data, &size);
         if (r == -ENOENT) {
                 log_debug("No saved state in %s.", s->directory);
                 if (unlinkat(s->dir_fd, JOURNAL_FILE, 0) >= 0)
@@ -347,7 +347,7 @@ uint64_t state_restore(StateStore *s)
                 log_error_errno(r, "Failed to read the saved state %s/%s: %m", s->directory, STATE_FILE);
                 return 0;
         }
-        r = state_open(data, size, STATE_MAGIC, &error, &list);
+        r = section_file_open(data, size, STATE_MAGIC, &error, &list);
         if (r >= 0)
                 r = read_boot(list, saved_boot, &save);
         if (r < 0) {
@@ -360,10 +360,10 @@ uint64_t state_restore(StateStore *s)
 
         state_read_boot_id(boot);
         same_boot = boot[0] && strcmp(boot, saved_boot) == 0;
-        while (state_next_section(&list, &section) > 0) {
+        while (section_next(&list, &section) > 0) {
                 const char *record_error = NULL;
                 SavedTarget t = {};
-                StateReader record;
+                SectionReader record;
 
                 if (section.tag != STATE_TAG_TARGET)
                         continue;

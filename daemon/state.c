@@ -111,7 +111,7 @@ static int serialize(StateStore *s, uint32_t flags, Snapshot *ret)
         char boot_id[BOOT_ID_SIZE];
         size_t n = 0, section, start;
         Snapshot snap = {};
-        StateWriter w;
+        SectionWriter w;
         Target *t;
         int r;
 
@@ -122,23 +122,23 @@ static int serialize(StateStore *s, uint32_t flags, Snapshot *ret)
         qsort(targets, n, sizeof(Target *), compare_targets);
 
         state_read_boot_id(boot_id);
-        state_writer_init(&w, STATE_MAGIC);
-        section = state_begin_section(&w, TAG_SAVE, 0);
-        state_write_u64(&w, s->generation + 1);
-        state_write_u64(&w, state_now_usec(CLOCK_REALTIME));
-        state_write_u32(&w, flags);
-        state_write_u32(&w, 0);
-        state_end_section(&w, section);
+        section_writer_init(&w, STATE_MAGIC);
+        section = section_begin(&w, TAG_SAVE, 0);
+        section_write_u64(&w, s->generation + 1);
+        section_write_u64(&w, state_now_usec(CLOCK_REALTIME));
+        section_write_u32(&w, flags);
+        section_write_u32(&w, 0);
+        section_end(&w, section);
         start = w.size;
-        section = state_begin_section(&w, TAG_BOOT, STATE_SECTION_REQUIRED);
-        state_write_string(&w, boot_id);
-        state_end_section(&w, section);
+        section = section_begin(&w, TAG_BOOT, SECTION_REQUIRED);
+        section_write_string(&w, boot_id);
+        section_end(&w, section);
         for (size_t i = 0; i < n; i++)
                 state_record_write(targets[i], &w);
-        r = state_writer_finish(&w, &snap.data, &snap.size, &snap.crc);
+        r = section_writer_finish(&w, &snap.data, &snap.size, &snap.crc);
         if (r < 0)
                 return r;
-        snap.targets_crc = state_crc32(0, (const uint8_t *)snap.data + start, snap.size - start);
+        snap.targets_crc = section_crc32(0, (const uint8_t *)snap.data + start, snap.size - start);
         snap.targets_size = snap.size - start;
         snap.n = n;
         *ret = snap;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The crash journal's readers: state-journal.c (header, record framing, CRCs) and profile-delta.c (a target's
- * delta replayed onto its tables), as daemon/journal.c replays a journal at start: every record, every section,
- * a delta section's PID and start time, then its delta applied onto the target's profile. Each input is read as
- * it is, then again with its header and record CRCs made right, so that mutations reach the sections behind the
- * checksums. A profile that took deltas must save and load again. Seeds: journals written from real deltas of a
- * profile with functions, threads, kernel frames, off-CPU time and stacks past the stack limit. */
+/* The crash journal's readers: section-journal.c (header, record framing, CRCs) and profile-delta.c (a
+ * target's delta replayed onto its tables), as daemon/journal.c replays a journal at start: every record,
+ * every section, a delta section's PID and start time, then its delta applied onto the target's profile.
+ * Each input is read as it is, then again with its header and record CRCs made right, so that mutations
+ * reach the sections behind the checksums. A profile that took deltas must save and load again. Seeds:
+ * journals written from real deltas of a profile with functions, threads, kernel frames, off-CPU time and
+ * stacks past the stack limit. */
 #include <endian.h>
 #include <errno.h>
 #include <stdio.h>
@@ -14,11 +15,11 @@
 #include "fuzz-input.h"
 #include "macros.h"
 #include "profile-delta.h"
-#include "profile-state.h"
-#include "state-journal.h"
+#include "profile-serialize.h"
+#include "section-journal.h"
 
 /* As in daemon/journal.c, which keeps it to itself. */
-#define TAG_DELTA STATE_TAG('J', 'D', 'L', 'T')
+#define TAG_DELTA SECTION_TAG('J', 'D', 'L', 'T')
 
 #define FREQUENCY 99
 #define N_BASE_FUNCTIONS 4
@@ -51,9 +52,9 @@ static void check_saves(const Profile *p)
         const char *error = NULL;
         size_t size;
 
-        if (profile_state_serialize(p, &data, &size) < 0)
+        if (profile_serialize_data(p, &data, &size) < 0)
                 return; /* out of memory */
-        if (profile_state_parse(data, size, &reloaded, &error) < 0) {
+        if (profile_serialize_parse(data, size, &reloaded, &error) < 0) {
                 fprintf(stderr, "Tables that took a journal's deltas do not load again once saved: %s\n",
                         error ?: "?");
                 abort();
@@ -65,27 +66,27 @@ static void replay(const uint8_t *data, size_t size)
 {
         _cleanup_(profile_freep) Profile *p = NULL;
         const char *error = NULL;
-        StateJournalHeader header;
-        StateJournalReader j;
-        StateJournalRecord rec;
+        SectionJournalHeader header;
+        SectionJournalReader j;
+        SectionJournalRecord rec;
         bool stopped = false;
 
-        if (base_profile(&p) < 0 || state_journal_open(data, size, &error, &header, &j) < 0)
+        if (base_profile(&p) < 0 || section_journal_open(data, size, &error, &header, &j) < 0)
                 return;
-        while (state_journal_next(&j, &rec) > 0) {
-                StateSection s;
+        while (section_journal_next(&j, &rec) > 0) {
+                Section s;
 
-                while (state_next_section(&rec.sections, &s) > 0) {
+                while (section_next(&rec.sections, &s) > 0) {
                         const char *delta_error = NULL;
 
                         if (s.tag != TAG_DELTA) {
-                                if (state_skip_section(&s) < 0)
+                                if (section_skip(&s) < 0)
                                         break;
                                 continue;
                         }
-                        (void)state_read_u32(&s.contents); /* PID */
-                        (void)state_read_u64(&s.contents); /* start time */
-                        if (stopped || state_failed(&s.contents))
+                        (void)section_read_u32(&s.contents); /* PID */
+                        (void)section_read_u64(&s.contents); /* start time */
+                        if (stopped || section_failed(&s.contents))
                                 continue;
                         s.contents.error = &delta_error;
                         /* As the daemon does: a delta that does not fit ends this target's replay. */
@@ -102,20 +103,21 @@ static void fix_checksums(uint8_t *data, size_t size)
 {
         uint32_t crc;
 
-        if (size < STATE_JOURNAL_HEADER_SIZE)
+        if (size < SECTION_JOURNAL_HEADER_SIZE)
                 return;
-        crc = htole32(state_crc32(0, data, STATE_JOURNAL_HEADER_SIZE - sizeof(crc)));
-        memcpy(data + STATE_JOURNAL_HEADER_SIZE - sizeof(crc), &crc, sizeof(crc));
-        for (size_t offset = STATE_JOURNAL_HEADER_SIZE; size - offset >= STATE_JOURNAL_RECORD_HEADER_SIZE;) {
+        crc = htole32(section_crc32(0, data, SECTION_JOURNAL_HEADER_SIZE - sizeof(crc)));
+        memcpy(data + SECTION_JOURNAL_HEADER_SIZE - sizeof(crc), &crc, sizeof(crc));
+        for (size_t offset = SECTION_JOURNAL_HEADER_SIZE;
+             size - offset >= SECTION_JOURNAL_RECORD_HEADER_SIZE;) {
                 uint32_t payload;
 
                 memcpy(&payload, data + offset, sizeof(payload));
                 payload = le32toh(payload);
-                if (payload > size - offset - STATE_JOURNAL_RECORD_HEADER_SIZE)
+                if (payload > size - offset - SECTION_JOURNAL_RECORD_HEADER_SIZE)
                         break;
-                crc = htole32(state_crc32(0, data + offset + STATE_JOURNAL_RECORD_HEADER_SIZE, payload));
+                crc = htole32(section_crc32(0, data + offset + SECTION_JOURNAL_RECORD_HEADER_SIZE, payload));
                 memcpy(data + offset + sizeof(payload), &crc, sizeof(crc));
-                offset += STATE_JOURNAL_RECORD_HEADER_SIZE + payload;
+                offset += SECTION_JOURNAL_RECORD_HEADER_SIZE + payload;
         }
 }
 
@@ -173,28 +175,28 @@ static int check_replays_to(const uint8_t *journal, size_t size, const Profile *
         _cleanup_(profile_freep) Profile *p = NULL;
         _cleanup_free_ void *a = NULL, *b = NULL;
         const char *error = NULL;
-        StateJournalHeader header;
-        StateJournalReader j;
-        StateJournalRecord rec;
+        SectionJournalHeader header;
+        SectionJournalReader j;
+        SectionJournalRecord rec;
         size_t a_size, b_size;
         int r;
 
         r = base_profile(&p);
         if (r >= 0)
-                r = state_journal_open(journal, size, &error, &header, &j);
-        while (r >= 0 && (r = state_journal_next(&j, &rec)) > 0) {
-                StateSection s;
+                r = section_journal_open(journal, size, &error, &header, &j);
+        while (r >= 0 && (r = section_journal_next(&j, &rec)) > 0) {
+                Section s;
 
-                while (r >= 0 && (r = state_next_section(&rec.sections, &s)) > 0) {
-                        (void)state_read_u32(&s.contents);
-                        (void)state_read_u64(&s.contents);
+                while (r >= 0 && (r = section_next(&rec.sections, &s)) > 0) {
+                        (void)section_read_u32(&s.contents);
+                        (void)section_read_u64(&s.contents);
                         r = profile_delta_apply(&s.contents, p);
                 }
         }
         if (r >= 0)
-                r = profile_state_serialize(p, &a, &a_size);
+                r = profile_serialize_data(p, &a, &a_size);
         if (r >= 0)
-                r = profile_state_serialize(live, &b, &b_size);
+                r = profile_serialize_data(live, &b, &b_size);
         if (r < 0) {
                 fprintf(stderr, "The seed journal does not replay: %s\n", error ?: strerror(-r));
                 return r;
@@ -210,10 +212,10 @@ static int write_seeds(const char *dir)
 {
         _cleanup_(profile_freep) Profile *p = NULL;
         _cleanup_(profile_delta_freep) ProfileDelta *d = NULL;
-        uint8_t header[STATE_JOURNAL_HEADER_SIZE];
+        uint8_t header[SECTION_JOURNAL_HEADER_SIZE];
         _cleanup_free_ uint8_t *journal = NULL;
         size_t size = sizeof(header);
-        StateWriter w;
+        SectionWriter w;
         int r;
 
         r = base_profile(&p);
@@ -221,13 +223,14 @@ static int write_seeds(const char *dir)
                 r = profile_delta_new(&d);
         if (r < 0)
                 return r;
-        state_journal_header(&(StateJournalHeader) { .generation = 7, .snapshot_crc = 0x12345678 }, header);
+        section_journal_header(&(SectionJournalHeader) { .generation = 7, .snapshot_crc = 0x12345678 },
+                               header);
         journal = malloc(size);
         if (!journal)
                 return -ENOMEM;
         memcpy(journal, header, size);
 
-        state_writer_init_bare(&w);
+        section_writer_init_bare(&w);
         for (unsigned second = 1; second <= 3; second++) {
                 uint8_t *grown;
                 size_t s;
@@ -238,13 +241,13 @@ static int write_seeds(const char *dir)
                         break;
                 profile_delta_end(d, p);
                 w.size = 0;
-                state_journal_record_begin(&w, second, 1700000000000000 + second * 1000000);
-                s = state_begin_section(&w, TAG_DELTA, STATE_SECTION_REQUIRED);
-                state_write_u32(&w, 4242);
-                state_write_u64(&w, 123456);
+                section_journal_record_begin(&w, second, 1700000000000000 + second * 1000000);
+                s = section_begin(&w, TAG_DELTA, SECTION_REQUIRED);
+                section_write_u32(&w, 4242);
+                section_write_u64(&w, 123456);
                 profile_delta_write(d, p, &w);
-                state_end_section(&w, s);
-                r = state_journal_record_finish(&w);
+                section_end(&w, s);
+                r = section_journal_record_finish(&w);
                 if (r < 0)
                         break;
                 grown = realloc(journal, size + w.size);
@@ -256,7 +259,7 @@ static int write_seeds(const char *dir)
                 memcpy(journal + size, w.data, w.size);
                 size += w.size;
         }
-        state_writer_done(&w);
+        section_writer_done(&w);
         if (r < 0)
                 return r;
         /* The seed is what the daemon writes only if its replay rebuilds the live tables exactly. */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The saved-state readers: state-format.c (header, CRC, sections), profile-state.c (a profile file) and the
- * daemon's targets file as daemon/state.c reads it (BOOT, then each TARG through state_record_read()). Each
- * input is read as it is, then again with its payload size and CRC made right, so that mutations reach the
- * sections behind the CRC check. A profile that loads must save and load again the same (the writer and the
- * reader agree on everything the reader lets through). Seeds: files written by the serializers from a
+/* The saved-state readers: section-file.c (header, CRC, sections), profile-serialize.c (a profile file) and
+ * the daemon's targets file as daemon/state.c reads it (BOOT, then each TARG through state_record_read()).
+ * Each input is read as it is, then again with its payload size and CRC made right, so that mutations reach
+ * the sections behind the CRC check. A profile that loads must save and load again the same (the writer and
+ * the reader agree on everything the reader lets through). Seeds: files written by the serializers from a
  * profile with functions, modules, threads and off-CPU time. */
 #include <endian.h>
 #include <stdio.h>
@@ -12,13 +12,13 @@
 
 #include "fuzz-input.h"
 #include "macros.h"
-#include "profile-state.h"
-#include "state-format.h"
+#include "profile-serialize.h"
+#include "section-file.h"
 #include "state-record.h"
 
 /* As in daemon/state.c, which keeps them to itself. */
 #define TARGETS_MAGIC "VPROFDST"
-#define TAG_BOOT STATE_TAG('B', 'O', 'O', 'T')
+#define TAG_BOOT SECTION_TAG('B', 'O', 'O', 'T')
 
 static void use_profile(const Profile *p)
 {
@@ -38,9 +38,9 @@ static void use_profile(const Profile *p)
         }
         (void)profile_threads(p, PROFILE_SORT_ELAPSED_INCLUSIVE, &rows, &n);
 
-        if (profile_state_serialize(p, &again, &size) < 0)
+        if (profile_serialize_data(p, &again, &size) < 0)
                 return; /* out of memory */
-        if (profile_state_parse(again, size, &reloaded, &error) < 0) {
+        if (profile_serialize_parse(again, size, &reloaded, &error) < 0) {
                 fprintf(stderr, "A loaded profile does not load again once saved: %s\n", error ?: "?");
                 abort();
         }
@@ -51,22 +51,22 @@ static void use_profile(const Profile *p)
 static void read_targets(const uint8_t *data, size_t size)
 {
         const char *error = NULL;
-        StateReader list;
-        StateSection s;
+        SectionReader list;
+        Section s;
 
-        if (state_open(data, size, TARGETS_MAGIC, &error, &list) < 0)
+        if (section_file_open(data, size, TARGETS_MAGIC, &error, &list) < 0)
                 return;
-        while (state_next_section(&list, &s) > 0) {
+        while (section_next(&list, &s) > 0) {
                 const char *record_error = NULL;
                 SavedTarget t = {};
                 const char *boot;
 
                 if (s.tag == TAG_BOOT) {
-                        (void)state_read_string(&s.contents, 36, false, &boot);
+                        (void)section_read_string(&s.contents, 36, false, &boot);
                         continue;
                 }
                 if (s.tag != STATE_TAG_TARGET) {
-                        (void)state_skip_section(&s);
+                        (void)section_skip(&s);
                         continue;
                 }
                 s.contents.error = &record_error;
@@ -82,7 +82,7 @@ static void read_profile(const uint8_t *data, size_t size)
         _cleanup_(profile_freep) Profile *p = NULL;
         const char *error = NULL;
 
-        if (profile_state_parse(data, size, &p, &error) >= 0)
+        if (profile_serialize_parse(data, size, &p, &error) >= 0)
                 use_profile(p);
 }
 
@@ -96,17 +96,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         read_targets(data, size);
 
         /* The header's payload size and CRC, made to match: header 8 magic | u32 version | u32 flags | u64
-         * size | u32 CRC | u32 0 (state-format.h). */
-        if (size < STATE_HEADER_SIZE)
+         * size | u32 CRC | u32 0 (section-file.h). */
+        if (size < SECTION_FILE_HEADER_SIZE)
                 return 0;
         fixed = malloc(size);
         if (!fixed)
                 return 0;
         memcpy(fixed, data, size);
-        payload = htole64(size - STATE_HEADER_SIZE);
+        payload = htole64(size - SECTION_FILE_HEADER_SIZE);
         memcpy(fixed + 16, &payload, sizeof(payload));
-        crc = state_crc32(0, fixed, 24);
-        crc = htole32(state_crc32(crc, fixed + STATE_HEADER_SIZE, size - STATE_HEADER_SIZE));
+        crc = section_crc32(0, fixed, 24);
+        crc = htole32(section_crc32(crc, fixed + SECTION_FILE_HEADER_SIZE, size - SECTION_FILE_HEADER_SIZE));
         memcpy(fixed + 24, &crc, sizeof(crc));
         read_profile(fixed, size);
         read_targets(fixed, size);
@@ -154,7 +154,7 @@ static int write_seeds(const char *dir)
         _cleanup_(profile_freep) Profile *p = NULL, *empty = NULL;
         _cleanup_free_ void *data = NULL, *targets = NULL;
         size_t size, targets_size, s;
-        StateWriter w;
+        SectionWriter w;
         uint32_t crc;
         Target t = { .pid = 4242, .attach_uid = 1000, .attach_usec = 1700000000000000, .exited = true };
         int r;
@@ -163,16 +163,16 @@ static int write_seeds(const char *dir)
         if (r >= 0)
                 r = profile_new(999, &empty);
         if (r >= 0)
-                r = profile_state_serialize(p, &data, &size);
+                r = profile_serialize_data(p, &data, &size);
         if (r >= 0)
                 r = fuzz_write_file(dir, "profile.state", data, size);
         if (r < 0)
                 return r;
 
-        state_writer_init(&w, TARGETS_MAGIC);
-        s = state_begin_section(&w, TAG_BOOT, STATE_SECTION_REQUIRED);
-        state_write_string(&w, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0");
-        state_end_section(&w, s);
+        section_writer_init(&w, TARGETS_MAGIC);
+        s = section_begin(&w, TAG_BOOT, SECTION_REQUIRED);
+        section_write_string(&w, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0");
+        section_end(&w, s);
         t.info = (ProcInfo) { .tgid = 4242, .start_time = 123456, .uid = { 1000, 1000, 1000 },
                               .gid = { 1000, 1000, 1000 }, .dumpable = 1 };
         strcpy(t.info.comm, "worker");
@@ -183,7 +183,7 @@ static int write_seeds(const char *dir)
         t.flags = VPROF_TARGET_OFF_CPU;
         t.profile = empty;
         state_record_write(&t, &w);
-        r = state_writer_finish(&w, &targets, &targets_size, &crc);
+        r = section_writer_finish(&w, &targets, &targets_size, &crc);
         if (r < 0)
                 return r;
         return fuzz_write_file(dir, "targets.state", targets, targets_size);

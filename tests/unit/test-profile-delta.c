@@ -7,14 +7,14 @@
 #include "check-main.h"
 #include "profile-delta.h"
 #include "profile-random.h"
-#include "profile-state.h"
+#include "profile-serialize.h"
 
 /* The central property: replaying the deltas of a period onto the profile as it was before gives exactly the
  * profile after it, byte for byte of its saved form. */
 
 static void serialize(const Profile *p, uint8_t **ret, size_t *ret_size)
 {
-        ck_assert_int_eq(profile_state_serialize(p, (void **)ret, ret_size), 0);
+        ck_assert_int_eq(profile_serialize_data(p, (void **)ret, ret_size), 0);
 }
 
 static Profile *copy(const Profile *p)
@@ -25,7 +25,7 @@ static Profile *copy(const Profile *p)
         size_t size;
 
         serialize(p, &data, &size);
-        ck_assert_msg(profile_state_parse(data, size, &q, &error) == 0, "parse: %s", error);
+        ck_assert_msg(profile_serialize_parse(data, size, &q, &error) == 0, "parse: %s", error);
         return q;
 }
 
@@ -42,9 +42,9 @@ static void assert_same_bytes(const Profile *a, const Profile *b, const char *wh
 /* The delta's written form, bare sections. */
 static void write_delta(const ProfileDelta *d, const Profile *p, uint8_t **ret, size_t *ret_size)
 {
-        StateWriter w;
+        SectionWriter w;
 
-        state_writer_init_bare(&w);
+        section_writer_init_bare(&w);
         profile_delta_write(d, p, &w);
         ck_assert_int_eq(w.error, 0);
         *ret = w.data;
@@ -54,10 +54,10 @@ static void write_delta(const ProfileDelta *d, const Profile *p, uint8_t **ret, 
 static int apply(const uint8_t *data, size_t size, Profile *p, const char **ret_error)
 {
         const char *error = NULL;
-        StateReader r;
+        SectionReader r;
         int k;
 
-        state_reader_init(&r, data, size, &error);
+        section_reader_init(&r, data, size, &error);
         k = profile_delta_apply(&r, p);
         if (ret_error)
                 *ret_error = error;

@@ -22,89 +22,89 @@
  *  - A new kind of data is a new section with a new tag. Old readers skip sections they do not know, so the
  *    version stays: an old vprofd reads the new file without the new data.
  *  - When skipping the section would make an old reader misread the rest (the section changes what other
- *    sections' numbers mean), set STATE_SECTION_REQUIRED on it: an old reader then refuses the file.
+ *    sections' numbers mean), set SECTION_REQUIRED on it: an old reader then refuses the file.
  *  - Changing the layout of an existing section needs a new tag (keep reading the old one) or, as a last
- *    resort, STATE_FORMAT_VERSION + 1, which every older reader refuses.
+ *    resort, SECTION_FILE_VERSION + 1, which every older reader refuses.
  *  - Fields are never appended to an existing section: readers insist on its exact size. */
 
-#define STATE_FORMAT_VERSION 1u
-#define STATE_MAGIC_SIZE 8
-#define STATE_HEADER_SIZE 32
+#define SECTION_FILE_VERSION 1u
+#define SECTION_MAGIC_SIZE 8
+#define SECTION_FILE_HEADER_SIZE 32
 /* Bigger files are refused before being read: a million functions with long names fit well below. */
-#define STATE_FILE_MAX ((size_t)1 << 30)
+#define SECTION_FILE_MAX ((size_t)1 << 30)
 /* Function names can be long (C++ templates), but not this long: anything longer is corrupt. */
-#define STATE_STRING_MAX ((size_t)1 << 20)
+#define SECTION_STRING_MAX ((size_t)1 << 20)
 
 /* A tag reads as its four letters in a hex dump. */
-#define STATE_TAG(a, b, c, d)                                                                               \
+#define SECTION_TAG(a, b, c, d)                                                                             \
         ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 
 enum {
-        STATE_SECTION_REQUIRED = 1u << 0, /* a reader that does not know the tag must refuse the file */
+        SECTION_REQUIRED = 1u << 0, /* a reader that does not know the tag must refuse the file */
 };
 
-uint32_t state_crc32(uint32_t crc, const void *data, size_t size);
+uint32_t section_crc32(uint32_t crc, const void *data, size_t size);
 
-/* Writing: errors are sticky and reported by state_writer_finish(). */
-typedef struct StateWriter {
+/* Writing: errors are sticky and reported by section_writer_finish(). */
+typedef struct SectionWriter {
         uint8_t *data;
         size_t size, allocated;
         int error;
-} StateWriter;
+} SectionWriter;
 
-void state_writer_init(StateWriter *w, const char magic[STATE_MAGIC_SIZE]);
-void state_writer_done(StateWriter *w); /* frees the buffer unless finished */
-void state_write_u32(StateWriter *w, uint32_t v);
-void state_write_u64(StateWriter *w, uint64_t v);
-void state_write_string(StateWriter *w, const char *s); /* NULL: no string */
-/* Returns the offset to hand to state_end_section(); sections nest. */
-size_t state_begin_section(StateWriter *w, uint32_t tag, uint32_t flags);
-void state_end_section(StateWriter *w, size_t offset);
+void section_writer_init(SectionWriter *w, const char magic[SECTION_MAGIC_SIZE]);
+void section_writer_done(SectionWriter *w); /* frees the buffer unless finished */
+void section_write_u32(SectionWriter *w, uint32_t v);
+void section_write_u64(SectionWriter *w, uint64_t v);
+void section_write_string(SectionWriter *w, const char *s); /* NULL: no string */
+/* Returns the offset to hand to section_end(); sections nest. */
+size_t section_begin(SectionWriter *w, uint32_t tag, uint32_t flags);
+void section_end(SectionWriter *w, size_t offset);
 /* Fills in the header; the caller frees *ret. Leaves w empty. */
-int state_writer_finish(StateWriter *w, void **ret, size_t *ret_size, uint32_t *ret_crc);
+int section_writer_finish(SectionWriter *w, void **ret, size_t *ret_size, uint32_t *ret_crc);
 
 /* Reading: every read is bounds-checked. The first problem is kept in the error slot the readers of a file
  * share; later reads yield zeros, so a parser can read a whole record and check once. */
-typedef struct StateReader {
+typedef struct SectionReader {
         const uint8_t *p;
         size_t left;
         const char **error;
-} StateReader;
+} SectionReader;
 
-typedef struct StateSection {
+typedef struct Section {
         uint32_t tag;
         uint32_t flags;
-        StateReader contents;
-} StateSection;
+        SectionReader contents;
+} Section;
 
 /* Checks the header (magic, version, size, CRC) and returns the payload's list of sections. -EMEDIUMTYPE:
  * not this kind of file; -EPROTONOSUPPORT: a newer version; -EFBIG: too big; -EBADMSG: truncated or corrupt.
  * The reason goes to *error_slot, which must outlive the readers. */
-int state_open(const void *data, size_t size, const char magic[STATE_MAGIC_SIZE], const char **error_slot,
-               StateReader *ret);
+int section_file_open(const void *data, size_t size, const char magic[SECTION_MAGIC_SIZE],
+                      const char **error_slot, SectionReader *ret);
 
 /* Records the reason (if the first) and returns -EBADMSG. */
-int state_fail(StateReader *r, const char *reason);
-bool state_failed(const StateReader *r);
+int section_fail(SectionReader *r, const char *reason);
+bool section_failed(const SectionReader *r);
 /* -EBADMSG unless the reader was used up exactly and without error. */
-int state_check_end(StateReader *r);
+int section_check_end(SectionReader *r);
 
-uint32_t state_read_u32(StateReader *r);
-uint64_t state_read_u64(StateReader *r);
+uint32_t section_read_u32(SectionReader *r);
+uint64_t section_read_u64(SectionReader *r);
 /* A string of at most max bytes before the NUL, pointing into the data; *ret NULL for "no string", which
  * only allow_null accepts. */
-int state_read_string(StateReader *r, size_t max, bool allow_null, const char **ret);
+int section_read_string(SectionReader *r, size_t max, bool allow_null, const char **ret);
 /* A u32 count of records of at least min_size bytes each, refused when they cannot fit in what is left. */
-int state_read_count(StateReader *r, size_t min_size, size_t *ret);
+int section_read_count(SectionReader *r, size_t min_size, size_t *ret);
 
 /* The next section of a list: 1 with *ret filled, 0 at the end, -EBADMSG when a header does not fit. */
-int state_next_section(StateReader *list, StateSection *ret);
+int section_next(SectionReader *list, Section *ret);
 /* For a section the caller does not know: 0 if it may be skipped, -EBADMSG if it is required. */
-int state_skip_section(StateSection *s);
+int section_skip(Section *s);
 
-/* Bare sections, without the file header: the records of a journal (state-journal.h), each checked by the
+/* Bare sections, without the file header: the records of a journal (section-journal.h), each checked by the
  * journal's own framing. The writer's data then starts with the first section; take it from w->data. */
-void state_writer_init_bare(StateWriter *w);
+void section_writer_init_bare(SectionWriter *w);
 /* A reader of bare bytes (a list of sections, or a record's fields); the reason of a failure goes to *error_slot,
  * which is reset here and must outlive the reader. */
-void state_reader_init(StateReader *ret, const void *data, size_t size, const char **error_slot);
+void section_reader_init(SectionReader *ret, const void *data, size_t size, const char **error_slot);

@@ -8,7 +8,7 @@
 
 #include "check-main.h"
 #include "profile-random.h"
-#include "profile-state.h"
+#include "profile-serialize.h"
 
 /* A profile with everything a saved one can hold: recursion, kernel frames, a kernel-only sample (the
  * "[unknown]" user function), blocked and preempted time, three threads (one never named), a function
@@ -65,8 +65,8 @@ static Profile *build(uint32_t frequency, uint32_t id[N])
 
 static void serialize(const Profile *p, uint8_t **ret, size_t *ret_size)
 {
-        ck_assert_int_eq(profile_state_serialize(p, (void **)ret, ret_size), 0);
-        ck_assert_uint_gt(*ret_size, STATE_HEADER_SIZE);
+        ck_assert_int_eq(profile_serialize_data(p, (void **)ret, ret_size), 0);
+        ck_assert_uint_gt(*ret_size, SECTION_FILE_HEADER_SIZE);
 }
 
 static void compare_rows(const ProfileRow *a, size_t n_a, const ProfileRow *b, size_t n_b)
@@ -142,7 +142,7 @@ static Profile *parse_ok(const uint8_t *data, size_t size)
         Profile *p = NULL;
         const char *error = "unset";
 
-        ck_assert_msg(profile_state_parse(data, size, &p, &error) == 0, "parse failed: %s", error);
+        ck_assert_msg(profile_serialize_parse(data, size, &p, &error) == 0, "parse failed: %s", error);
         ck_assert_ptr_null(error);
         return p;
 }
@@ -153,7 +153,7 @@ static int parse_error(const uint8_t *data, size_t size, const char **ret_error)
         const char *error = NULL;
         int r;
 
-        r = profile_state_parse(data, size, &p, &error);
+        r = profile_serialize_parse(data, size, &p, &error);
         ck_assert_msg(r < 0, "a bad file of %zu bytes was accepted", size);
         ck_assert_ptr_null(p);
         ck_assert_ptr_nonnull(error);
@@ -165,8 +165,8 @@ static int parse_error(const uint8_t *data, size_t size, const char **ret_error)
 /* After an edit of the payload, a CRC that fits again, so that the parser's other checks are reached. */
 static void fix_crc(uint8_t *data, size_t size)
 {
-        uint32_t crc = state_crc32(0, data, 24);
-        crc = htole32(state_crc32(crc, data + STATE_HEADER_SIZE, size - STATE_HEADER_SIZE));
+        uint32_t crc = section_crc32(0, data, 24);
+        crc = htole32(section_crc32(crc, data + SECTION_FILE_HEADER_SIZE, size - SECTION_FILE_HEADER_SIZE));
         memcpy(data + 24, &crc, sizeof(crc));
 }
 
@@ -248,14 +248,14 @@ START_TEST(test_file_round_trip)
         dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_assert_int_ge(dir_fd, 0);
         p = build(99, id);
-        ck_assert_int_eq(profile_state_save(p, dir_fd, "p.state"), 0);
+        ck_assert_int_eq(profile_serialize_save(p, dir_fd, "p.state"), 0);
         /* Saved again over itself: the rename replaces it, and no temporary file is left. */
-        ck_assert_int_eq(profile_state_save(p, dir_fd, "p.state"), 0);
+        ck_assert_int_eq(profile_serialize_save(p, dir_fd, "p.state"), 0);
         ck_assert_int_eq(faccessat(dir_fd, ".p.state.tmp", F_OK, 0), -1);
-        ck_assert_int_eq(profile_state_load(dir_fd, "p.state", &q, &error), 0);
+        ck_assert_int_eq(profile_serialize_load(dir_fd, "p.state", &q, &error), 0);
         assert_same(p, q);
-        ck_assert_int_eq(profile_state_load(dir_fd, "absent", &q, &error), -ENOENT);
-        ck_assert_int_eq(profile_state_save(p, dir_fd, "a/b"), -EINVAL);
+        ck_assert_int_eq(profile_serialize_load(dir_fd, "absent", &q, &error), -ENOENT);
+        ck_assert_int_eq(profile_serialize_save(p, dir_fd, "a/b"), -EINVAL);
         ck_assert_int_eq(unlinkat(dir_fd, "p.state", 0), 0);
         ck_assert_int_eq(rmdir(dir), 0);
 }
@@ -322,7 +322,7 @@ START_TEST(test_payload_mutations)
 
         p = build(99, id);
         serialize(p, &data, &size);
-        for (size_t i = STATE_HEADER_SIZE; i < size; i++)
+        for (size_t i = SECTION_FILE_HEADER_SIZE; i < size; i++)
                 for (size_t v = 0; v < ELEMENTSOF(values); v++) {
                         _cleanup_(profile_freep) Profile *q = NULL;
                         _cleanup_free_ uint8_t *copy = malloc(size);
@@ -333,7 +333,7 @@ START_TEST(test_payload_mutations)
                                 continue;
                         copy[i] = values[v];
                         fix_crc(copy, size);
-                        if (profile_state_parse(copy, size, &q, &error) == 0) {
+                        if (profile_serialize_parse(copy, size, &q, &error) == 0) {
                                 _cleanup_free_ uint8_t *again = NULL;
                                 size_t n;
                                 serialize(q, &again, &n);
@@ -361,13 +361,13 @@ START_TEST(test_newer_version_and_bad_header)
         p = build(99, id);
         serialize(p, &data, &size);
 
-        v = htole32(STATE_FORMAT_VERSION + 1);
+        v = htole32(SECTION_FILE_VERSION + 1);
         memcpy(data + 8, &v, sizeof(v));
         fix_crc(data, size);
         ck_assert_int_eq(parse_error(data, size, &error), -EPROTONOSUPPORT);
         ck_assert_ptr_nonnull(strstr(error, "newer"));
 
-        v = htole32(STATE_FORMAT_VERSION);
+        v = htole32(SECTION_FILE_VERSION);
         memcpy(data + 8, &v, sizeof(v));
         fix_crc(data, size);
         _cleanup_(profile_freep) Profile *q = parse_ok(data, size);
@@ -379,7 +379,7 @@ START_TEST(test_newer_version_and_bad_header)
         ck_assert_int_eq(parse_error(data, size, &error), -EFBIG);
 
         /* Another kind of state file. */
-        memcpy(data, "VPROFDST", STATE_MAGIC_SIZE);
+        memcpy(data, "VPROFDST", SECTION_MAGIC_SIZE);
         ck_assert_int_eq(parse_error(data, size, &error), -EMEDIUMTYPE);
 }
 END_TEST
@@ -394,10 +394,10 @@ START_TEST(test_garbage)
                 for (size_t i = 0; i < size; i++)
                         buf[i] = (uint8_t)rand_r(&seed);
                 /* Half of them get a real header, so that the sections are parsed. */
-                if (round % 2 && size >= STATE_HEADER_SIZE) {
-                        uint32_t version = htole32(STATE_FORMAT_VERSION), zero = 0;
-                        uint64_t payload = htole64(size - STATE_HEADER_SIZE);
-                        memcpy(buf, PROFILE_STATE_MAGIC, STATE_MAGIC_SIZE);
+                if (round % 2 && size >= SECTION_FILE_HEADER_SIZE) {
+                        uint32_t version = htole32(SECTION_FILE_VERSION), zero = 0;
+                        uint64_t payload = htole64(size - SECTION_FILE_HEADER_SIZE);
+                        memcpy(buf, PROFILE_SERIALIZE_MAGIC, SECTION_MAGIC_SIZE);
                         memcpy(buf + 8, &version, 4);
                         memcpy(buf + 12, &zero, 4);
                         memcpy(buf + 16, &payload, 8);
@@ -427,66 +427,66 @@ typedef enum Twist {
         _TWIST_MAX,
 } Twist;
 
-static void write_counts(StateWriter *w, uint64_t inclusive, uint64_t exclusive)
+static void write_counts(SectionWriter *w, uint64_t inclusive, uint64_t exclusive)
 {
-        state_write_u64(w, inclusive);
-        state_write_u64(w, exclusive);
+        section_write_u64(w, inclusive);
+        section_write_u64(w, exclusive);
         for (int i = 0; i < 8; i++)
-                state_write_u64(w, 0);
+                section_write_u64(w, 0);
 }
 
 static void write_by_hand(Twist twist, uint8_t **ret, size_t *ret_size)
 {
-        StateWriter w;
+        SectionWriter w;
         size_t s;
 
-        state_writer_init(&w, PROFILE_STATE_MAGIC);
+        section_writer_init(&w, PROFILE_SERIALIZE_MAGIC);
         for (int copies = twist == TWIST_DUPLICATE_HEADER ? 2 : 1; copies > 0; copies--) {
-                s = state_begin_section(&w, STATE_TAG('P', 'H', 'D', 'R'), STATE_SECTION_REQUIRED);
-                state_write_u32(&w, 99);
-                state_write_u32(&w, twist == TWIST_UNKNOWN_ID_WRONG ? 0 : UINT32_MAX);
-                state_write_u64(&w, 10);
+                s = section_begin(&w, SECTION_TAG('P', 'H', 'D', 'R'), SECTION_REQUIRED);
+                section_write_u32(&w, 99);
+                section_write_u32(&w, twist == TWIST_UNKNOWN_ID_WRONG ? 0 : UINT32_MAX);
+                section_write_u64(&w, 10);
                 for (int i = 0; i < 4; i++)
-                        state_write_u64(&w, 0);
-                state_end_section(&w, s);
+                        section_write_u64(&w, 0);
+                section_end(&w, s);
         }
         if (twist == TWIST_EXTRA_SECTION || twist == TWIST_EXTRA_REQUIRED_SECTION) {
-                s = state_begin_section(&w, STATE_TAG('N', 'E', 'X', 'T'),
-                                        twist == TWIST_EXTRA_REQUIRED_SECTION ? STATE_SECTION_REQUIRED : 0);
-                state_write_string(&w, "from a later vprof");
-                state_end_section(&w, s);
+                s = section_begin(&w, SECTION_TAG('N', 'E', 'X', 'T'),
+                                  twist == TWIST_EXTRA_REQUIRED_SECTION ? SECTION_REQUIRED : 0);
+                section_write_string(&w, "from a later vprof");
+                section_end(&w, s);
         }
-        s = state_begin_section(&w, STATE_TAG('M', 'O', 'D', 'S'), STATE_SECTION_REQUIRED);
-        state_write_u32(&w, twist == TWIST_HUGE_COUNT ? UINT32_MAX : 1);
-        state_write_string(&w, "app");
+        s = section_begin(&w, SECTION_TAG('M', 'O', 'D', 'S'), SECTION_REQUIRED);
+        section_write_u32(&w, twist == TWIST_HUGE_COUNT ? UINT32_MAX : 1);
+        section_write_string(&w, "app");
         write_counts(&w, 10, 10);
-        state_end_section(&w, s);
+        section_end(&w, s);
 
-        s = state_begin_section(&w, STATE_TAG('F', 'U', 'N', 'C'), STATE_SECTION_REQUIRED);
-        state_write_u32(&w, twist == TWIST_DUPLICATE_FUNCTION ? 2 : 1);
+        s = section_begin(&w, SECTION_TAG('F', 'U', 'N', 'C'), SECTION_REQUIRED);
+        section_write_u32(&w, twist == TWIST_DUPLICATE_FUNCTION ? 2 : 1);
         for (int i = twist == TWIST_DUPLICATE_FUNCTION ? 2 : 1; i > 0; i--) {
-                state_write_u32(&w, twist == TWIST_MODULE_OUT_OF_RANGE ? 1 : 0);
-                state_write_string(&w, "main");
+                section_write_u32(&w, twist == TWIST_MODULE_OUT_OF_RANGE ? 1 : 0);
+                section_write_string(&w, "main");
                 write_counts(&w, twist == TWIST_INCLUSIVE_ABOVE_TOTAL ? 11 : 10,
                              twist == TWIST_EXCLUSIVE_ABOVE_INCLUSIVE ? 11 : 10);
         }
         if (twist == TWIST_TRAILING_BYTES)
-                state_write_u32(&w, 0);
-        state_end_section(&w, s);
+                section_write_u32(&w, 0);
+        section_end(&w, s);
 
         if (twist != TWIST_MISSING_THREADS) {
-                s = state_begin_section(&w, STATE_TAG('T', 'H', 'R', 'D'), STATE_SECTION_REQUIRED);
-                state_write_u32(&w, twist == TWIST_DUPLICATE_THREAD ? 2 : 1);
+                s = section_begin(&w, SECTION_TAG('T', 'H', 'R', 'D'), SECTION_REQUIRED);
+                section_write_u32(&w, twist == TWIST_DUPLICATE_THREAD ? 2 : 1);
                 for (int i = twist == TWIST_DUPLICATE_THREAD ? 2 : 1; i > 0; i--) {
-                        state_write_u32(&w, 7);
-                        state_write_string(&w, NULL);
-                        state_write_u64(&w, 10);
+                        section_write_u32(&w, 7);
+                        section_write_string(&w, NULL);
+                        section_write_u64(&w, 10);
                         for (int k = 0; k < 4; k++)
-                                state_write_u64(&w, 0);
+                                section_write_u64(&w, 0);
                 }
-                state_end_section(&w, s);
+                section_end(&w, s);
         }
-        ck_assert_int_eq(state_writer_finish(&w, (void **)ret, ret_size, NULL), 0);
+        ck_assert_int_eq(section_writer_finish(&w, (void **)ret, ret_size, NULL), 0);
 }
 
 START_TEST(test_by_hand)
@@ -543,7 +543,7 @@ START_TEST(test_convert_frequency)
 
         p = build(100, id);
         ck_assert_int_eq(profile_functions(p, PROFILE_SORT_INCLUSIVE, 0, &before, &nb), 0);
-        profile_state_convert_frequency(p, 1000);
+        profile_convert_frequency(p, 1000);
         ck_assert_uint_eq(profile_frequency(p), 1000);
         ck_assert_uint_eq(profile_total(p), 150);
         ck_assert_int_eq(profile_functions(p, PROFILE_SORT_INCLUSIVE, 0, &after, &na), 0);
@@ -554,7 +554,7 @@ START_TEST(test_convert_frequency)
                                   before[i].inclusive_values.blocked_ns);
         }
         /* Down, with rounding: still a profile that loads. */
-        profile_state_convert_frequency(p, 7);
+        profile_convert_frequency(p, 7);
         serialize(p, &data, &size);
         q = parse_ok(data, size);
         assert_same(p, q);
@@ -595,7 +595,7 @@ START_TEST(test_convert_frequency_random_profiles)
                         size_t nb, na, size;
 
                         ck_assert_int_eq(profile_functions(p, PROFILE_SORT_ELAPSED_INCLUSIVE, 0, &before, &nb), 0);
-                        profile_state_convert_frequency(p, to);
+                        profile_convert_frequency(p, to);
                         ck_assert_uint_eq(profile_frequency(p), to);
                         ck_assert_uint_eq(profile_total(p), floor_scale(total, to, from));
                         ck_assert_int_eq(profile_functions(p, PROFILE_SORT_ELAPSED_INCLUSIVE, 0, &after, &na), 0);
@@ -619,9 +619,9 @@ START_TEST(test_convert_frequency_random_profiles)
 }
 END_TEST
 
-static Suite *profile_state_suite(void)
+static Suite *profile_serialize_suite(void)
 {
-        Suite *s = suite_create("profile-state");
+        Suite *s = suite_create("profile-serialize");
         TCase *tc = tcase_create("core");
 
         tcase_set_timeout(tc, 60);
@@ -644,5 +644,5 @@ static Suite *profile_state_suite(void)
 
 int main(void)
 {
-        return run_suite(profile_state_suite());
+        return run_suite(profile_serialize_suite());
 }
