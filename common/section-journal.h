@@ -17,7 +17,7 @@
  *
  * The header names the snapshot the journal continues: its generation (the snapshot says its own) and the
  * CRC of its header (section-file.h), so that a journal is never replayed onto another snapshot than its
- * own. What the sections of a record say is the writer's business (daemon/state.h); they follow
+ * own. What the sections of a record say is the writer's business (daemon/state-store.h); they follow
  * section-file.h's rules.
  *
  * Reading stops at the first record that is cut short (the end of the file inside a record: a write the writer

@@ -14,10 +14,10 @@ static int append_target(sd_bus_message *reply, const Target *t)
         if (r < 0)
                 return r;
         /* frequency: of the tables' sample counts, which an exited target restored by a daemon that now samples at
-         * another frequency keeps (state.h). */
+         * another frequency keeps (state-store.h). */
         r = sd_bus_message_append(reply, "a{sv}", 9,
                                   "command", "s", t->info.comm,
-                                  "state", "s", target_state(t),
+                                  "state", "s", target_status(t),
                                   "samples", "t", profile_total(t->profile),
                                   "attached_usec", "t", t->attach_usec,
                                   "flags", "t", t->flags,

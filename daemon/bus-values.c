@@ -33,7 +33,7 @@ static const char *const row_contents[] = {
 
 /* A row's values in periods of the daemon's Frequency, the unit of every value on the bus. A target's counts are
  * in periods of its own tables' frequency, which differs for an exited target restored by a daemon that samples
- * at another frequency now (its tables are never converted, see state.h): each of its samples is worth
+ * at another frequency now (its tables are never converted, see state-store.h): each of its samples is worth
  * unit_frequency / frequency periods. Nanoseconds convert the same for every target. */
 typedef struct Periods {
         double elapsed, application, blocked, preempted;

@@ -154,7 +154,7 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
 
 static int append_target_v1(sd_bus_message *reply, const Target *t)
 {
-        return sd_bus_message_append(reply, "(ussttt)", (uint32_t)t->pid, t->info.comm, target_state(t),
+        return sd_bus_message_append(reply, "(ussttt)", (uint32_t)t->pid, t->info.comm, target_status(t),
                                      profile_total(t->profile), t->attach_usec, t->flags);
 }
 

@@ -19,7 +19,7 @@
 #define TAG_RESET SECTION_TAG('J', 'R', 'S', 'T')
 #define TAG_DETACH SECTION_TAG('J', 'D', 'E', 'T')
 #define JOURNAL_TEMP ".targets.journal.tmp"
-/* As state-record.c and settings.c: no kernel hands out a larger PID, no daemon samples faster. */
+/* As target-serialize.c and settings.c: no kernel hands out a larger PID, no daemon samples faster. */
 #define PID_MAX ((uint32_t)4 * 1024 * 1024)
 #define FREQUENCY_MAX 10000
 

@@ -7,9 +7,9 @@
 
 #include "macros.h"
 #include "section-journal.h"
-#include "state-record.h"
+#include "target-serialize.h"
 
-/* The crash journal: targets.journal next to targets.state (state.h), in the format of
+/* The crash journal: targets.journal next to targets.state (state-store.h), in the format of
  * common/section-journal.h. Every snapshot starts a fresh one, which names it; then every JournalIntervalSec
  * a record of what each target's tables gained meanwhile (its ProfileDelta, profile-delta.h), in one
  * write(), and right away a record for each reset and detach, so that a replay never applies the deltas of a

@@ -10,7 +10,7 @@
 #include "debuginfod.h"
 #include "hashmap.h"
 #include "sampler.h"
-#include "state.h"
+#include "state-store.h"
 #include "symbolizer.h"
 #include "target.h"
 
@@ -50,7 +50,7 @@ typedef struct Manager {
         /* Per target; 0 for none. */
         uint32_t max_functions;
         uint32_t max_stacks;
-        StateStore *state; /* the saved tables (state.h); NULL when there is no state directory */
+        StateStore *state; /* the saved tables (state-store.h); NULL when there is no state directory */
         bool keep_deltas;  /* targets keep a ProfileDelta for the state's journal */
 
         /* Idle exit (0: never): the timer runs while no target is attached, and restarts on every call. */

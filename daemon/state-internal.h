@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The StateStore's layout, for state.c (saving) and state-restore.c (restoring at start); nothing else includes
- * this. */
+/* The StateStore's layout, for state-store.c (saving) and state-restore.c (restoring at start); nothing else
+ * includes this. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,7 +10,7 @@
 #include <systemd/sd-event.h>
 
 #include "journal.h"
-#include "state.h"
+#include "state-store.h"
 
 #define STATE_FILE "targets.state"
 #define STATE_MAGIC "VPROFDST"

@@ -12,7 +12,7 @@
 #include "manager.h"
 #include "profile-serialize.h"
 #include "state-internal.h"
-#include "state-record.h"
+#include "target-serialize.h"
 #include "state-rejected.h"
 
 /* At start: the snapshot, the journal that continues it, then each target attached again or kept as exited. */
@@ -168,7 +168,7 @@ static int read_boot(SectionReader list, char boot_id[BOOT_ID_SIZE], SaveInfo *r
 
         *ret_save = (SaveInfo){};
         while ((k = section_next(&list, &s)) > 0) {
-                if (s.tag == STATE_TAG_TARGET)
+                if (s.tag == TARGET_SECTION_TAG)
                         continue;
                 if (s.tag == TAG_SAVE) {
                         if (ret_save->known)
@@ -208,7 +208,7 @@ static void log_dropped_record(StateStore *s, SectionReader record, int error, c
                 log_error("Dropping a saved target of %s/%s: out of memory.", s->directory, STATE_FILE);
                 return;
         }
-        if (state_record_read_info(record, &info) >= 0)
+        if (target_serialize_read_info(record, &info) >= 0)
                 log_error("Dropping the saved tables of %d (%s) in %s/%s: its record is damaged (%s).",
                           (int)info.tgid, info.comm, s->directory, STATE_FILE, reason ?: strerror(-error));
         else
@@ -365,12 +365,12 @@ uint64_t state_restore(StateStore *s)
                 SavedTarget t = {};
                 SectionReader record;
 
-                if (section.tag != STATE_TAG_TARGET)
+                if (section.tag != TARGET_SECTION_TAG)
                         continue;
                 /* Each record on its own: a bad one costs only itself. */
                 section.contents.error = &record_error;
                 record = section.contents; /* read again to name it if refused */
-                r = state_record_read(&section.contents, &t);
+                r = target_serialize_read(&section.contents, &t);
                 if (r >= 0)
                         r = append_saved(&saved, &n, &allocated, &t);
                 if (r < 0) {

@@ -11,12 +11,12 @@
  *
  * There are MaxTargets= slots in all, and a user other than root holds at most MaxTargetsPerUser= of them,
  * running or exited, counted by the UID that asked for the attach (owner_uid, also when polkit allowed it:
- * polkit grants access to a process, not a larger share of the daemon). An attach that finds a limit full takes
- * the slot of the exited target that exited longest ago: the same user's for the per-user limit, anyone's for
- * MaxTargets=. Running targets are never taken: when they alone fill a limit, the attach is refused. Apart from
- * that, an exited target stays until it is detached, or until ExitedTargetRetentionSec= after its exit, by a
- * timer on the wall clock (the exit times are saved with the tables, state.h). Every target that goes without
- * being asked is logged. */
+ * polkit grants access to a process, not a larger share of the daemon). An attach that finds a limit full
+ * takes the slot of the exited target that exited longest ago: the same user's for the per-user limit,
+ * anyone's for MaxTargets=. Running targets are never taken: when they alone fill a limit, the attach is
+ * refused. Apart from that, an exited target stays until it is detached, or until ExitedTargetRetentionSec=
+ * after its exit, by a timer on the wall clock (the exit times are saved with the tables, state-store.h).
+ * Every target that goes without being asked is logged. */
 
 /* Whether an attach for owner gets a slot, exited targets giving way if need be: 0 if so, -EDQUOT when owner's
  * running targets fill its per-user limit, -E2BIG when running targets fill MaxTargets=. Changes nothing. */

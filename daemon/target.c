@@ -12,7 +12,7 @@
 #include "log.h"
 #include "demangle.h"
 #include "manager.h"
-#include "state.h"
+#include "state-store.h"
 #include "target.h"
 
 static int pidfd_open(pid_t pid)
@@ -222,7 +222,7 @@ void target_refresh_credentials(Target *t)
         t->info.dumpable = info.dumpable;
 }
 
-const char *target_state(const Target *t)
+const char *target_status(const Target *t)
 {
         return t->exited ? "exited" : "running";
 }

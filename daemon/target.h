@@ -28,7 +28,7 @@ typedef struct Target {
         uint64_t attach_usec;   /* CLOCK_REALTIME */
         uint64_t epoch_ns;      /* CLOCK_MONOTONIC (BPF's clock) of the attach or the last reset */
         uint64_t flags;         /* VPROF_TARGET_* */
-        uid_t attach_uid;       /* the caller that attached it (0: root, or allowed by polkit); see state.h */
+        uid_t attach_uid;       /* who attached it (0: root, or allowed by polkit); state-store.h */
         uid_t owner_uid;        /* the caller's own UID, also when polkit allowed it: whose slot it takes */
         bool exited;
         uint64_t exit_usec;     /* CLOCK_REALTIME of the exit (of the restore, when unknown); 0 while running */
@@ -57,7 +57,7 @@ int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret
 Target *target_free(Target *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Target *, target_free);
 
-/* A target of saved tables whose process is gone (state.h): exited from the start, with the saved
+/* A target of saved tables whose process is gone (state-store.h): exited from the start, with the saved
  * process information; exit_usec 0 when the time of the exit is unknown (now is taken). Takes *profile. */
 int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t attach_uid, uid_t owner_uid,
                       uint64_t attach_usec, uint64_t exit_usec, Profile **profile, Target **ret);
@@ -74,4 +74,5 @@ int target_add_sample(Target *t, const struct vprof_sample *s);
 /* Read the process's user, group and dumpable flag again (they change on exec of a set-ID program). */
 void target_refresh_credentials(Target *t);
 
-const char *target_state(const Target *t);
+/* Its status, as the bus says it: "running", or "exited" once its process is gone (its tables stay). */
+const char *target_status(const Target *t);

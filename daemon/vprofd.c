@@ -15,7 +15,7 @@
 #include "log.h"
 #include "manager.h"
 #include "settings.h"
-#include "state.h"
+#include "state-store.h"
 #include "target-slots.h"
 
 static Settings arg_settings;

@@ -123,7 +123,7 @@ all_gone() { [ -n "$1" ] && [ -z "$2" ]; }
 not_listed() { ! grep -qE "^ *$1 " <<<"$2"; }
 not_grep() { ! grep -q "$1" "$2"; }
 # The state (running, exited) of PID in vprofctl list, empty if it is not listed.
-target_state() { vprofctl list --no-headings | awk -v p="$1" '$1 == p { print $3 }'; }
+target_status() { vprofctl list --no-headings | awk -v p="$1" '$1 == p { print $3 }'; }
 main_pid() { systemctl show -p MainPID --value vprofd; }
 
 echo "vprof end-to-end test in $(systemd-detect-virt) container $(hostname), $(uname -r)"
@@ -357,7 +357,7 @@ check "the journal says nothing of the open file limit" [ "$OUT" = 0 ]
 kill "${sleepers[0]}"
 wait "${sleepers[0]}" 2>/dev/null
 for ((i = 0; i < 100; i++)); do
-  [ "$(target_state "${sleepers[0]}")" = exited ] && break
+  [ "$(target_status "${sleepers[0]}")" = exited ] && break
   sleep 0.1
 done
 kill "${sleepers[@]:1}" 2>/dev/null

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The saved-state readers: section-file.c (header, CRC, sections), profile-serialize.c (a profile file) and
- * the daemon's targets file as daemon/state.c reads it (BOOT, then each TARG through state_record_read()).
- * Each input is read as it is, then again with its payload size and CRC made right, so that mutations reach
- * the sections behind the CRC check. A profile that loads must save and load again the same (the writer and
- * the reader agree on everything the reader lets through). Seeds: files written by the serializers from a
- * profile with functions, modules, threads and off-CPU time. */
+ * the daemon's targets file as the store reads it (daemon/state-restore.c: BOOT, then each TARG through
+ * target_serialize_read()). Each input is read as it is, then again with its payload size and CRC made
+ * right, so that mutations reach the sections behind the CRC check. A profile that loads must save and load
+ * again the same (the writer and the reader agree on everything the reader lets through). Seeds: files
+ * written by the serializers from a profile with functions, modules, threads and off-CPU time. */
 #include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +14,9 @@
 #include "macros.h"
 #include "profile-serialize.h"
 #include "section-file.h"
-#include "state-record.h"
+#include "target-serialize.h"
 
-/* As in daemon/state.c, which keeps them to itself. */
+/* As in daemon/state-internal.h, which keeps them to the store. */
 #define TARGETS_MAGIC "VPROFDST"
 #define TAG_BOOT SECTION_TAG('B', 'O', 'O', 'T')
 
@@ -65,12 +65,12 @@ static void read_targets(const uint8_t *data, size_t size)
                         (void)section_read_string(&s.contents, 36, false, &boot);
                         continue;
                 }
-                if (s.tag != STATE_TAG_TARGET) {
+                if (s.tag != TARGET_SECTION_TAG) {
                         (void)section_skip(&s);
                         continue;
                 }
                 s.contents.error = &record_error;
-                if (state_record_read(&s.contents, &t) >= 0) {
+                if (target_serialize_read(&s.contents, &t) >= 0) {
                         use_profile(t.profile);
                         saved_target_done(&t);
                 }
@@ -177,12 +177,12 @@ static int write_seeds(const char *dir)
                               .gid = { 1000, 1000, 1000 }, .dumpable = 1 };
         strcpy(t.info.comm, "worker");
         t.profile = p;
-        state_record_write(&t, &w);
+        target_serialize_write(&t, &w);
         t.pid = t.info.tgid = 4343;
         t.exited = false;
         t.flags = VPROF_TARGET_OFF_CPU;
         t.profile = empty;
-        state_record_write(&t, &w);
+        target_serialize_write(&t, &w);
         r = section_writer_finish(&w, &targets, &targets_size, &crc);
         if (r < 0)
                 return r;

@@ -11,10 +11,10 @@
 #include "section-file.h"
 #include "target.h"
 
-/* One target's record in the state file (the TARG section, see state.h), written from a Target and read
- * back into a SavedTarget, checked. */
+/* One target's record in the state file (the TARG section, see state-store.h), written from a Target and
+ * read back into a SavedTarget, checked. */
 
-#define STATE_TAG_TARGET SECTION_TAG('T', 'A', 'R', 'G')
+#define TARGET_SECTION_TAG SECTION_TAG('T', 'A', 'R', 'G')
 
 typedef struct SavedTarget {
         ProcInfo info; /* tgid is the PID; start_time, credentials and comm as when saved */
@@ -33,9 +33,9 @@ void saved_target_done(SavedTarget *t);
 AuthzCaller saved_target_caller(const SavedTarget *t);
 
 /* Appends a TARG section. */
-void state_record_write(const Target *t, SectionWriter *w);
+void target_serialize_write(const Target *t, SectionWriter *w);
 /* The contents of a TARG section; -EBADMSG with the reason in the reader's error slot. */
-int state_record_read(SectionReader *r, SavedTarget *ret);
-/* Only its process information (PID, comm...), for naming a record that state_record_read() refused; -EBADMSG
- * when that part is damaged too. */
-int state_record_read_info(SectionReader r, ProcInfo *ret);
+int target_serialize_read(SectionReader *r, SavedTarget *ret);
+/* Only its process information (PID, comm...), for naming a record that target_serialize_read() refused;
+ * -EBADMSG when that part is damaged too. */
+int target_serialize_read_info(SectionReader r, ProcInfo *ret);

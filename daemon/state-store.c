@@ -12,7 +12,7 @@
 #include "log.h"
 #include "manager.h"
 #include "state-internal.h"
-#include "state-record.h"
+#include "target-serialize.h"
 
 /* One file for all targets rather than one each: a snapshot is then one consistent picture that a single
  * rename replaces whole (a target detached since the last one is simply not in it, and no stray files need
@@ -134,7 +134,7 @@ static int serialize(StateStore *s, uint32_t flags, Snapshot *ret)
         section_write_string(&w, boot_id);
         section_end(&w, section);
         for (size_t i = 0; i < n; i++)
-                state_record_write(targets[i], &w);
+                target_serialize_write(targets[i], &w);
         r = section_writer_finish(&w, &snap.data, &snap.size, &snap.crc);
         if (r < 0)
                 return r;

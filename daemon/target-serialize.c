@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "profile-serialize.h"
-#include "state-record.h"
+#include "target-serialize.h"
 
 #define TAG_INFO SECTION_TAG('T', 'I', 'N', 'F')
 #define TAG_PROFILE SECTION_TAG('P', 'R', 'O', 'F')
@@ -20,15 +20,15 @@ void saved_target_done(SavedTarget *t)
 
 AuthzCaller saved_target_caller(const SavedTarget *t)
 {
-        /* attach_uid 0 for another user: polkit allowed it (state.h). */
+        /* attach_uid 0 for another user: polkit allowed it (state-store.h). */
         return (AuthzCaller){ .uid = t->owner_uid, .polkit_allowed = t->attach_uid == 0 && t->owner_uid != 0 };
 }
 
-void state_record_write(const Target *t, SectionWriter *w)
+void target_serialize_write(const Target *t, SectionWriter *w)
 {
         size_t target, s;
 
-        target = section_begin(w, STATE_TAG_TARGET, SECTION_REQUIRED);
+        target = section_begin(w, TARGET_SECTION_TAG, SECTION_REQUIRED);
 
         s = section_begin(w, TAG_INFO, SECTION_REQUIRED);
         section_write_u32(w, (uint32_t)t->pid);
@@ -107,7 +107,7 @@ static int read_slot(SectionReader *r, SavedTarget *t)
         return 0;
 }
 
-int state_record_read_info(SectionReader r, ProcInfo *ret)
+int target_serialize_read_info(SectionReader r, ProcInfo *ret)
 {
         const char *error = NULL;
         Section s;
@@ -128,7 +128,7 @@ int state_record_read_info(SectionReader r, ProcInfo *ret)
         return -EBADMSG;
 }
 
-int state_record_read(SectionReader *r, SavedTarget *ret)
+int target_serialize_read(SectionReader *r, SavedTarget *ret)
 {
         SavedTarget t = {};
         bool have_info = false, have_slot = false;
