@@ -7,6 +7,7 @@
 
 #include "output-util.h"
 #include "output.h"
+#include "time-util.h"
 
 /* Names, not numbers, give way: on a terminal, long C++ symbols and module names are cut rather than
  * wrapping every line. Counts are never cut. */
@@ -296,7 +297,7 @@ static int targets_json(const TargetList *l, OutputFlags flags)
 
 static void format_timestamp(char *buf, size_t size, uint64_t usec)
 {
-        time_t sec = (time_t)(usec / 1000000);
+        time_t sec = (time_t)(usec / USEC_PER_SEC);
         struct tm tm;
 
         if (usec == 0 || !localtime_r(&sec, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
@@ -390,7 +391,7 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
         if (r >= 0 && s->have_slots)
                 r = json_add_u64(o, "max_targets_per_user", s->max_targets_per_user);
         if (r >= 0 && s->have_slots)
-                r = json_add_u64(o, "exited_target_retention_sec", s->exited_retention_usec / 1000000);
+                r = json_add_u64(o, "exited_target_retention_sec", s->exited_retention_usec / USEC_PER_SEC);
         if (r >= 0)
                 r = json_add_u64(o, "max_functions_per_target", s->max_functions);
         if (r >= 0)
@@ -480,7 +481,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                          s->max_functions, s->max_stacks);
         if (s->exited_retention_usec > 0)
                 snprintf(exited, sizeof(exited), "kept until detached or needed, %" PRIu64 " s at most",
-                         s->exited_retention_usec / 1000000);
+                         s->exited_retention_usec / USEC_PER_SEC);
         else
                 snprintf(exited, sizeof(exited), "kept until detached or needed");
         snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped, %" PRIu64 " damaged",

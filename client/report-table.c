@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report-table.h"
+#include "time-util.h"
 
 static const char *const report_kind_names[_REPORT_KIND_MAX] = {
         [REPORT_FUNCTIONS] = "function",
@@ -79,7 +80,7 @@ int report_view_sort_key(ReportView view, ProfileSort key, ProfileSort *ret)
 
 double report_value_to_ms(double samples, uint32_t frequency)
 {
-        return frequency > 0 ? samples * 1000.0 / frequency : 0.0;
+        return frequency > 0 ? samples * (double)MSEC_PER_SEC / frequency : 0.0;
 }
 
 int report_table_new(ReportKind kind, ReportTable **ret)

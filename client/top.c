@@ -10,6 +10,7 @@
 #include "all-targets.h"
 #include "bus-client.h"
 #include "log.h"
+#include "time-util.h"
 #include "top.h"
 
 typedef struct Top {
@@ -54,15 +55,6 @@ static int refresh(Top *t)
         if (fflush(stdout) != 0)
                 return log_error_errno(negative_errno(), "Failed to write to standard output: %m");
         return 0;
-}
-
-/* Not sd_event_now(): that is when the loop woke up, before the refresh ran. */
-static uint64_t now_usec(clockid_t clock)
-{
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)

@@ -18,9 +18,9 @@
 #include "report-table.h"
 #include "report-stacks.h"
 #include "report.h"
+#include "time-util.h"
 #include "top.h"
 
-#define USEC_PER_SEC UINT64_C(1000000)
 #define DELAY_MIN_USEC (USEC_PER_SEC / 10)
 #define DELAY_MAX_USEC (UINT64_C(86400) * USEC_PER_SEC)
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "profile-internal.h"
+#include "time-util.h"
 
 static const char *const sort_names[_PROFILE_SORT_MAX] = {
         [PROFILE_SORT_INCLUSIVE] = "inclusive",
@@ -656,7 +657,7 @@ uint32_t profile_frequency(const Profile *p)
 
 double profile_ns_to_samples(uint64_t ns, uint32_t frequency)
 {
-        return (double)ns * (double)frequency / 1e9;
+        return (double)ns * (double)frequency / NSEC_PER_SEC;
 }
 
 double profile_elapsed(const ProfileValues *v, uint32_t frequency)

@@ -20,22 +20,23 @@
 #include "proc-info.h"
 #include "proc-maps.h"
 #include "symbolizer.h"
+#include "time-util.h"
 #include "vdso-symbols.h"
 
 /* An address outside every known mapping makes us re-read /proc/PID/maps, but not more than once in this
  * interval per address space: a broken frame-pointer chain yields a stream of garbage addresses, and each
  * would otherwise cost a read of the maps file. 100 ms is short next to the time between a dlopen() and the
  * daemon's next drain of samples, so code mapped since the last read is found on the next miss after it. */
-#define REREAD_INTERVAL_USEC (UINT64_C(100) * 1000)
+#define REREAD_INTERVAL_USEC (100 * USEC_PER_MSEC)
 
 #define KALLSYMS_PATH "/proc/kallsyms"
 
 /* kallsyms is read again for an address no symbol covers (a module loaded since), but not more often than
  * this: reading it takes tens of milliseconds, and an address in a gap between modules never resolves. */
-#define KALLSYMS_REREAD_USEC (UINT64_C(10) * 1000 * 1000)
+#define KALLSYMS_REREAD_USEC (10 * USEC_PER_SEC)
 
 /* How often a process's perf map file is looked at for changes, while its JIT code is being sampled. */
-#define PERF_MAP_CHECK_USEC (UINT64_C(1000) * 1000)
+#define PERF_MAP_CHECK_USEC USEC_PER_SEC
 
 typedef struct FileKey {
         uint64_t dev;
@@ -119,14 +120,6 @@ static bool file_key_equal(const void *a, const void *b)
 }
 
 static const HashOps file_key_hash_ops = { .hash = file_key_hash, .equal = file_key_equal };
-
-static uint64_t now_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * UINT64_C(1000000) + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static void file_entry_free(FileEntry *e)
 {
@@ -330,7 +323,7 @@ static int symbolizer_load_kallsyms(Symbolizer *s)
         int r;
 
         s->kallsyms_loaded = true;
-        s->kallsyms_read_usec = now_usec();
+        s->kallsyms_read_usec = now_usec(CLOCK_MONOTONIC);
         s->kallsyms_generation++;
         r = kallsyms_load(path, &k);
         if (r == -ENOMEM)
@@ -366,7 +359,7 @@ int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret)
         }
 
         name = kallsyms_lookup(s->kallsyms, addr, &module, &offset);
-        if (!name && now_usec() - s->kallsyms_read_usec >= s->kallsyms_reread_usec) {
+        if (!name && now_usec(CLOCK_MONOTONIC) - s->kallsyms_read_usec >= s->kallsyms_reread_usec) {
                 /* A module loaded since the last read, or kptr_restrict lowered. */
                 r = symbolizer_load_kallsyms(s);
                 if (r < 0)
@@ -635,7 +628,7 @@ static int symbolizer_get_file(Symbolizer *s, const AddressSpace *as, const Proc
         entry->size = st.st_size;
         entry->mtime = st.st_mtim;
 
-        start = now_usec();
+        start = now_usec(CLOCK_MONOTONIC);
         r = elf_symbols_load_fd(fd, &entry->elf);
         if (r == -ENOMEM)
                 return r;
@@ -662,9 +655,10 @@ static int symbolizer_get_file(Symbolizer *s, const AddressSpace *as, const Proc
         }
         entry->bytes = elf_symbols_memory(entry->elf) + (entry->debug_file ? strlen(entry->debug_file) + 1 : 0);
         /* The cost a first query after attaching pays, once per file for every target. */
-        entry->load_usec = now_usec() - start;
+        entry->load_usec = now_usec(CLOCK_MONOTONIC) - start;
         log_debug("Symbols of %s: %zu from %s in %.1f ms, %zu KiB.", m ? m->path : "?", elf_symbols_count(entry->elf),
-                  symbol_source_to_string(entry->source), (double)entry->load_usec / 1000, entry->bytes >> 10);
+                  symbol_source_to_string(entry->source), (double)entry->load_usec / USEC_PER_MSEC,
+                  entry->bytes >> 10);
 
         entries = realloc(s->entries, (s->n_entries + 1) * sizeof(FileEntry *));
         if (!entries) {
@@ -737,7 +731,7 @@ int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret)
         as->files = calloc(MAX(as->maps->n, (size_t)1), sizeof(FileEntry *));
         if (!as->files)
                 return -ENOMEM;
-        as->last_read_usec = now_usec();
+        as->last_read_usec = now_usec(CLOCK_MONOTONIC);
 
         *ret = TAKE_PTR(as);
         return 0;
@@ -768,7 +762,7 @@ static int address_space_reread(AddressSpace *as)
 {
         _cleanup_(proc_maps_freep) ProcMaps *maps = NULL;
         _cleanup_free_ FileEntry **files = NULL;
-        uint64_t now = now_usec(), start_time;
+        uint64_t now = now_usec(CLOCK_MONOTONIC), start_time;
         int r;
 
         if (as->gone || now - as->last_read_usec < REREAD_INTERVAL_USEC)
@@ -902,9 +896,9 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, File
                         if (fd >= 0 && !file_entry_is(entry, fd))
                                 fd = safe_close(fd);
                 }
-                start = now_usec();
+                start = now_usec(CLOCK_MONOTONIC);
                 r = fd < 0 ? -ENOENT : eh_frame_load_fd(fd, &entry->eh_frame);
-                entry->load_usec += now_usec() - start;
+                entry->load_usec += now_usec(CLOCK_MONOTONIC) - start;
                 if (r == -ENOMEM)
                         return r;
                 symbolizer_note_read(as->symbolizer, r, "File", m->path);
@@ -927,7 +921,7 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, bool cfi, File
 static int address_space_update_perf_map(AddressSpace *as)
 {
         _cleanup_(perf_map_freep) PerfMap *map = NULL;
-        uint64_t now = now_usec();
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
         char path[128];
         struct stat st;
         int r;

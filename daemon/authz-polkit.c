@@ -8,9 +8,10 @@
 #include "bus-names.h"
 #include "log.h"
 #include "macros.h"
+#include "time-util.h"
 
 /* Long enough for a person to answer an authentication dialog; a non-interactive call is answered at once. */
-#define POLKIT_TIMEOUT_USEC (UINT64_C(120) * 1000 * 1000)
+#define POLKIT_TIMEOUT_USEC (120 * USEC_PER_SEC)
 
 typedef struct PolkitQuery {
         Hashmap *registry; /* the one holding it */

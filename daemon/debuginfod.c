@@ -21,6 +21,7 @@ typedef struct debuginfod_client debuginfod_client;
 #include "debuginfod.h"
 #include "file-util.h"
 #include "log.h"
+#include "time-util.h"
 
 #define LIBDEBUGINFOD_SONAME "libdebuginfod.so.1"
 #define CACHE_DIRECTORY_DEFAULT "/var/cache/vprofd"
@@ -86,14 +87,6 @@ struct Debuginfod {
 /* The progress function has only the client to go by, and the worker is the one thread that calls it. */
 static _Thread_local Debuginfod *worker_self;
 
-static uint64_t now_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * UINT64_C(1000000) + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void answer_free(Answer *a)
 {
         free(a->build_id);
@@ -108,7 +101,8 @@ static int on_progress(debuginfod_client *c, long a, long b)
         Debuginfod *d = worker_self;
 
         (void)c, (void)a, (void)b;
-        return d && (__atomic_load_n(&d->stopping, __ATOMIC_RELAXED) || now_usec() >= d->deadline_usec);
+        return d && (__atomic_load_n(&d->stopping, __ATOMIC_RELAXED) ||
+                     now_usec(CLOCK_MONOTONIC) >= d->deadline_usec);
 }
 
 /* The next build-id to fetch (to be freed), NULL when stopping. */
@@ -165,12 +159,12 @@ static void *worker(void *userdata)
                         worker_answer(d, build_id, NULL, -ENOMEM);
                         continue;
                 }
-                d->deadline_usec = now_usec() + d->timeout_usec;
+                d->deadline_usec = now_usec(CLOCK_MONOTONIC) + d->timeout_usec;
                 fd = d->find_debuginfo(client, (const unsigned char *)build_id, 0, &path);
                 error = fd < 0 ? fd : 0;
                 if (fd >= 0)
                         close(fd);
-                else if (now_usec() >= d->deadline_usec)
+                else if (now_usec(CLOCK_MONOTONIC) >= d->deadline_usec)
                         error = -ETIMEDOUT; /* cancelled by on_progress(), whatever the library made of it */
                 worker_answer(d, build_id, fd >= 0 ? path : NULL, error);
                 if (fd < 0)
@@ -215,7 +209,7 @@ static int on_answers(sd_event_source *s, int fd, uint32_t revents, void *userda
                                  a->path);
                 else if (a->error == -ETIMEDOUT)
                         log_warning("No debug file of %s (build-id %s) from debuginfod: no answer within %" PRIu64
-                                    " s.", label, a->build_id, d->timeout_usec / 1000000);
+                                    " s.", label, a->build_id, d->timeout_usec / USEC_PER_SEC);
                 else if (a->error == -ENOENT)
                         log_notice("No debug file of %s (build-id %s) on the debuginfod servers.", label,
                                    a->build_id);
@@ -281,7 +275,7 @@ int debuginfod_new(sd_event *event, const char *urls, const char *cache_dir, uin
         d->efd = -1;
         pthread_mutex_init(&d->lock, NULL);
         pthread_cond_init(&d->wake, NULL);
-        d->timeout_usec = (uint64_t)timeout_sec * 1000000;
+        d->timeout_usec = (uint64_t)timeout_sec * USEC_PER_SEC;
         d->done = done;
         d->userdata = userdata;
         r = fetch_table_new(MAX_PENDING, &d->table);

@@ -14,6 +14,7 @@
 #include "manager.h"
 #include "profile-delta.h"
 #include "target.h"
+#include "time-util.h"
 
 #define TAG_DELTA SECTION_TAG('J', 'D', 'L', 'T')
 #define TAG_RESET SECTION_TAG('J', 'R', 'S', 'T')
@@ -69,23 +70,6 @@ bool journal_writing(const Journal *j)
 uint64_t journal_size(const Journal *j)
 {
         return j->fd >= 0 ? j->size : 0;
-}
-
-static uint64_t now_usec(clockid_t clock)
-{
-        struct timespec ts;
-        clock_gettime(clock, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static uint64_t now_realtime_usec(void)
-{
-        return now_usec(CLOCK_REALTIME);
-}
-
-static uint64_t now_monotonic_usec(void)
-{
-        return now_usec(CLOCK_MONOTONIC);
 }
 
 /* A new file under a temporary name, renamed over the old journal: the old one stays whole until the new one
@@ -163,7 +147,7 @@ static void begin_record(Journal *j)
         /* The buffer stays allocated from one record to the next. */
         j->record.size = 0;
         j->record.error = 0;
-        section_journal_record_begin(&j->record, j->sequence + 1, now_realtime_usec());
+        section_journal_record_begin(&j->record, j->sequence + 1, now_usec(CLOCK_REALTIME));
 }
 
 static void write_target(SectionWriter *w, const Target *t)
@@ -174,7 +158,7 @@ static void write_target(SectionWriter *w, const Target *t)
 
 int journal_write_deltas(Journal *j, Manager *m)
 {
-        uint64_t start = now_monotonic_usec();
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
         unsigned n = 0;
         Target *t;
         int r;
@@ -210,7 +194,8 @@ int journal_write_deltas(Journal *j, Manager *m)
                         profile_delta_begin(t->delta, t->profile);
         /* Its cost, for whoever measures it (bench/persistence.py). */
         log_debug("Journal record %" PRIu64 ": %u target%s, %zu bytes in %.3f ms.", j->sequence, n,
-                  n == 1 ? "" : "s", j->record.size, (double)(now_monotonic_usec() - start) / 1000);
+                  n == 1 ? "" : "s", j->record.size,
+                  (double)(now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_MSEC);
         return (int)n;
 }
 

@@ -13,10 +13,11 @@
 #include "log.h"
 #include "manager.h"
 #include "target-slots.h"
+#include "time-util.h"
 
 /* The ring buffer wakes us when a quarter full; this timer drains what trickles in below that, so that tables
  * are never more than this far behind even when nobody queries. */
-#define DRAIN_INTERVAL_USEC (200 * 1000)
+#define DRAIN_INTERVAL_USEC (200 * USEC_PER_MSEC)
 
 int manager_new(const SamplerConfig *config, Manager **ret)
 {
@@ -295,12 +296,12 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec _unused_, void *userd
                 return r;
         }
         log_info("No target and no call for %" PRIu64 " s: releasing %s and exiting.",
-                 m->exit_idle_usec / 1000000, VPROF_BUS_NAME);
+                 m->exit_idle_usec / USEC_PER_SEC, VPROF_BUS_NAME);
         m->exiting = true;
         /* STOPPING=1 first: from now on systemd queues a start request (bus activation) until we are gone,
          * instead of taking us for the running instance that will own the name. */
         (void)sd_notifyf(false, "STOPPING=1\nSTATUS=Exiting after %" PRIu64 " s without targets or calls.",
-                         m->exit_idle_usec / 1000000);
+                         m->exit_idle_usec / USEC_PER_SEC);
         r = sd_bus_release_name_async(m->bus, &m->release_slot, VPROF_BUS_NAME, on_name_released, m);
         if (r < 0) {
                 log_warning_errno(r, "Failed to release %s: %m", VPROF_BUS_NAME);
@@ -359,7 +360,7 @@ int manager_start_sampling(Manager *m)
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the ring buffer: %m");
         r = sd_event_add_time_relative(m->event, &m->drain_timer, CLOCK_MONOTONIC, DRAIN_INTERVAL_USEC,
-                                       10 * 1000, on_drain_timer, m);
+                                       10 * USEC_PER_MSEC, on_drain_timer, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the drain timer: %m");
         update_drain_timer(m);
@@ -415,7 +416,7 @@ static int on_target_exit(sd_event_source *s _unused_, int fd _unused_, uint32_t
         if (m->exited_retention_usec > 0)
                 log_info("Target %d (%s) of UID %u exited; its tables stay until it is detached, for %" PRIu64
                          " s at most.", (int)t->pid, t->info.comm, (unsigned)t->owner_uid,
-                         m->exited_retention_usec / 1000000);
+                         m->exited_retention_usec / USEC_PER_SEC);
         else
                 log_info("Target %d (%s) of UID %u exited; its tables stay until it is detached.", (int)t->pid,
                          t->info.comm, (unsigned)t->owner_uid);

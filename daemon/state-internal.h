@@ -40,7 +40,6 @@ struct StateStore {
         uint64_t journal_usec;
 };
 
-uint64_t state_now_usec(clockid_t clock);
 /* "42.0 s", "3 min 5 s", "2 h 10 min", "3 d 4 h". */
 void state_format_age(char *buf, size_t size, uint64_t usec);
 /* The running kernel's boot: "" when unknown, which matches no saved boot. */

@@ -12,8 +12,9 @@
 #include "manager.h"
 #include "profile-serialize.h"
 #include "state-internal.h"
-#include "target-serialize.h"
 #include "state-rejected.h"
+#include "target-serialize.h"
+#include "time-util.h"
 
 /* At start: the snapshot, the journal that continues it, then each target attached again or kept as exited. */
 
@@ -220,14 +221,14 @@ static void log_dropped_record(StateStore *s, SectionReader record, int error, c
 /* The age of the file and how the daemon that wrote it stopped. */
 static void log_previous_run(StateStore *s, const SaveInfo *save)
 {
-        uint64_t now = state_now_usec(CLOCK_REALTIME), written;
+        uint64_t now = now_usec(CLOCK_REALTIME), written;
         char age[64];
         struct stat st;
 
         if (!save->known) {
                 if (fstatat(s->dir_fd, STATE_FILE, &st, 0) < 0)
                         return;
-                written = (uint64_t)st.st_mtim.tv_sec * 1000000u + (uint64_t)st.st_mtim.tv_nsec / 1000u;
+                written = timespec_to_usec(&st.st_mtim);
                 state_format_age(age, sizeof(age), now > written ? now - written : 0);
                 log_info("The saved state %s/%s was written %s ago, by a vprofd that did not record how it stopped.",
                          s->directory, STATE_FILE, age);
@@ -285,7 +286,7 @@ static void replay_journal(StateStore *s, const SaveInfo *save, uint32_t snapsho
                 return;
         }
         if (replay.records > 0) {
-                uint64_t now = state_now_usec(CLOCK_REALTIME);
+                uint64_t now = now_usec(CLOCK_REALTIME);
 
                 state_format_age(age, sizeof(age), now > replay.last_usec ? now - replay.last_usec : 0);
                 log_info("Replayed %zu record%s of the journal %s/%s (%zu target delta%s): the tables are as they "

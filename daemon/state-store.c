@@ -13,6 +13,7 @@
 #include "manager.h"
 #include "state-internal.h"
 #include "target-serialize.h"
+#include "time-util.h"
 
 /* One file for all targets rather than one each: a snapshot is then one consistent picture that a single
  * rename replaces whole (a target detached since the last one is simply not in it, and no stray files need
@@ -21,7 +22,7 @@
  * snapshots the journal (journal.h) keeps what the tables gained, a record a second. */
 
 /* After an attach, a detach or a reset: soon, but a burst of calls makes one save. */
-#define REQUESTED_SAVE_DELAY_USEC (1000 * 1000)
+#define REQUESTED_SAVE_DELAY_USEC USEC_PER_SEC
 /* A journal larger than this and than the snapshot it continues is folded into a new snapshot: replaying it
  * would take longer than reading one. */
 #define JOURNAL_COMPACT_MIN ((uint64_t)16 << 20)
@@ -56,19 +57,12 @@ StateStore *state_store_free(StateStore *s)
         return NULL;
 }
 
-uint64_t state_now_usec(clockid_t clock)
-{
-        struct timespec ts;
-        clock_gettime(clock, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 void state_format_age(char *buf, size_t size, uint64_t usec)
 {
-        uint64_t s = usec / 1000000;
+        uint64_t s = usec / USEC_PER_SEC;
 
         if (s < 60)
-                snprintf(buf, size, "%.1f s", (double)usec / 1e6);
+                snprintf(buf, size, "%.1f s", (double)usec / USEC_PER_SEC);
         else if (s < 3600)
                 snprintf(buf, size, "%" PRIu64 " min %" PRIu64 " s", s / 60, s % 60);
         else if (s < 86400)
@@ -125,7 +119,7 @@ static int serialize(StateStore *s, uint32_t flags, Snapshot *ret)
         section_writer_init(&w, STATE_MAGIC);
         section = section_begin(&w, TAG_SAVE, 0);
         section_write_u64(&w, s->generation + 1);
-        section_write_u64(&w, state_now_usec(CLOCK_REALTIME));
+        section_write_u64(&w, now_usec(CLOCK_REALTIME));
         section_write_u32(&w, flags);
         section_write_u32(&w, 0);
         section_end(&w, section);
@@ -161,25 +155,26 @@ static int save(StateStore *s, int level, bool final)
         Snapshot snap;
         int r;
 
-        start = state_now_usec(CLOCK_MONOTONIC);
+        start = now_usec(CLOCK_MONOTONIC);
         manager_sync(s->manager);
         r = serialize(s, final ? SAVE_CLEAN_STOP : 0, &snap);
         if (r < 0)
                 return log_full_errno(final ? LOG_ERR : LOG_WARNING, r, "Failed to save the targets' tables: %m");
         data = snap.data;
-        serialized = state_now_usec(CLOCK_MONOTONIC);
+        serialized = now_usec(CLOCK_MONOTONIC);
         /* The final save is written whatever changed: it says that the daemon stopped cleanly. */
         if (!final && s->saved && snap.targets_crc == s->saved_targets_crc &&
             snap.targets_size == s->saved_targets_size) {
                 log_full_errno(level, 0, "Saved state unchanged (%zu target%s, %zu bytes, %.1f ms to serialize).",
-                               snap.n, snap.n == 1 ? "" : "s", snap.size, (double)(serialized - start) / 1000);
+                               snap.n, snap.n == 1 ? "" : "s", snap.size,
+                               (double)(serialized - start) / USEC_PER_MSEC);
                 return 0;
         }
         r = write_file_atomic(s->dir_fd, STATE_FILE, data, snap.size, 0600);
         if (r < 0)
                 return log_full_errno(final ? LOG_ERR : LOG_WARNING, r,
                                       "Failed to save the targets' tables to %s/%s: %m", s->directory, STATE_FILE);
-        written = state_now_usec(CLOCK_MONOTONIC);
+        written = now_usec(CLOCK_MONOTONIC);
         s->generation++;
         s->saved = true;
         s->saved_targets_crc = snap.targets_crc;
@@ -192,7 +187,8 @@ static int save(StateStore *s, int level, bool final)
         begin_deltas(s);
         log_full_errno(level, 0, "Saved %zu target%s to %s/%s: %zu bytes in %.1f ms (%.1f ms to serialize).",
                        snap.n, snap.n == 1 ? "" : "s", s->directory, STATE_FILE, snap.size,
-                       (double)(written - start) / 1000, (double)(serialized - start) / 1000);
+                       (double)(written - start) / USEC_PER_MSEC,
+                       (double)(serialized - start) / USEC_PER_MSEC);
         return 0;
 }
 
@@ -219,7 +215,7 @@ int state_store_stop(StateStore *s)
                 log_error("The tables were not saved when stopping: the final snapshot failed; the journal %s/%s "
                           "has their counts up to now, which the next start replays.", s->directory, JOURNAL_FILE);
         else if (s->saved) {
-                state_format_age(age, sizeof(age), state_now_usec(CLOCK_MONOTONIC) - s->saved_usec);
+                state_format_age(age, sizeof(age), now_usec(CLOCK_MONOTONIC) - s->saved_usec);
                 log_error("The tables were not saved when stopping: neither the final snapshot nor the journal could "
                           "be written; the next start restores the last snapshot, of %s ago, and the journal after "
                           "it up to its last whole record.", age);
@@ -336,7 +332,7 @@ static int store_new(Manager *m, const char *directory, uint64_t snapshot_usec, 
                 return errno == EWOULDBLOCK ? -EBUSY : negative_errno();
         /* The same timer for periodic and requested saves; off until one is due. */
         r = sd_event_add_time_relative(m->event, &s->timer, CLOCK_MONOTONIC, snapshot_usec ?: UINT64_C(1),
-                                       250 * 1000, on_snapshot_timer, s);
+                                       250 * USEC_PER_MSEC, on_snapshot_timer, s);
         if (r < 0)
                 return r;
         if (snapshot_usec == 0)
@@ -347,7 +343,7 @@ static int store_new(Manager *m, const char *directory, uint64_t snapshot_usec, 
                         return r;
                 /* Within 50 ms of the second: a crash loses at most a little more than the interval. */
                 r = sd_event_add_time_relative(m->event, &s->journal_timer, CLOCK_MONOTONIC, journal_usec,
-                                               50 * 1000, on_journal_timer, s);
+                                               50 * USEC_PER_MSEC, on_journal_timer, s);
                 if (r < 0)
                         return r;
                 (void)sd_event_source_set_enabled(s->journal_timer, SD_EVENT_OFF);
@@ -391,10 +387,10 @@ void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec
         state_store_targets_changed(s);
         if (journal_usec > 0)
                 snprintf(journal, sizeof(journal), ", and a journal record every %" PRIu64 " s between them",
-                         journal_usec / 1000000);
+                         journal_usec / USEC_PER_SEC);
         if (snapshot_usec > 0)
                 log_info("State directory %s: snapshots every %" PRIu64 " s and when stopping%s.", directory,
-                         snapshot_usec / 1000000, journal);
+                         snapshot_usec / USEC_PER_SEC, journal);
         else
                 log_info("State directory %s: saved when stopping%s.", directory, journal);
 }

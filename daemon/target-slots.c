@@ -4,9 +4,9 @@
 
 #include "log.h"
 #include "target-slots.h"
+#include "time-util.h"
 
 #define ANY_OWNER ((uid_t)-1)
-#define USEC_PER_SEC UINT64_C(1000000)
 
 /* Root has no limit but MaxTargets=. */
 static bool has_user_limit(Manager *m, uid_t owner)

@@ -14,6 +14,7 @@
 #include "manager.h"
 #include "state-store.h"
 #include "target.h"
+#include "time-util.h"
 
 static int pidfd_open(pid_t pid)
 {
@@ -24,20 +25,6 @@ static int pidfd_open(pid_t pid)
 static int pidfd_alive(int pidfd)
 {
         return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0 ? negative_errno() : 0;
-}
-
-static uint64_t now_realtime_usec(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-static uint64_t now_monotonic_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Addresses cached per target and mode: 2 MiB when full. */
@@ -115,8 +102,8 @@ int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret
         t->manager = m;
         t->pid = pid;
         t->info = info;
-        t->attach_usec = now_realtime_usec();
-        t->epoch_ns = now_monotonic_ns();
+        t->attach_usec = now_usec(CLOCK_REALTIME);
+        t->epoch_ns = now_ns(CLOCK_MONOTONIC);
         t->flags = flags;
         t->attach_uid = caller;
         t->owner_uid = caller;
@@ -149,12 +136,12 @@ int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t at
         t->pid = info->tgid;
         t->info = *info;
         t->attach_usec = attach_usec;
-        t->epoch_ns = now_monotonic_ns();
+        t->epoch_ns = now_ns(CLOCK_MONOTONIC);
         t->flags = flags;
         t->attach_uid = attach_uid;
         t->owner_uid = owner_uid;
         t->exited = true;
-        t->exit_usec = exit_usec ?: now_realtime_usec();
+        t->exit_usec = exit_usec ?: now_usec(CLOCK_REALTIME);
         r = target_alloc_tables(t); /* the caches too: a reset works on exited targets */
         if (r < 0)
                 return r;
@@ -184,7 +171,7 @@ Target *target_free(Target *t)
 void target_mark_exited(Target *t)
 {
         t->exited = true;
-        t->exit_usec = now_realtime_usec();
+        t->exit_usec = now_usec(CLOCK_REALTIME);
         t->exit_source = sd_event_source_disable_unref(t->exit_source);
         t->pidfd = safe_close(t->pidfd);
 }
@@ -205,7 +192,7 @@ int target_reset(Target *t)
         /* The caches hold ids of the old profile. */
         frame_cache_clear(t->user_frames);
         frame_cache_clear(t->kernel_frames);
-        t->epoch_ns = now_monotonic_ns();
+        t->epoch_ns = now_ns(CLOCK_MONOTONIC);
         state_store_target_reset(t->manager->state, t);
         return 0;
 }

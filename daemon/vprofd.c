@@ -17,6 +17,7 @@
 #include "settings.h"
 #include "state-store.h"
 #include "target-slots.h"
+#include "time-util.h"
 
 static Settings arg_settings;
 static const char *arg_config = VPROFD_CONFIG_FILE;
@@ -216,7 +217,7 @@ static int setup_target_slots(Manager *m)
         if (m->max_targets_per_user > 0)
                 snprintf(per_user, sizeof(per_user), "%u per user other than root", m->max_targets_per_user);
         if (s->exited_target_retention_sec > 0) {
-                r = target_slots_enable_retention(m, (uint64_t)s->exited_target_retention_sec * 1000000);
+                r = target_slots_enable_retention(m, s->exited_target_retention_sec * USEC_PER_SEC);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set up the retention of exited targets: %m");
                 snprintf(retention, sizeof(retention), ", %u s after its exit at most", s->exited_target_retention_sec);
@@ -301,14 +302,14 @@ static int run(int argc, char *argv[])
         r = state_directory_choose(arg_settings.state_directory, &state_directory);
         if (r < 0)
                 return log_error_errno(r, "Failed to choose the state directory: %m");
-        state_store_setup(m, state_directory, (uint64_t)arg_settings.snapshot_interval_sec * 1000000,
-                          (uint64_t)arg_settings.journal_interval_sec * 1000000);
+        state_store_setup(m, state_directory, arg_settings.snapshot_interval_sec * USEC_PER_SEC,
+                          arg_settings.journal_interval_sec * USEC_PER_SEC);
 
         r = bus_setup(m);
         if (r < 0)
                 return r;
         if (arg_settings.exit_idle_sec > 0) {
-                r = manager_enable_idle_exit(m, (uint64_t)arg_settings.exit_idle_sec * 1000000);
+                r = manager_enable_idle_exit(m, arg_settings.exit_idle_sec * USEC_PER_SEC);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set up the idle exit: %m");
         }
