@@ -6,15 +6,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "eh-frame.h"
 #include "macros.h"
 
-/* Turns addresses into (module, function). A Symbolizer is shared by every target: it caches parsed ELF files
- * by (device, inode), so each binary is parsed once, and kernel symbols. An AddressSpace is one process's view:
- * a snapshot of its /proc/PID/maps that outlives the process (a target that exited stays resolvable) and is
- * re-read when an address falls outside every known mapping (dlopen, exec). */
+/* Turns addresses into (module, function). A Symbolizer is shared by every target: it caches parsed ELF
+ * files by (device, inode), so each binary is parsed once, and kernel symbols. An AddressSpace
+ * (address-space.h) is one process's view of the files it maps. */
 typedef struct Symbolizer Symbolizer;
-typedef struct AddressSpace AddressSpace;
 
 typedef struct Symbol {
         const char *module;   /* basename of the mapped file, "[vdso]", "kernel", "[unknown]"...; never NULL */
@@ -50,8 +47,22 @@ typedef struct FileInfo {
                                  * the downloaded file, in our file system; else NULL */
         const char *build_id;   /* lowercase hex, NULL when the file has none (or could not be read) */
         size_t n_symbols;       /* function symbols held */
-        uint64_t load_usec;     /* spent reading its symbols and call frame information, once for all targets */
+        uint64_t load_usec;     /* spent reading its symbols and its attachment (the unwinder's call frame
+                                 * information), once for all targets */
 } FileInfo;
+
+/* Data of its own that a layer above keeps per file: the unwinder keeps each file's call frame information.
+ * Parsed from the file on its first use through an address space (address_space_code_attachment()), held by
+ * the file's cache entry, counted in the budget like its symbols, freed with the entry. A file holds
+ * attachments of one type only. */
+typedef struct FileAttachmentType {
+        const char *name; /* what it is, for the debug log: "call frame information" */
+        /* Parse the file open at fd (not kept): 0 and *ret_data (NULL: nothing to keep) holding *ret_bytes;
+         * -ENOMEM; another -errno for a file without (-EIO: it changed while it was read, counted as
+         * damaged). The file is not tried again. */
+        int (*load)(int fd, void **ret_data, size_t *ret_bytes);
+        void (*free)(void *data);
+} FileAttachmentType;
 
 int symbolizer_new(Symbolizer **ret);
 Symbolizer *symbolizer_free(Symbolizer *s);
@@ -61,12 +72,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Symbolizer *, symbolizer_free);
  * statistics. */
 size_t symbolizer_cached_files(const Symbolizer *s);
 
-/* At most bytes (0: no bound) of parsed symbol tables and call frame information. Files that no address space
- * maps any more are dropped first; when every file is in use, a new file stays without symbols. */
+/* At most bytes (0: no bound) of parsed symbol tables and attachments. Files that no address space maps any
+ * more are dropped first; when every file is in use, a new file stays without symbols. */
 void symbolizer_set_budget(Symbolizer *s, size_t bytes);
 size_t symbolizer_budget(const Symbolizer *s);
 size_t symbolizer_memory(const Symbolizer *s);
-/* Files left without symbols or call frame information for the budget. */
+/* Files left without symbols or attachment for the budget. */
 uint64_t symbolizer_skipped_files(const Symbolizer *s);
 /* Files found damaged: changed (truncated, rewritten in place) while they were read, the target's own files
  * and separate debug files alike. What was read of them is left out: their frames are named by offset. A
@@ -103,39 +114,3 @@ uint64_t symbolizer_kallsyms_generation(const Symbolizer *s);
 uint64_t symbolizer_kallsyms_restricted_reads(const Symbolizer *s);
 /* Another kallsyms file and interval between re-reads (default /proc/kallsyms, 10 s), for tests. */
 int symbolizer_set_kallsyms(Symbolizer *s, const char *path, uint64_t reread_usec);
-
-/* Reads /proc/PID/maps now; -ESRCH when the process is gone. The address space uses s: free it before s. */
-int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret);
-AddressSpace *address_space_free(AddressSpace *as);
-DEFINE_TRIVIAL_CLEANUP_FUNC(AddressSpace *, address_space_free);
-
-/* Resolve a user address of the process. Code of a file mapping is named from the file's symbols; the vDSO from
- * the process's own image of it (read through /proc/PID/mem); anonymous executable memory (JIT code) from the
- * process's perf map file, /tmp/perf-NSPID.map under its root (perf-map.h), re-read when it changes, at
- * most every second. return_address: the frame is a caller's return address, so the
- * call instruction is at addr - 1 (this keeps calls at a function's end from landing in the next function).
- * Always fills *ret (an address in no mapping gives module "[unknown]", function NULL); returns 0, or
- * -ENOMEM. */
-/* The strings in *ret stay valid until the next call on this address space or on the symbolizer. */
-int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, Symbol *ret);
-
-/* The return address of the innermost user frame, from the call frame information (.eh_frame) of the code at
- * ip: the frame-pointer walk skips the caller of a function without a frame (a leaf, a libc system call
- * wrapper, a prologue). sp, bp: the user registers when the stack was captured; window: n_words words copied
- * from the user stack at sp. 0 and *ret_return_address on success; -ENOENT no CFI for ip (not in a file
- * mapping, the vDSO, a file without .eh_frame) or the outermost frame; -ERANGE, -EOPNOTSUPP, -EBADMSG as
- * eh_frame_unwind_step(). */
-int address_space_unwind_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64_t bp, const uint64_t *window,
-                              size_t n_words, uint64_t *ret_return_address);
-
-/* One step of the same from any frame: regs->ip is the frame's instruction (return_address: a caller's return
- * address, looked up at the call), window holds n_words words from regs->sp up. Fills the caller's ip (its
- * return address), sp and bp. Errors as address_space_unwind_leaf(). */
-int address_space_unwind_step(AddressSpace *as, const UnwindRegs *regs, bool return_address,
-                              const uint64_t *window, size_t n_words, UnwindRegs *ret_caller);
-
-/* What is known of the file mapped at addr (parsing it if it is new): -ENOENT when addr is in no file
- * mapping. */
-int address_space_file_info(AddressSpace *as, uint64_t addr, FileInfo *ret);
-/* The same for the first file mapping of the process whose module (basename) is module. */
-int address_space_module_info(AddressSpace *as, const char *module, FileInfo *ret);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "address-space.h"
 #include "bus-symbols.h"
 #include "bus-target.h"
 #include "macros.h"

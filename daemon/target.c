@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "address-space.h"
 #include "authz.h"
 #include "log.h"
 #include "demangle.h"
@@ -15,6 +16,7 @@
 #include "state-store.h"
 #include "target.h"
 #include "time-util.h"
+#include "unwinder.h"
 
 static int pidfd_open(pid_t pid)
 {
@@ -339,9 +341,8 @@ static size_t complete_user_stack(Target *t, const struct vprof_sample *s, uint6
                 words = MIN((size_t)s->window_words, (size_t)VPROF_STACK_WINDOW_WORDS);
                 if (offset >= words)
                         break;
-                if (address_space_unwind_step(t->address_space, &regs, step > 0,
-                                              (const uint64_t *)s->user_window + offset,
-                                              words - offset, &caller) < 0)
+                if (unwinder_step(t->address_space, &regs, step > 0,
+                                  (const uint64_t *)s->user_window + offset, words - offset, &caller) < 0)
                         break;
                 if (udepth > 1 && caller.ip == user[1])
                         break;

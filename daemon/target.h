@@ -7,12 +7,12 @@
 
 #include <systemd/sd-event.h>
 
+#include "address-space.h"
 #include "hashmap.h"
 #include "frame-cache.h"
 #include "profile.h"
 #include "profile-delta.h"
 #include "proc-info.h"
-#include "symbolizer.h"
 #include "vprof-abi.h"
 
 typedef struct Manager Manager;

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "address-space.h"
 #include "bus-names.h"
 #include "hashmap.h"
 #include "log.h"

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "address-space.h"
 #include "check-main.h"
 #include "elf-symbols.h"
 #include "fixture-util.h"

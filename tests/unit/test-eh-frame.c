@@ -16,6 +16,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "address-space.h"
 #include "check-main.h"
 #include "eh-frame.h"
 #include "fixture-util.h"
@@ -24,6 +25,7 @@
 #include "proc-maps.h"
 #include "symbolizer.h"
 #include "test-util.h"
+#include "unwinder.h"
 #include "vprof-abi.h"
 
 #define WINDOW_WORDS VPROF_STACK_WINDOW_WORDS
@@ -799,8 +801,8 @@ START_TEST(test_unwind_interrupted_leaf)
         }
         ck_assert_uint_lt(attempt, 50);
 
-        ck_assert_int_eq(address_space_unwind_leaf(as, interrupted.ip, interrupted.sp, interrupted.bp,
-                                                   interrupted.window, WINDOW_WORDS, &ra),
+        ck_assert_int_eq(unwinder_leaf(as, interrupted.ip, interrupted.sp, interrupted.bp,
+                                       interrupted.window, WINDOW_WORDS, &ra),
                          0);
         check_function(as, ra, true, "vprof_fixture_lib_leaf_caller");
         /* What the frame-pointer walk has instead: the caller's caller, the caller lost. */
@@ -857,8 +859,8 @@ START_TEST(test_unwind_blocked_syscall)
 
         ck_assert_int_eq(address_space_resolve(as, interrupted.ip, false, &sym), 0);
         ck_assert_msg(strncmp(sym.module, "libc.so", 7) == 0, "interrupted in %s", sym.module);
-        ck_assert_int_eq(address_space_unwind_leaf(as, interrupted.ip, interrupted.sp, interrupted.bp,
-                                                   interrupted.window, WINDOW_WORDS, &ra),
+        ck_assert_int_eq(unwinder_leaf(as, interrupted.ip, interrupted.sp, interrupted.bp,
+                                       interrupted.window, WINDOW_WORDS, &ra),
                          0);
         check_function(as, ra, true, "blocked_read");
 }
@@ -879,19 +881,19 @@ START_TEST(test_unwind_leaf_without_file)
         ck_assert_int_eq(symbolizer_new(&s), 0);
         ck_assert_int_eq(address_space_new(s, getpid(), &as), 0);
 
-        ck_assert_int_eq(address_space_unwind_leaf(as, 0x10, FAKE_SP, 0, window, WINDOW_WORDS, &ra), -ENOENT);
-        ck_assert_int_eq(address_space_unwind_leaf(as, (uintptr_t)anon + 16, FAKE_SP, 0, window, WINDOW_WORDS,
-                                                   &ra),
+        ck_assert_int_eq(unwinder_leaf(as, 0x10, FAKE_SP, 0, window, WINDOW_WORDS, &ra), -ENOENT);
+        ck_assert_int_eq(unwinder_leaf(as, (uintptr_t)anon + 16, FAKE_SP, 0, window, WINDOW_WORDS,
+                                       &ra),
                          -ENOENT);
         ck_assert_int_eq(proc_maps_read(getpid(), &m), 0);
         for (size_t i = 0; i < m->n; i++)
                 if (m->maps[i].path && strcmp(m->maps[i].path, "[vdso]") == 0)
-                        ck_assert_int_eq(address_space_unwind_leaf(as, m->maps[i].start + 16, FAKE_SP, 0, window,
-                                                                   WINDOW_WORDS, &ra),
+                        ck_assert_int_eq(unwinder_leaf(as, m->maps[i].start + 16, FAKE_SP, 0, window,
+                                                       WINDOW_WORDS, &ra),
                                          -ENOENT);
         ck_assert_uint_eq(ra, 0x77);
         /* A stack: data, not code. */
-        ck_assert_int_eq(address_space_unwind_leaf(as, (uintptr_t)&ra, FAKE_SP, 0, window, WINDOW_WORDS, &ra),
+        ck_assert_int_eq(unwinder_leaf(as, (uintptr_t)&ra, FAKE_SP, 0, window, WINDOW_WORDS, &ra),
                          -ENOENT);
         munmap(anon, size);
 }

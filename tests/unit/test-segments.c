@@ -14,10 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "address-space.h"
 #include "check-main.h"
 #include "macros.h"
 #include "proc-maps.h"
 #include "symbolizer.h"
+#include "unwinder.h"
 
 /* From the command line: the fixtures built in tests/fixtures. */
 static const char *arg_prog, *arg_lib;
@@ -249,8 +251,8 @@ START_TEST(test_unwind_both_segments)
                 UnwindRegs caller;
                 int k;
 
-                k = address_space_unwind_step(as, &(UnwindRegs) { .ip = functions[i].address, .sp = sp, .bp = 0 },
-                                              false, window, ELEMENTSOF(window), &caller);
+                k = unwinder_step(as, &(UnwindRegs) { .ip = functions[i].address, .sp = sp, .bp = 0 },
+                                  false, window, ELEMENTSOF(window), &caller);
                 ck_assert_msg(k == 0, "%s: %s", functions[i].name, strerror(-k));
                 ck_assert_uint_eq(caller.ip, window[0]);
                 ck_assert_uint_eq(caller.sp, sp + 8);

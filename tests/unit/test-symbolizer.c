@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "address-space.h"
 #include "test-util.h"
 #include "check-main.h"
 #include "fixture-util.h"
@@ -19,6 +20,7 @@
 #include "pread-hook.h"
 #include "proc-maps.h"
 #include "symbolizer.h"
+#include "unwinder.h"
 
 /* From the command line: the fixtures built in tests/fixtures. */
 static const char *arg_lib, *arg_pie, *arg_nopie;
@@ -452,7 +454,7 @@ START_TEST(test_damaged_file)
         ck_assert_int_eq(address_space_resolve(as, f.target, false, &sym), 0);
         check_symbol(&sym, base_name(path), NULL, f.target - p->start + p->offset);
         ck_assert_uint_eq(symbolizer_damaged_files(s), 1);
-        ck_assert_int_eq(address_space_unwind_leaf(as, f.target, 0x1000, 0, window, 4, &ra), -ENOENT);
+        ck_assert_int_eq(unwinder_leaf(as, f.target, 0x1000, 0, window, 4, &ra), -ENOENT);
         ck_assert_int_eq(address_space_resolve(as, f.local, false, &sym), 0);
         ck_assert_ptr_null(sym.function);
         ck_assert_uint_eq(symbolizer_damaged_files(s), 1);

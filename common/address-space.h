@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "macros.h"
+#include "symbolizer.h"
+
+/* One process's view of the symbolizer's files: a snapshot of its /proc/PID/maps that outlives the process
+ * (a target that exited stays resolvable) and is re-read when an address falls outside every known mapping
+ * (dlopen, exec), with the process's own vDSO and JIT perf map. */
+typedef struct AddressSpace AddressSpace;
+
+/* Reads /proc/PID/maps now; -ESRCH when the process is gone. The address space uses s: free it before s. */
+int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret);
+AddressSpace *address_space_free(AddressSpace *as);
+DEFINE_TRIVIAL_CLEANUP_FUNC(AddressSpace *, address_space_free);
+
+/* Resolve a user address of the process. Code of a file mapping is named from the file's symbols; the vDSO from
+ * the process's own image of it (read through /proc/PID/mem); anonymous executable memory (JIT code) from the
+ * process's perf map file, /tmp/perf-NSPID.map under its root (perf-map.h), re-read when it changes, at
+ * most every second. return_address: the frame is a caller's return address, so the
+ * call instruction is at addr - 1 (this keeps calls at a function's end from landing in the next function).
+ * Always fills *ret (an address in no mapping gives module "[unknown]", function NULL); returns 0, or
+ * -ENOMEM. */
+/* The strings in *ret stay valid until the next call on this address space or on the symbolizer. */
+int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, Symbol *ret);
+
+/* For a layer above that reads more of a file than its symbols (the unwinder): the attachment of type
+ * (symbolizer.h) of the file whose code is mapped at addr, loaded on first use, and the bias of the segment
+ * holding addr (run-time address - ELF vaddr). -ENOENT when addr is in no executable file mapping (JIT code,
+ * the vDSO, no mapping at all) or the file has no such attachment (no ELF symbols, nothing the type found,
+ * no room in the budget); -ENOMEM. */
+int address_space_code_attachment(AddressSpace *as, uint64_t addr, const FileAttachmentType *type,
+                                  const void **ret_data, uint64_t *ret_bias);
+
+/* What is known of the file mapped at addr (parsing it if it is new): -ENOENT when addr is in no file
+ * mapping. */
+int address_space_file_info(AddressSpace *as, uint64_t addr, FileInfo *ret);
+/* The same for the first file mapping of the process whose module (basename) is module. */
+int address_space_module_info(AddressSpace *as, const char *module, FileInfo *ret);
