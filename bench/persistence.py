@@ -53,7 +53,7 @@ def target_samples(env, pid):
 
 def saved_stacks(state):
     """The number of stacks in the (one) target's tables, from the state file (daemon/state-store.h,
-    common/profile-serialize.h)."""
+    common/profile/profile-serialize.h)."""
     with open(os.path.join(state, "targets.state"), "rb") as f:
         buf = f.read()
 
