@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The layering rule of docs/ARCHITECTURE.md ("Layers"), checked on the sources.
+
+Every #include of a C file or header in a layer's folder must name a header of a folder that the layer may use,
+and an external library's header only in a layer that depends on that library; the folders' includes must form
+no cycle; a header name belongs to one folder only (includes are flat, "elf-symbols.h", so a name shared by two
+folders would be ambiguous). Meson already keeps the include directories of the layers a folder does not depend on
+out of its compiler's path; this script also catches an include that happens to compile (a system header of a
+library the layer must not need, a header found through another path) and says which rule it breaks.
+
+Usage: check-layers.py [SOURCE_ROOT]. Prints one line per violation, path:line: message, and exits 1 if any.
+"""
+
+import os
+import re
+import sys
+
+# Folder -> the folders whose headers its files may include (its own included), lowest layer first.
+ALLOWED = {
+    "common": ["common"],
+    "common/symbols": ["common", "common/symbols"],
+    "common/unwind": ["common", "common/symbols", "common/unwind"],
+    "common/profile": ["common", "common/profile"],
+    "daemon": ["common", "common/symbols", "common/unwind", "common/profile", "daemon", "bpf"],
+    "client": ["common", "common/profile", "client"],
+    "bpf": ["bpf"],
+}
+
+# Headers a folder may include from a folder outside its list: the BPF program shares the ABI header, and only it.
+EXCEPTIONS = {
+    "bpf": {"vprof-abi.h"},
+}
+
+# Headers that the build generates into a folder's build directory: bpf/meson.build's vmlinux.h (from the
+# kernel's BTF) and the skeleton of the BPF program, the daemon's view of the BPF ABI.
+GENERATED = {
+    "vmlinux.h": "bpf",
+    "vprof.skel.h": "bpf",
+}
+
+# External libraries by their headers (<...> includes); other <...> headers are the C library's and the kernel's.
+EXTERNAL_HEADERS = [
+    ("gelf.h", "libelf"),
+    ("libelf.h", "libelf"),
+    ("lzma.h", "liblzma"),
+    ("libiberty/", "libiberty"),
+    ("bpf/", "libbpf"),
+    ("systemd/", "libsystemd"),
+    ("elfutils/", "libdebuginfod"),
+    ("libsmartcols.h", "smartcols"),
+    ("json-c/", "json-c"),
+    ("check.h", "check"),
+]
+
+# Folder -> the external libraries its own meson.build depends on; a folder may also include the headers of the
+# libraries of the layers it uses, as their meson dependencies carry them.
+EXTERNAL = {
+    "common": set(),
+    "common/symbols": {"libelf", "liblzma", "libiberty"},
+    "common/unwind": {"libelf"},
+    "common/profile": set(),
+    # elfutils/debuginfod.h only to check our declarations of the functions the daemon dlopen()s.
+    "daemon": {"libbpf", "libsystemd", "libdebuginfod"},
+    "client": {"libsystemd", "smartcols", "json-c"},
+    "bpf": {"libbpf"},
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+
+def external_library(header):
+    for prefix, library in EXTERNAL_HEADERS:
+        if header == prefix or (prefix.endswith("/") and header.startswith(prefix)):
+            return library
+    return None
+
+
+def sources(root, folder):
+    path = os.path.join(root, folder)
+    return sorted(os.path.join(folder, name) for name in os.listdir(path)
+                  if name.endswith((".c", ".h")) and os.path.isfile(os.path.join(path, name)))
+
+
+def find_cycles(graph):
+    """The folders' include cycles, each as a list of folders, found by a depth-first search."""
+    cycles, state, stack = [], {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    return cycles
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    problems = []
+    files = {folder: sources(root, folder) for folder in ALLOWED}
+
+    # Which folder each header name belongs to.
+    owner = dict(GENERATED)
+    for folder, paths in files.items():
+        for path in paths:
+            name = os.path.basename(path)
+            if name in owner and owner[name] != folder:
+                problems.append(f"{path}: the name {name} is also {owner[name]}/{name}'s: names are unique across "
+                                f"folders")
+            owner.setdefault(name, folder)
+
+    # Each file's includes, against its folder's rule; the folders' graph on the way.
+    graph = {folder: set() for folder in ALLOWED}
+    for folder, paths in files.items():
+        allowed = ALLOWED[folder]
+        libraries = set().union(*(EXTERNAL.get(f, set()) for f in allowed))
+        for path in paths:
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    kind, header = m.groups()
+                    where = f"{path}:{number}"
+                    if kind == "<":
+                        library = external_library(header)
+                        if library and library not in libraries:
+                            problems.append(f"{where}: includes <{header}> of {library}, which {folder}/ does not "
+                                            f"depend on (it may use: {', '.join(sorted(libraries)) or 'none'})")
+                        continue
+                    target = owner.get(os.path.basename(header))
+                    if "/" in header:
+                        problems.append(f'{where}: includes "{header}" by a path: includes are flat, the layer\'s '
+                                        f"meson dependency gives the folder")
+                    if target is None:
+                        problems.append(f'{where}: includes "{header}", a header of no layer folder')
+                        continue
+                    if target != folder:
+                        graph[folder].add(target)
+                    if target not in allowed and header not in EXCEPTIONS.get(folder, ()):
+                        may = ", ".join(f + "/" for f in allowed)
+                        extra = EXCEPTIONS.get(folder)
+                        if extra:
+                            may += ", " + ", ".join(sorted(extra))
+                        problems.append(f'{where}: includes "{header}" of {target}/, which {folder}/ may not use '
+                                        f"(it may use {may})")
+
+    for cycle in find_cycles(graph):
+        problems.append("include cycle between folders: " + " -> ".join(f + "/" for f in cycle))
+
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"check-layers: {len(problems)} violation(s) of the layering rule (docs/ARCHITECTURE.md, \"Layers\")",
+              file=sys.stderr)
+        return 1
+    print(f"check-layers: {sum(len(p) for p in files.values())} files in {len(files)} folders follow the layering "
+          f"rule")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
