@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (LGPL-2.1-or-later OR BSD-2-Clause)
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The sampler: runs on every perf_event sample of every CPU, keeps only samples of target processes and hands
  * them to the daemon through a ring buffer. Every outcome is counted in `stats`. */
 
@@ -9,6 +9,8 @@
 
 #include "vprof-abi.h"
 
+/* The kernel's name for the SPDX line's choice. The helpers called here (bpf_probe_read_user(), bpf_get_stack())
+ * are GPL-only, so the string must be one the kernel counts as GPL-compatible, and LGPL is not among them. */
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by the daemon before load: wake it up only once this much data is waiting, so that a busy target does
