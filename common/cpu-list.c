@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,9 @@ int cpu_list_parse(const char *text, bool *cpus, size_t n)
 {
         const char *p = text;
         int count = 0;
+
+        assert(text);
+        assert(cpus || n == 0);
 
         memset(cpus, 0, n * sizeof(bool));
         while (*p && *p != '\n') {
@@ -45,6 +49,8 @@ int cpu_list_read_online(bool *cpus, size_t n)
 {
         _cleanup_fclose_ FILE *f = NULL;
         char line[4096];
+
+        assert(cpus || n == 0);
 
         f = fopen("/sys/devices/system/cpu/online", "re");
         if (!f)

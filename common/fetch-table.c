@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,9 @@ int fetch_table_new(size_t max_pending, FetchTable **ret)
 {
         FetchTable *t;
 
-        if (max_pending == 0 || !ret)
+        assert(ret);
+
+        if (max_pending == 0)
                 return -EINVAL;
         t = calloc(1, sizeof(*t));
         if (!t)
@@ -66,8 +69,9 @@ int fetch_table_request(FetchTable *t, const char *key, const char *label)
         FetchEntry *e;
         int r;
 
-        if (!t || !key)
-                return -EINVAL;
+        assert(t);
+        assert(key);
+
         if (hashmap_contains(t->entries, key))
                 return 0;
         if (t->n_pending >= t->max_pending)
@@ -96,8 +100,9 @@ int fetch_table_complete(FetchTable *t, const char *key, const char *path)
         FetchEntry *e;
         char *copy = NULL;
 
-        if (!t || !key)
-                return -EINVAL;
+        assert(t);
+        assert(key);
+
         e = hashmap_get(t->entries, key);
         if (!e || e->state != FETCH_PENDING)
                 return -ENOENT;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -12,6 +13,8 @@
 int write_all(int fd, const void *data, size_t size)
 {
         const char *p = data;
+
+        assert(data || size == 0);
 
         while (size > 0) {
                 ssize_t n = write(fd, p, size);
@@ -28,9 +31,12 @@ int write_all(int fd, const void *data, size_t size)
 
 int mkdir_p(const char *path, mode_t mode)
 {
-        _cleanup_free_ char *copy = strdup(path);
+        _cleanup_free_ char *copy = NULL;
         struct stat st;
 
+        assert(path);
+
+        copy = strdup(path);
         if (!copy)
                 return -ENOMEM;
         if (!copy[0])
@@ -57,6 +63,9 @@ int write_file_atomic(int dir_fd, const char *name, const void *data, size_t siz
         _cleanup_close_ int fd = -1, own_dir_fd = -1;
         char tmp[256];
         int r;
+
+        assert(name);
+        assert(data || size == 0);
 
         if (strchr(name, '/') || (size_t)snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= sizeof(tmp))
                 return -EINVAL;
@@ -91,6 +100,10 @@ int read_file_full(int dir_fd, const char *name, size_t max, void **ret, size_t 
         _cleanup_free_ char *buf = NULL;
         struct stat st;
         size_t size, done = 0;
+
+        assert(name);
+        assert(ret);
+        assert(ret_size);
 
         fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)

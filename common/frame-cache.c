@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@ int frame_cache_new(size_t max_entries, FrameCache **ret)
         _cleanup_(frame_cache_freep) FrameCache *c = NULL;
         int r;
 
+        assert(ret);
+
         if (max_entries == 0 || max_entries > SIZE_MAX / 64)
                 return -EINVAL;
         c = calloc(1, sizeof(*c));
@@ -50,6 +53,8 @@ FrameCache *frame_cache_free(FrameCache *c)
 
 void frame_cache_clear(FrameCache *c)
 {
+        assert(c);
+
         if (c->n_entries == 0)
                 return;
         memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
@@ -96,6 +101,8 @@ int frame_cache_put(FrameCache *c, uint64_t addr, uint32_t id)
 {
         uint64_t key = addr + 1;
         int r;
+
+        assert(c);
 
         /* The one address that has no key: not cached, looked up each time. */
         if (key == 0)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,8 @@ uint64_t hash_bytes(const void *p, size_t n, uint64_t seed)
         const uint8_t *b = p;
         uint64_t h = UINT64_C(0xcbf29ce484222325) ^ seed;
 
+        assert(p || n == 0);
+
         for (; n >= 8; n -= 8, b += 8) {
                 uint64_t w;
                 memcpy(&w, b, 8);
@@ -76,7 +79,11 @@ const HashOps string_hash_ops = { .hash = string_hash, .equal = string_equal };
 
 Hashmap *hashmap_new(const HashOps *ops)
 {
-        Hashmap *h = calloc(1, sizeof(*h));
+        Hashmap *h;
+
+        assert(ops);
+
+        h = calloc(1, sizeof(*h));
         if (!h)
                 return NULL;
         h->ops = ops;
@@ -149,10 +156,14 @@ static int resize(Hashmap *h, size_t n_slots)
 
 int hashmap_put(Hashmap *h, const void *key, void *value)
 {
-        uint64_t hash = h->ops->hash(key);
+        uint64_t hash;
         bool found;
         size_t i;
         int r;
+
+        assert(h);
+
+        hash = h->ops->hash(key);
 
         /* Keep the load (used + tombstones) under 3/4 so probe sequences stay short. */
         if ((h->n_used + h->n_deleted + 1) * 4 > h->n_slots * 3) {
@@ -180,6 +191,8 @@ void *hashmap_get(const Hashmap *h, const void *key)
         bool found;
         size_t i;
 
+        assert(h);
+
         if (h->n_used == 0)
                 return NULL;
         i = find_slot(h, key, h->ops->hash(key), &found);
@@ -190,6 +203,8 @@ bool hashmap_contains(const Hashmap *h, const void *key)
 {
         bool found = false;
 
+        assert(h);
+
         if (h->n_used > 0)
                 (void)find_slot(h, key, h->ops->hash(key), &found);
         return found;
@@ -199,6 +214,8 @@ void *hashmap_remove(Hashmap *h, const void *key)
 {
         bool found;
         size_t i;
+
+        assert(h);
 
         if (h->n_used == 0)
                 return NULL;
@@ -218,6 +235,8 @@ size_t hashmap_size(const Hashmap *h)
 
 void hashmap_clear(Hashmap *h)
 {
+        assert(h);
+
         if (h->n_slots)
                 memset(h->state, SLOT_EMPTY, h->n_slots);
         h->n_used = h->n_deleted = 0;
@@ -225,6 +244,8 @@ void hashmap_clear(Hashmap *h)
 
 bool hashmap_iterate(const Hashmap *h, size_t *i, void **ret_key, void **ret_value)
 {
+        assert(i);
+
         if (!h)
                 return false;
         for (; *i < h->n_slots; (*i)++) {

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@ int fd_reopen_regular(int path_fd)
 int open_regular(const char *path, int extra_flags)
 {
         _cleanup_close_ int path_fd = -1;
+
+        assert(path);
 
         path_fd = open(path, O_PATH | O_CLOEXEC | extra_flags);
         if (path_fd < 0)

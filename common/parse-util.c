@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -11,8 +12,11 @@ int parse_u64(const char *s, uint64_t *ret)
         unsigned long long v;
         char *end;
 
+        assert(s);
+        assert(ret);
+
         /* strtoull accepts leading spaces and signs ("-1" wraps around); a PID or a count never has them. */
-        if (!s || *s < '0' || *s > '9')
+        if (*s < '0' || *s > '9')
                 return -EINVAL;
         errno = 0;
         v = strtoull(s, &end, 10);
@@ -28,6 +32,8 @@ int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
 {
         uint64_t v;
         int r;
+
+        assert(ret);
 
         r = parse_u64(s, &v);
         if (r < 0)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,6 +20,10 @@ int proc_stat_parse(const char *text, unsigned *ret_flags, uint64_t *ret_start_t
         unsigned flags;
         const char *p;
 
+        assert(text);
+        assert(ret_flags);
+        assert(ret_start_time);
+
         /* The command may hold spaces and parentheses: the fields start after the last ')'. */
         p = strrchr(text, ')');
         if (!p)
@@ -34,10 +39,18 @@ int proc_stat_parse(const char *text, unsigned *ret_flags, uint64_t *ret_start_t
 
 int proc_status_parse(const char *text, pid_t *ret_tgid, pid_t *ret_ns_tgid, uid_t ret_uid[3], gid_t ret_gid[3])
 {
-        const char *tgid = strstr(text, "\nTgid:"), *uid = strstr(text, "\nUid:"), *gid = strstr(text, "\nGid:");
+        const char *tgid, *uid, *gid;
         unsigned long u[3], g[3];
         long t;
 
+        assert(text);
+        assert(ret_tgid);
+        assert(ret_uid);
+        assert(ret_gid);
+
+        tgid = strstr(text, "\nTgid:");
+        uid = strstr(text, "\nUid:");
+        gid = strstr(text, "\nGid:");
         if (!tgid || !uid || !gid)
                 return -EINVAL;
         if (sscanf(tgid + 6, "%ld", &t) != 1)
@@ -58,9 +71,13 @@ int proc_status_parse(const char *text, pid_t *ret_tgid, pid_t *ret_ns_tgid, uid
 
 int proc_status_nstgid(const char *text, pid_t *ret)
 {
-        const char *line = strstr(text, "\nNStgid:"), *end;
+        const char *line, *end;
         long last = -1;
 
+        assert(text);
+        assert(ret);
+
+        line = strstr(text, "\nNStgid:");
         /* Without the line (before Linux 4.1) the process is in our namespace: its PID is the one to use. */
         if (!line)
                 return -ENOENT;
@@ -103,6 +120,8 @@ int proc_read_nstgid(pid_t pid, pid_t *ret)
         char buf[4096];
         int r;
 
+        assert(ret);
+
         r = read_proc_file(pid, "status", buf, sizeof(buf));
         if (r < 0)
                 return r;
@@ -122,6 +141,8 @@ int proc_info_read(pid_t pid, ProcInfo *ret)
         unsigned flags;
         size_t n;
         int r;
+
+        assert(ret);
 
         r = read_proc_file(pid, "stat", buf, sizeof(buf));
         if (r < 0)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
@@ -12,6 +13,8 @@ uint32_t section_crc32(uint32_t crc, const void *data, size_t size)
 {
         static uint32_t table[256];
         const uint8_t *p = data;
+
+        assert(data || size == 0);
 
         /* The daemon is single-threaded, and the table comes out the same if two threads race on it. */
         if (table[1] == 0)
@@ -83,6 +86,9 @@ void section_writer_init(SectionWriter *w, const char magic[SECTION_MAGIC_SIZE])
 {
         uint8_t *h;
 
+        assert(w);
+        assert(magic);
+
         *w = (SectionWriter){};
         h = writer_extend(w, SECTION_FILE_HEADER_SIZE);
         if (!h)
@@ -94,17 +100,25 @@ void section_writer_init(SectionWriter *w, const char magic[SECTION_MAGIC_SIZE])
 
 void section_writer_init_bare(SectionWriter *w)
 {
+        assert(w);
+
         *w = (SectionWriter){};
 }
 
 void section_reader_init(SectionReader *ret, const void *data, size_t size, const char **error_slot)
 {
+        assert(ret);
+        assert(data || size == 0);
+        assert(error_slot);
+
         *error_slot = NULL;
         *ret = (SectionReader){ .p = data, .left = size, .error = error_slot };
 }
 
 void section_writer_done(SectionWriter *w)
 {
+        assert(w);
+
         free(w->data);
         *w = (SectionWriter){};
 }
@@ -128,6 +142,8 @@ void section_write_string(SectionWriter *w, const char *s)
         size_t n = s ? strlen(s) + 1 : 0;
         uint8_t *p;
 
+        assert(w);
+
         if (n > SECTION_STRING_MAX + 1) {
                 /* Never written, so that the file stays readable; the caller learns at finish. */
                 if (!w->error)
@@ -144,8 +160,11 @@ void section_write_string(SectionWriter *w, const char *s)
 
 size_t section_begin(SectionWriter *w, uint32_t tag, uint32_t flags)
 {
-        size_t offset = w->size;
+        size_t offset;
 
+        assert(w);
+
+        offset = w->size;
         section_write_u32(w, tag);
         section_write_u32(w, flags);
         section_write_u64(w, 0); /* the size, filled in by section_end() */
@@ -154,6 +173,8 @@ size_t section_begin(SectionWriter *w, uint32_t tag, uint32_t flags)
 
 void section_end(SectionWriter *w, size_t offset)
 {
+        assert(w);
+
         if (w->error)
                 return;
         put_le64(w->data + offset + 8, w->size - offset - SECTION_HEADER_SIZE);
@@ -162,8 +183,13 @@ void section_end(SectionWriter *w, size_t offset)
 int section_writer_finish(SectionWriter *w, void **ret, size_t *ret_size, uint32_t *ret_crc)
 {
         uint32_t crc;
-        int r = w->error;
+        int r;
 
+        assert(w);
+        assert(ret);
+        assert(ret_size);
+
+        r = w->error;
         if (r < 0) {
                 section_writer_done(w);
                 return r;
@@ -182,6 +208,9 @@ int section_writer_finish(SectionWriter *w, void **ret, size_t *ret_size, uint32
 
 int section_fail(SectionReader *r, const char *reason)
 {
+        assert(r);
+        assert(reason);
+
         if (!*r->error)
                 *r->error = reason;
         r->left = 0;
@@ -190,11 +219,15 @@ int section_fail(SectionReader *r, const char *reason)
 
 bool section_failed(const SectionReader *r)
 {
+        assert(r);
+
         return *r->error != NULL;
 }
 
 int section_check_end(SectionReader *r)
 {
+        assert(r);
+
         if (section_failed(r))
                 return -EBADMSG;
         if (r->left > 0)
@@ -208,6 +241,11 @@ int section_file_open(const void *data, size_t size, const char magic[SECTION_MA
         const uint8_t *h = data;
         uint64_t payload;
         uint32_t version, crc;
+
+        assert(data || size == 0);
+        assert(magic);
+        assert(error_slot);
+        assert(ret);
 
         *error_slot = NULL;
         if (size >= SECTION_MAGIC_SIZE && memcmp(h, magic, SECTION_MAGIC_SIZE) != 0) {
@@ -278,9 +316,13 @@ uint64_t section_read_u64(SectionReader *r)
 
 int section_read_string(SectionReader *r, size_t max, bool allow_null, const char **ret)
 {
-        uint32_t n = section_read_u32(r);
         const uint8_t *p;
+        uint32_t n;
 
+        assert(r);
+        assert(ret);
+
+        n = section_read_u32(r);
         if (section_failed(r))
                 return -EBADMSG;
         if (n == 0) {
@@ -303,8 +345,12 @@ int section_read_string(SectionReader *r, size_t max, bool allow_null, const cha
 
 int section_read_count(SectionReader *r, size_t min_size, size_t *ret)
 {
-        uint32_t n = section_read_u32(r);
+        uint32_t n;
 
+        assert(r);
+        assert(ret);
+
+        n = section_read_u32(r);
         if (section_failed(r))
                 return -EBADMSG;
         if (min_size > 0 && n > r->left / min_size)
@@ -317,6 +363,9 @@ int section_next(SectionReader *list, Section *ret)
 {
         uint64_t size;
         const uint8_t *p;
+
+        assert(list);
+        assert(ret);
 
         if (section_failed(list))
                 return -EBADMSG;
@@ -336,6 +385,8 @@ int section_next(SectionReader *list, Section *ret)
 
 int section_skip(Section *s)
 {
+        assert(s);
+
         if (s->flags & SECTION_REQUIRED)
                 return section_fail(&s->contents, "a section this vprof does not know is required");
         return 0;

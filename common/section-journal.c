@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <string.h>
@@ -35,6 +36,9 @@ static uint64_t get_le64(const uint8_t *p)
 
 void section_journal_header(const SectionJournalHeader *h, uint8_t ret[SECTION_JOURNAL_HEADER_SIZE])
 {
+        assert(h);
+        assert(ret);
+
         memset(ret, 0, SECTION_JOURNAL_HEADER_SIZE);
         memcpy(ret, SECTION_JOURNAL_MAGIC, SECTION_MAGIC_SIZE);
         put_le32(ret + 8, SECTION_JOURNAL_VERSION);
@@ -45,6 +49,8 @@ void section_journal_header(const SectionJournalHeader *h, uint8_t ret[SECTION_J
 
 void section_journal_record_begin(SectionWriter *w, uint64_t sequence, uint64_t time_usec)
 {
+        assert(w);
+
         section_write_u32(w, 0); /* the size and the CRC, at the end */
         section_write_u32(w, 0);
         section_write_u64(w, sequence);
@@ -54,6 +60,8 @@ void section_journal_record_begin(SectionWriter *w, uint64_t sequence, uint64_t 
 int section_journal_record_finish(SectionWriter *w)
 {
         size_t payload;
+
+        assert(w);
 
         if (w->error < 0)
                 return w->error;
@@ -70,6 +78,11 @@ int section_journal_open(const void *data, size_t size, const char **error_slot,
                          SectionJournalHeader *ret_header, SectionJournalReader *ret)
 {
         const uint8_t *h = data;
+
+        assert(data || size == 0);
+        assert(error_slot);
+        assert(ret_header);
+        assert(ret);
 
         *error_slot = NULL;
         if (size >= SECTION_MAGIC_SIZE && memcmp(h, SECTION_JOURNAL_MAGIC, SECTION_MAGIC_SIZE) != 0) {
@@ -106,11 +119,16 @@ static int journal_fail(SectionJournalReader *j, const char *reason)
 
 int section_journal_next(SectionJournalReader *j, SectionJournalRecord *ret)
 {
-        const uint8_t *p = j->data + j->offset;
-        size_t left = j->size - j->offset;
+        const uint8_t *p;
         uint64_t sequence;
         uint32_t payload;
+        size_t left;
 
+        assert(j);
+        assert(ret);
+
+        p = j->data + j->offset;
+        left = j->size - j->offset;
         if (*j->error)
                 return -EBADMSG;
         if (left == 0)

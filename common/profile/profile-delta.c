@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +68,11 @@ struct ProfileDelta {
 
 int profile_delta_new(ProfileDelta **ret)
 {
-        ProfileDelta *d = calloc(1, sizeof(*d));
+        ProfileDelta *d;
 
+        assert(ret);
+
+        d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;
         *ret = d;
@@ -90,6 +94,9 @@ ProfileDelta *profile_delta_free(ProfileDelta *d)
 
 void profile_delta_begin(ProfileDelta *d, const Profile *p)
 {
+        assert(d);
+        assert(p);
+
         d->frequency = p->frequency;
         d->first_function = d->end_function = p->n_functions;
         d->first_stack = d->end_stack = p->n_stacks;
@@ -103,6 +110,9 @@ void profile_delta_begin(ProfileDelta *d, const Profile *p)
 
 void profile_delta_end(ProfileDelta *d, const Profile *p)
 {
+        assert(d);
+        assert(p);
+
         d->end_function = p->n_functions;
         d->end_stack = p->n_stacks;
         d->end_mangled = p->n_mangled_log;
@@ -284,10 +294,17 @@ static int reserve_canonical(ProfileDelta *d, size_t n_frames)
 
 int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id)
 {
-        uint32_t n_kernel = (uint32_t)s->n_kernel_frames;
-        const uint32_t *frames = s->frames;
-        size_t n_frames = s->n_frames, mask, k;
+        const uint32_t *frames;
+        size_t n_frames, mask, k;
+        uint32_t n_kernel;
         Entry *e = NULL;
+
+        assert(d);
+        assert(s);
+
+        n_kernel = (uint32_t)s->n_kernel_frames;
+        frames = s->frames;
+        n_frames = s->n_frames;
 
         if (_unlikely_(2 * (d->n_entries + 1) > d->n_slots) &&
             (d->n_entries >= UINT32_MAX / 4 || grow_slots(d) < 0)) {
@@ -380,6 +397,10 @@ static void write_threads(const ProfileDelta *d, const Profile *p, SectionWriter
 void profile_delta_write(const ProfileDelta *d, const Profile *p, SectionWriter *w)
 {
         size_t s, n_other = 0;
+
+        assert(d);
+        assert(p);
+        assert(w);
 
         s = section_begin(w, TAG_HEADER, SECTION_REQUIRED);
         section_write_u32(w, d->frequency);
@@ -896,9 +917,13 @@ static int apply_threads(SectionReader r, Profile *p)
 
 int profile_delta_apply(SectionReader *list, Profile *p)
 {
-        _cleanup_(parsed_done) Parsed x = { .n_functions = p->n_functions, .n_stacks = p->n_stacks };
+        _cleanup_(parsed_done) Parsed x = {};
         int k;
 
+        assert(list);
+        assert(p);
+
+        x = (Parsed) { .n_functions = p->n_functions, .n_stacks = p->n_stacks };
         k = gather(list, &x);
         if (k >= 0)
                 k = check_header(x.sections[SECTION_HEADER], p);

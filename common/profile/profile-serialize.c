@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -121,6 +122,9 @@ static void write_mangled(const Profile *p, SectionWriter *w)
 void profile_serialize_write(const Profile *p, SectionWriter *w)
 {
         size_t s;
+
+        assert(p);
+        assert(w);
 
         s = section_begin(w, TAG_HEADER, SECTION_REQUIRED);
         section_write_u32(w, p->frequency);
@@ -465,6 +469,9 @@ int profile_serialize_read(SectionReader *list, Profile **ret)
         Section s;
         int k;
 
+        assert(list);
+        assert(ret);
+
         /* Gather first, then read in the order the sections depend on each other. */
         while ((k = section_next(list, &s)) > 0) {
                 size_t i = 0;
@@ -517,6 +524,10 @@ int profile_serialize_data(const Profile *p, void **ret, size_t *ret_size)
 {
         SectionWriter w;
 
+        assert(p);
+        assert(ret);
+        assert(ret_size);
+
         section_writer_init(&w, PROFILE_SERIALIZE_MAGIC);
         profile_serialize_write(p, &w);
         return section_writer_finish(&w, ret, ret_size, NULL);
@@ -527,6 +538,9 @@ int profile_serialize_parse(const void *data, size_t size, Profile **ret, const 
         const char *error = NULL;
         SectionReader list;
         int r;
+
+        assert(data || size == 0);
+        assert(ret);
 
         r = section_file_open(data, size, PROFILE_SERIALIZE_MAGIC, &error, &list);
         if (r >= 0)
@@ -544,6 +558,9 @@ int profile_serialize_save(const Profile *p, int dir_fd, const char *name)
         size_t size;
         int r;
 
+        assert(p);
+        assert(name);
+
         r = profile_serialize_data(p, &data, &size);
         if (r < 0)
                 return r;
@@ -555,6 +572,9 @@ int profile_serialize_load(int dir_fd, const char *name, Profile **ret, const ch
         _cleanup_free_ void *data = NULL;
         size_t size;
         int r;
+
+        assert(name);
+        assert(ret);
 
         if (ret_error)
                 *ret_error = NULL;
@@ -588,9 +608,12 @@ static void scale_counts(Counts *c, uint32_t to, uint32_t from)
 
 void profile_convert_frequency(Profile *p, uint32_t frequency)
 {
-        uint32_t from = p->frequency;
+        uint32_t from;
         Thread *t;
 
+        assert(p);
+
+        from = p->frequency;
         if (frequency == 0 || frequency == from)
                 return;
         p->total = scale(p->total, frequency, from);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,8 @@ static const HashOps stack_key_hash_ops = { .hash = stack_key_hash, .equal = sta
 int profile_new(uint32_t frequency, Profile **ret)
 {
         _cleanup_(profile_freep) Profile *p = NULL;
+
+        assert(ret);
 
         if (frequency == 0)
                 return -EINVAL;
@@ -176,6 +179,8 @@ static int intern_module(Profile *p, const char *name, uint32_t *ret_id)
 
 void profile_set_limits(Profile *p, size_t max_functions, size_t max_stacks)
 {
+        assert(p);
+
         p->max_functions = max_functions;
         p->max_stacks = max_stacks;
 }
@@ -240,9 +245,15 @@ static int intern_reserved(Profile *p, const char *name, uint32_t *id)
 
 int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id)
 {
-        Function *existing = find_function(p, module, function);
+        Function *existing;
         int r;
 
+        assert(p);
+        assert(module);
+        assert(function);
+        assert(ret_id);
+
+        existing = find_function(p, module, function);
         if (existing) {
                 *ret_id = existing->id;
                 return 0;
@@ -459,6 +470,10 @@ int profile_add_sample_stack(Profile *p, const ProfileSample *s, uint32_t *ret_s
         Thread *t;
         int r = 0;
 
+        assert(p);
+        assert(s);
+        assert(s->frames || s->n_frames == 0);
+
         if (s->kind < 0 || s->kind >= _PROFILE_SAMPLE_KIND_MAX || s->n_kernel_frames > s->n_frames)
                 return -EINVAL;
         for (size_t i = 0; i < s->n_frames; i++)
@@ -518,13 +533,19 @@ static void values_add_all(ProfileValues *v, const ProfileValues *add)
  * once for all of them, as each sample would stamp them once. */
 int profile_add_counts(Profile *p, const ProfileCounts *c)
 {
-        const uint64_t on_cpu = c->values.user_samples + c->values.kernel_samples;
-        const uint32_t *frames = c->frames, *user;
-        size_t n_frames = c->n_frames, n_user;
+        const uint32_t *frames, *user;
+        size_t n_frames, n_user;
         Stack *stack = NULL;
-        uint64_t gen;
+        uint64_t on_cpu, gen;
         Thread *t;
         int r = 0;
+
+        assert(p);
+        assert(c);
+
+        on_cpu = c->values.user_samples + c->values.kernel_samples;
+        frames = c->frames;
+        n_frames = c->n_frames;
 
         if (c->stack_id != PROFILE_STACK_OTHER) {
                 if (c->stack_id >= p->n_stacks)
@@ -607,9 +628,12 @@ int profile_add_counts(Profile *p, const ProfileCounts *c)
 
 int profile_thread_rename(Profile *p, uint32_t tid, const char *name)
 {
-        Thread *t = hashmap_get(p->threads, UINT64_TO_PTR(tid));
+        Thread *t;
         int r = 0;
 
+        assert(p);
+
+        t = hashmap_get(p->threads, UINT64_TO_PTR(tid));
         if (!t)
                 return -ENOENT;
         return count_thread(p, tid, name, &r) ? 0 : r;
@@ -617,9 +641,13 @@ int profile_thread_rename(Profile *p, uint32_t tid, const char *name)
 
 int profile_thread_name(const Profile *p, uint32_t tid, const char **ret)
 {
-        const Thread *t = p->last_thread && p->last_thread->tid == tid ? p->last_thread
-                                                                       : hashmap_get(p->threads, UINT64_TO_PTR(tid));
+        const Thread *t;
 
+        assert(p);
+        assert(ret);
+
+        t = p->last_thread && p->last_thread->tid == tid ? p->last_thread
+                                                         : hashmap_get(p->threads, UINT64_TO_PTR(tid));
         if (!t)
                 return -ENOENT;
         *ret = t->name;
@@ -630,6 +658,11 @@ int profile_stack_frames(const Profile *p, uint32_t stack_id, const uint32_t **r
                          size_t *ret_n_kernel_frames)
 {
         const Stack *stack;
+
+        assert(p);
+        assert(ret_frames);
+        assert(ret_n_frames);
+        assert(ret_n_kernel_frames);
 
         if (stack_id >= p->n_stacks)
                 return -ENOENT;
@@ -662,17 +695,23 @@ double profile_ns_to_samples(uint64_t ns, uint32_t frequency)
 
 double profile_elapsed(const ProfileValues *v, uint32_t frequency)
 {
+        assert(v);
+
         return (double)(v->user_samples + v->kernel_samples) +
                profile_ns_to_samples(v->blocked_ns + v->preempted_ns, frequency);
 }
 
 double profile_application(const ProfileValues *v)
 {
+        assert(v);
+
         return (double)v->user_samples;
 }
 
 double profile_row_value(const ProfileRow *row, ProfileSort key, uint32_t frequency)
 {
+        assert(row);
+
         switch (key) {
         case PROFILE_SORT_INCLUSIVE:
                 return (double)row->inclusive;
@@ -759,6 +798,10 @@ int profile_functions(const Profile *p, ProfileSort sort, size_t limit, ProfileR
         ProfileRow *rows;
         size_t n = 0;
 
+        assert(p);
+        assert(ret);
+        assert(ret_n);
+
         if (!valid_sort(sort))
                 return -EINVAL;
         rows = calloc(MAX(p->n_functions, (size_t)1), sizeof(ProfileRow));
@@ -788,6 +831,10 @@ int profile_modules(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t
         ProfileRow *rows;
         size_t n = 0;
 
+        assert(p);
+        assert(ret);
+        assert(ret_n);
+
         if (!valid_sort(sort))
                 return -EINVAL;
         rows = calloc(MAX(p->n_modules, (size_t)1), sizeof(ProfileRow));
@@ -816,6 +863,10 @@ int profile_threads(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t
         ProfileRow *rows;
         const Thread *t;
         size_t n = 0;
+
+        assert(p);
+        assert(ret);
+        assert(ret_n);
 
         if (!valid_sort(sort))
                 return -EINVAL;
@@ -858,6 +909,10 @@ uint64_t profile_other_function_samples(const Profile *p)
 
 int profile_function_name(const Profile *p, uint32_t id, const char **ret_module, const char **ret_function)
 {
+        assert(p);
+        assert(ret_module);
+        assert(ret_function);
+
         if (id >= p->n_functions)
                 return -ENOENT;
         *ret_module = p->modules[p->functions[id]->key.module_id]->name;
@@ -870,7 +925,10 @@ int profile_set_mangled(Profile *p, uint32_t id, const char *mangled)
         char *copy;
         int r;
 
-        if (id >= p->n_functions || !mangled)
+        assert(p);
+        assert(mangled);
+
+        if (id >= p->n_functions)
                 return -EINVAL;
         /* Two symbols may demangle alike (a constructor's complete and base object versions): the first
          * one's name stands for the row. */
@@ -908,6 +966,10 @@ int profile_stacks(const Profile *p, size_t limit, ProfileStackRow **ret, size_t
         ProfileStackRow *rows;
         const Stack *stack;
         size_t n = 0;
+
+        assert(p);
+        assert(ret);
+        assert(ret_n);
 
         rows = calloc(MAX(hashmap_size(p->stacks), (size_t)1), sizeof(ProfileStackRow));
         if (!rows)

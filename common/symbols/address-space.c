@@ -143,7 +143,10 @@ int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret)
         _cleanup_(address_space_freep) AddressSpace *as = NULL;
         int r;
 
-        if (!s || pid <= 0 || !ret)
+        assert(s);
+        assert(ret);
+
+        if (pid <= 0)
                 return -EINVAL;
 
         as = calloc(1, sizeof(*as));
@@ -449,8 +452,8 @@ int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, 
         const char *module, *name;
         int r;
 
-        if (!as || !ret)
-                return -EINVAL;
+        assert(as);
+        assert(ret);
 
         r = address_space_find(as, a, &m);
         if (r < 0)
@@ -546,8 +549,9 @@ int address_space_file_info(AddressSpace *as, uint64_t addr, FileInfo *ret)
         FileEntry *entry;
         int r;
 
-        if (!as || !ret)
-                return -EINVAL;
+        assert(as);
+        assert(ret);
+
         r = address_space_find(as, addr, &m);
         if (r < 0)
                 return r;
@@ -562,8 +566,10 @@ int address_space_file_info(AddressSpace *as, uint64_t addr, FileInfo *ret)
 
 int address_space_module_info(AddressSpace *as, const char *module, FileInfo *ret)
 {
-        if (!as || !module || !ret)
-                return -EINVAL;
+        assert(as);
+        assert(module);
+        assert(ret);
+
         for (size_t i = 0; i < as->maps->n; i++) {
                 const ProcMap *m = &as->maps->maps[i];
                 FileEntry *entry;

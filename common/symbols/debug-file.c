@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -93,7 +94,10 @@ int debug_file_find(const DebugFileQuery *q, DebugFileAccept accept, void *userd
         const char *cursor;
         int k, r;
 
-        if (!q || !q->debug_dir || q->debug_dir[0] != '/' || !accept)
+        assert(q);
+        assert(accept);
+
+        if (!q->debug_dir || q->debug_dir[0] != '/')
                 return -EINVAL;
         if (q->root) {
                 root_fd = open(q->root, O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <libiberty/demangle.h>
 #include <stdlib.h>
@@ -17,8 +18,9 @@ int demangle_symbol(const char *name, char **ret)
 {
         char *d;
 
-        if (!name || !ret)
-                return -EINVAL;
+        assert(name);
+        assert(ret);
+
         if (!looks_mangled(name))
                 return 0;
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -439,8 +440,8 @@ int elf_symbols_load_fd(int fd, ElfSymbols **ret)
         _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL;
         int r;
 
-        if (!ret)
-                return -EINVAL;
+        assert(ret);
+
         r = elf_file_open(fd, &f);
         if (r < 0)
                 return r;
@@ -476,8 +477,9 @@ int elf_symbols_load_path(const char *path, ElfSymbols **ret)
 {
         _cleanup_close_ int fd = -1;
 
-        if (!path || !ret)
-                return -EINVAL;
+        assert(path);
+        assert(ret);
+
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
@@ -491,8 +493,8 @@ int elf_symbols_use_debug_fd(ElfSymbols *e, int fd)
         _cleanup_free_ char *build_id = NULL;
         int r;
 
-        if (!e)
-                return -EINVAL;
+        assert(e);
+
         r = elf_file_open(fd, &f);
         if (r < 0)
                 return r;
@@ -530,8 +532,8 @@ int elf_symbols_use_minidebuginfo(ElfSymbols *e, int fd)
         size_t size;
         int r;
 
-        if (!e)
-                return -EINVAL;
+        assert(e);
+
         if (!e->has_debugdata)
                 return -ENOENT;
         r = elf_file_open(fd, &f);
@@ -575,8 +577,9 @@ int elf_symbols_use_minidebuginfo(ElfSymbols *e, int fd)
 
 int elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t file_offset, uint64_t *ret_vaddr)
 {
-        if (!e || !ret_vaddr)
-                return -EINVAL;
+        assert(e);
+        assert(ret_vaddr);
+
         for (size_t i = 0; i < e->n_segments; i++) {
                 const ElfSegment *s = &e->segments[i];
 

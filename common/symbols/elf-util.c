@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <elf.h>
 #include <errno.h>
 #include <limits.h>
@@ -151,7 +152,9 @@ int elf_file_open(int fd, ElfFile **ret)
         _cleanup_(elf_file_freep) ElfFile *f = NULL;
         int r;
 
-        if (fd < 0 || !ret)
+        assert(ret);
+
+        if (fd < 0)
                 return -EINVAL;
         f = calloc(1, sizeof(*f));
         if (!f)
@@ -188,8 +191,9 @@ int elf_file_memory(void *image, size_t size, ElfFile **ret)
         _cleanup_(elf_file_freep) ElfFile *f = NULL;
         int r;
 
-        if (!image || !ret)
-                return -EINVAL;
+        assert(image);
+        assert(ret);
+
         f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
@@ -242,7 +246,10 @@ int elf_file_section(ElfFile *f, Elf_Scn *scn, uint64_t max, bool raw, Elf_Data 
         Elf_Data *data;
         int r;
 
-        if (!f || !scn || !ret)
+        assert(f);
+        assert(ret);
+
+        if (!scn)
                 return -EINVAL;
         if (!gelf_getshdr(scn, &shdr))
                 return -EBADMSG;
@@ -263,8 +270,8 @@ int elf_file_strings(ElfFile *f, size_t ndx, uint64_t max)
         Elf_Scn *scn;
         GElf_Shdr shdr;
 
-        if (!f)
-                return -EINVAL;
+        assert(f);
+
         scn = elf_getscn(f->elf, ndx);
         if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_STRTAB ||
             (shdr.sh_flags & SHF_COMPRESSED))
@@ -277,8 +284,9 @@ int elf_file_chunk(ElfFile *f, uint64_t offset, uint64_t size, Elf_Type type, ui
         Elf_Data *data;
         int r;
 
-        if (!f || !ret)
-                return -EINVAL;
+        assert(f);
+        assert(ret);
+
         if (size == 0)
                 return -ENODATA;
         if (size > max)
@@ -302,8 +310,8 @@ int elf_file_check(const ElfFile *f)
 {
         struct stat st;
 
-        if (!f)
-                return -EINVAL;
+        assert(f);
+
         if (f->fd < 0)
                 return 0;
         if (fstat(f->fd, &st) < 0)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,8 +143,8 @@ int kallsyms_load(const char *path, Kallsyms **ret)
         uint32_t core;
         int r;
 
-        if (!path || !ret)
-                return -EINVAL;
+        assert(path);
+        assert(ret);
 
         k = calloc(1, sizeof(*k));
         if (!k)

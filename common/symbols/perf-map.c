@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -62,8 +63,9 @@ int perf_map_parse(FILE *f, PerfMap **ret)
         _cleanup_free_ char *line = NULL;
         size_t line_size = 0, allocated = 0, kept = 0, n_line = 0;
 
-        if (!f || !ret)
-                return -EINVAL;
+        assert(f);
+        assert(ret);
+
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
@@ -173,8 +175,9 @@ int perf_map_load(const char *path, PerfMap **ret)
         size_t size;
         int r;
 
-        if (!path || !ret)
-                return -EINVAL;
+        assert(path);
+        assert(ret);
+
         /* The file is the target's to write: a FIFO or a device planted there is not opened (open-util.h),
          * nor a symbolic link followed to make us read another file as root. */
         fd = open_regular(path, O_NOFOLLOW);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -109,8 +110,8 @@ int proc_maps_parse(const char *text, ProcMaps **ret)
         ProcMapsBlob *blob;
         bool sorted = true;
 
-        if (!text || !ret)
-                return -EINVAL;
+        assert(text);
+        assert(ret);
 
         /* First pass: parse, and count the bytes the paths need. */
         for (const char *p = text; *p;) {
@@ -234,7 +235,9 @@ int proc_maps_read(pid_t pid, ProcMaps **ret)
         char path[64];
         int r;
 
-        if (pid <= 0 || !ret)
+        assert(ret);
+
+        if (pid <= 0)
                 return -EINVAL;
 
         snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);

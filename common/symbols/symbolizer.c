@@ -54,8 +54,8 @@ int symbolizer_new(Symbolizer **ret)
 {
         _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
 
-        if (!ret)
-                return -EINVAL;
+        assert(ret);
+
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
@@ -89,6 +89,8 @@ size_t symbolizer_cached_files(const Symbolizer *s)
 
 void symbolizer_set_budget(Symbolizer *s, size_t bytes)
 {
+        assert(s);
+
         s->budget = bytes;
 }
 
@@ -133,7 +135,9 @@ int symbolizer_set_debug_directory(Symbolizer *s, const char *dir)
 {
         char *copy = NULL;
 
-        if (!s || (dir && dir[0] != '/'))
+        assert(s);
+
+        if (dir && dir[0] != '/')
                 return -EINVAL;
         if (dir) {
                 copy = strdup(dir);
@@ -152,6 +156,8 @@ const char *symbolizer_debug_directory(const Symbolizer *s)
 
 void symbolizer_set_debug_fetch(Symbolizer *s, DebugFetch fetch, void *userdata)
 {
+        assert(s);
+
         s->debug_fetch = fetch;
         s->debug_fetch_userdata = userdata;
 }
@@ -210,8 +216,9 @@ int symbolizer_set_kallsyms(Symbolizer *s, const char *path, uint64_t reread_use
 {
         char *copy;
 
-        if (!s || !path)
-                return -EINVAL;
+        assert(s);
+        assert(path);
+
         copy = strdup(path);
         if (!copy)
                 return -ENOMEM;
@@ -259,8 +266,8 @@ int symbolizer_resolve_kernel(Symbolizer *s, uint64_t addr, Symbol *ret)
         uint64_t offset = 0;
         int r;
 
-        if (!s || !ret)
-                return -EINVAL;
+        assert(s);
+        assert(ret);
 
         if (!s->kallsyms_loaded) {
                 r = symbolizer_load_kallsyms(s);
@@ -364,8 +371,10 @@ int symbolizer_add_debug_file(Symbolizer *s, const char *build_id, const char *p
 {
         int n = 0, r;
 
-        if (!s || !build_id || !path)
-                return -EINVAL;
+        assert(s);
+        assert(build_id);
+        assert(path);
+
         /* The replaced entries too: address spaces may still resolve through them. */
         for (size_t i = 0; i < s->n_entries; i++) {
                 FileEntry *e = s->entries[i];
@@ -460,6 +469,10 @@ int symbolizer_get_file(Symbolizer *s, int fd, const char *path, const char *roo
         struct stat st;
         uint64_t start;
         int r;
+
+        assert(s);
+        assert(fd >= 0);
+        assert(ret);
 
         if (fstat(fd, &st) < 0)
                 return negative_errno();

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -83,7 +84,10 @@ int vdso_symbols_parse(const void *image, size_t size, VdsoSymbols **ret)
         size_t kept = 0;
         int r;
 
-        if (!image || size == 0 || !ret)
+        assert(image || size == 0);
+        assert(ret);
+
+        if (size == 0)
                 return -EINVAL;
         if (elf_version(EV_CURRENT) == EV_NONE)
                 return -EOPNOTSUPP;
@@ -161,7 +165,9 @@ int vdso_symbols_read(pid_t pid, uint64_t start, uint64_t end, VdsoSymbols **ret
         size_t size;
         ssize_t n;
 
-        if (pid <= 0 || end <= start || end - start > VDSO_MAX_SIZE || !ret)
+        assert(ret);
+
+        if (pid <= 0 || end <= start || end - start > VDSO_MAX_SIZE)
                 return -EINVAL;
         size = (size_t)(end - start);
         image = malloc(size);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <lzma.h>
 #include <stdlib.h>
@@ -22,7 +23,10 @@ int xz_decompress(const void *in, size_t in_size, size_t max_out, void **ret, si
         size_t allocated = 0;
         lzma_ret lr;
 
-        if (!in || !ret || !ret_size || max_out == 0)
+        assert(ret);
+        assert(ret_size);
+
+        if (!in || max_out == 0)
                 return -EINVAL;
         lr = lzma_stream_decoder(&s, XZ_MEMLIMIT, 0);
         if (lr != LZMA_OK)
@@ -72,7 +76,9 @@ int file_crc32(int fd, uint32_t *ret)
         off_t offset = 0;
         ssize_t n;
 
-        if (fd < 0 || !ret)
+        assert(ret);
+
+        if (fd < 0)
                 return -EINVAL;
         while ((n = pread(fd, buf, sizeof(buf), offset)) != 0) {
                 if (n < 0) {

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -280,6 +281,11 @@ int cfa_program_run(const CfaCie *cie, Cursor cie_insns, Cursor fde_insns, uint6
         Interp in = { .cie = cie, .pc = pc, .loc = pc_begin, .next = UINT64_MAX, .in_cie = true };
         int r;
 
+        assert(cie);
+        assert(ret);
+        assert(ret_lo);
+        assert(ret_hi);
+
         for (int col = 0; col < N_COLUMNS; col++)
                 in.row.columns[col] = default_rule(col);
         r = run_program(&in, cie_insns);
@@ -348,6 +354,11 @@ int cfa_row_unwind(const Row *row, const UnwindRegs *regs, const uint64_t *windo
 {
         uint64_t cfa, ra, bp;
         int r;
+
+        assert(row);
+        assert(regs);
+        assert(window || n_words == 0);
+        assert(ret_caller);
 
         if (!row->cfa_defined)
                 return -EBADMSG;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <assert.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -395,8 +396,10 @@ int eh_frame_new(const void *eh_frame, size_t eh_frame_size, uint64_t eh_frame_v
         _cleanup_(eh_frame_freep) EhFrame *e = NULL;
         int r = -ENOENT;
 
-        if ((!eh_frame && eh_frame_size > 0) || (!hdr && hdr_size > 0) || !ret)
-                return -EINVAL;
+        assert(eh_frame || eh_frame_size == 0);
+        assert(hdr || hdr_size == 0);
+        assert(ret);
+
         if (eh_frame_size == 0)
                 return -ENOENT;
 
@@ -527,8 +530,8 @@ int eh_frame_load_fd(int fd, EhFrame **ret)
         size_t shstrndx;
         int r;
 
-        if (!ret)
-                return -EINVAL;
+        assert(ret);
+
         r = elf_file_open(fd, &f);
         if (r < 0)
                 return r;
@@ -592,8 +595,9 @@ int eh_frame_load_path(const char *path, EhFrame **ret)
 {
         _cleanup_close_ int fd = -1;
 
-        if (!path || !ret)
-                return -EINVAL;
+        assert(path);
+        assert(ret);
+
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
@@ -652,8 +656,10 @@ int eh_frame_unwind_step(const EhFrame *e, uint64_t bias, const UnwindRegs *regs
         RowSlot *slot;
         uint64_t pc;
 
-        if (!e || !regs || (!window && n_words > 0) || !ret_caller)
-                return -EINVAL;
+        assert(e);
+        assert(regs);
+        assert(window || n_words == 0);
+        assert(ret_caller);
 
         pc = regs->ip - bias;
         /* Fibonacci hashing: the top bits of the product, which every bit of the granule feeds. */

@@ -28,7 +28,7 @@ START_TEST(test_parse_pid)
                 ck_assert_msg(parse_pid(bad[i], &v) < 0, "accepted '%s'", bad[i]);
                 ck_assert_uint_eq(v, 7); /* untouched on failure */
         }
-        ck_assert_int_eq(parse_pid(NULL, &v), -EINVAL);
+        ck_assert_int_eq(parse_pid("", &v), -EINVAL);
         ck_assert_int_eq(parse_u32("10001", 1, 10000, &v), -ERANGE);
         ck_assert_int_eq(parse_u32("10000", 1, 10000, &v), 0);
 }
