@@ -15,6 +15,13 @@
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _likely_(x) (__builtin_expect(!!(x), 1))
 #define _unlikely_(x) (__builtin_expect(!!(x), 0))
+/* A function kept as written, a call frame of its own: gcc's noipa (not inlined, cloned, merged with
+ * identical code or given another calling convention). clang has no such attribute: noinline is nearest. */
+#ifdef __clang__
+#define _noipa_ __attribute__((noinline))
+#else
+#define _noipa_ __attribute__((noinline, noipa))
+#endif
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 

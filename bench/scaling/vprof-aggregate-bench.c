@@ -277,7 +277,7 @@ static void fill_batch(Workload *w, size_t n)
         }
 }
 
-static __attribute__((noipa)) int add_batch(Target *t, const Workload *w, size_t n)
+static _noipa_ int add_batch(Target *t, const Workload *w, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
                 int r = target_add_sample(t, (const struct vprof_sample *)(w->records + i * w->stride));
@@ -295,7 +295,7 @@ static __attribute__((noipa)) int add_batch(Target *t, const Workload *w, size_t
 
 /* The cold pass, apart from add_batch() so that callgrind's --toggle-collect=add_batch leaves it out (noipa:
  * not folded into it as identical code). */
-static __attribute__((noipa)) int add_cold_batch(Target *t, const Workload *w, size_t n)
+static _noipa_ int add_cold_batch(Target *t, const Workload *w, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
                 int r = target_add_sample(t, (const struct vprof_sample *)(w->records + i * w->stride));

@@ -93,8 +93,9 @@ static char *pick_sort(Fuzz *f, bool values)
         static const char *const elapsed[] = { "elapsed-inclusive", "elapsed-exclusive", "application-inclusive",
                                                "application-exclusive" };
         static const char *const odd[] = { "", "Inclusive", "inclusive ", " exclusive", "elapsed", "application-",
-                                           "%s%n%x%p", "inclusive\n", "exclusive\x7f", "\xc3\xbcnic\xc3\xb6" "de",
-                                           "\xf0\x9f\x94\xa5", "inclusive\texclusive" };
+                                           "%s%n%x%p", "inclusive\n", "exclusive\x7f",
+                                           ("\xc3\xbcnic\xc3\xb6" "de"), "\xf0\x9f\x94\xa5",
+                                           "inclusive\texclusive" };
         Rng *r = &f->rng;
         uint64_t k = rng_below(r, 10);
         const char *s;

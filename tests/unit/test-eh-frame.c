@@ -828,7 +828,7 @@ END_TEST
 static volatile ssize_t blocked_read_result;
 
 /* Calls libc's read() itself, not a sanitizer's interceptor; the store after the call keeps it a call. */
-__attribute__((noinline, noipa)) static void blocked_read(ssize_t (*fn)(int, void *, size_t), int fd)
+_noipa_ static void blocked_read(ssize_t (*fn)(int, void *, size_t), int fd)
 {
         char c;
 

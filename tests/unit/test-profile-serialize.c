@@ -304,7 +304,7 @@ START_TEST(test_every_flipped_byte)
         }
         /* Everything but the header's fixed fields is caught by the checksum. */
         ck_assert_uint_ge(by_crc, size - 28);
-        _cleanup_(profile_freep) Profile *q = parse_ok(data, size);
+        _unused_ _cleanup_(profile_freep) Profile *q = parse_ok(data, size);
 }
 END_TEST
 
@@ -337,7 +337,7 @@ START_TEST(test_payload_mutations)
                                 _cleanup_free_ uint8_t *again = NULL;
                                 size_t n;
                                 serialize(q, &again, &n);
-                                _cleanup_(profile_freep) Profile *r = parse_ok(again, n);
+                                _unused_ _cleanup_(profile_freep) Profile *r = parse_ok(again, n);
                                 accepted++;
                         } else {
                                 ck_assert_ptr_nonnull(error);
@@ -370,7 +370,7 @@ START_TEST(test_newer_version_and_bad_header)
         v = htole32(SECTION_FILE_VERSION);
         memcpy(data + 8, &v, sizeof(v));
         fix_crc(data, size);
-        _cleanup_(profile_freep) Profile *q = parse_ok(data, size);
+        _unused_ _cleanup_(profile_freep) Profile *q = parse_ok(data, size);
 
         /* A payload size beyond the limit is refused before anything else is read. */
         big = htole64((uint64_t)2 << 30);
