@@ -10,8 +10,8 @@
 
 /* The client's copy of one table as the daemon returns it (GetFunctions, GetModules, GetThreads,
  * GetProcesses, or their *Values twins), plus the few operations vprofctl does itself: sorting, cutting and
- * merging tables. Pure: no bus, no output. Sort keys and percents follow common/profile/profile.h, the
- * daemon's own rules. */
+ * merging tables. Pure: no bus, no output. Sort keys follow common/profile/profile.h, and percents the rules of
+ * docs/COUNTING.md, as the daemon's do. */
 
 typedef enum ReportKind {
         REPORT_FUNCTIONS,

@@ -7,25 +7,10 @@
 
 #include "macros.h"
 
-/* vprof's saved-state files: a header, then a list of tagged, length-prefixed sections, all little-endian.
- *
- *   header   8 magic | u32 version | u32 flags (0) | u64 payload size | u32 CRC-32 | u32 0     (32 bytes)
- *   payload  section*
- *   section  u32 tag | u32 flags | u64 size | size bytes
- *   string   u32 size | size bytes, the last one the only NUL; size 0 is "no string" (NULL)
- *
- * The CRC-32 (IEEE 802.3, as zlib's) covers the header's first 24 bytes and the payload, so a flipped bit
- * anywhere is caught. A section holds fields, or again a list of sections (a container: a target's record
- * holds its profile's sections).
- *
- * Compatibility rules, for whoever adds to a file:
- *  - A new kind of data is a new section with a new tag. Old readers skip sections they do not know, so the
- *    version stays: an old vprofd reads the new file without the new data.
- *  - When skipping the section would make an old reader misread the rest (the section changes what other
- *    sections' numbers mean), set SECTION_REQUIRED on it: an old reader then refuses the file.
- *  - Changing the layout of an existing section needs a new tag (keep reading the old one) or, as a last
- *    resort, SECTION_FILE_VERSION + 1, which every older reader refuses.
- *  - Fields are never appended to an existing section: readers insist on its exact size. */
+/* vprof's saved-state files: a checksummed header, then a list of tagged, length-prefixed sections, which may
+ * nest. The layout, and the rules for adding to a file without breaking older readers (new data is a new
+ * section; SECTION_REQUIRED when skipping it would mislead; never a field appended to a section, whose exact
+ * size readers insist on), are docs/STATE_FORMAT.md, "Section files". */
 
 #define SECTION_FILE_VERSION 1u
 #define SECTION_MAGIC_SIZE 8

@@ -8,16 +8,11 @@
 
 /* An append-only journal next to a snapshot file: what changed since the snapshot, one record at a time (the
  * daemon writes one a second), each checked on its own, so that a crash in the middle of a write costs only the
- * record being written. Little-endian:
- *
- *   header  8 magic | u32 version | u32 flags (0) | u64 generation | u32 snapshot CRC | u32 CRC-32 of the 28 bytes
- *           before                                                                                  (32 bytes)
- *   record  u32 size | u32 CRC-32 of the payload | payload (size bytes)
- *   payload u64 sequence (1, 2, ... within the journal) | u64 time (CLOCK_REALTIME, us) | sections
+ * record being written. The layout is docs/STATE_FORMAT.md, "The crash journal".
  *
  * The header names the snapshot the journal continues: its generation (the snapshot says its own) and the
  * CRC of its header (section-file.h), so that a journal is never replayed onto another snapshot than its
- * own. What the sections of a record say is the writer's business (daemon/state-store.h); they follow
+ * own. What the sections of a record say is the writer's business (daemon/journal.h); they follow
  * section-file.h's rules.
  *
  * Reading stops at the first record that is cut short (the end of the file inside a record: a write the writer

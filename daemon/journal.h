@@ -14,13 +14,8 @@
  * a record of what each target's tables gained meanwhile (its ProfileDelta, profile-delta.h), in one
  * write(), and right away a record for each reset and detach, so that a replay never applies the deltas of a
  * target's new tables to its old ones. At start the journal of the snapshot is replayed onto the snapshot's
- * targets before they are restored.
- *
- * Record sections:
- *   JDLT  u32 pid | u64 start time | the delta's sections (profile-delta.h)
- *   JRST  u32 pid | u64 start time | u32 frequency      the target was reset: empty tables at that frequency
- *   JDET  u32 pid | u64 start time                      the target was detached
- * A record of a target the snapshot does not have (attached after it) is skipped. */
+ * targets before they are restored. Its record sections (JDLT, JRST, JDET) are docs/STATE_FORMAT.md, "The
+ * crash journal"; a record of a target the snapshot does not have (attached after it) is skipped. */
 
 typedef struct Manager Manager;
 typedef struct Target Target;

@@ -13,23 +13,9 @@
  * (PID, start time and boot), is attached again with its counts continuing; one whose process is gone keeps its
  * tables as an exited target, as if it had exited under this daemon.
  *
- * The snapshot, targets.state, is a state file (section-file.h) of magic "VPROFDST":
- *
- *   SAVE  u64 generation (one more each snapshot, named by the journal that continues it) | u64 time written
- *         (CLOCK_REALTIME, us) | u32 flags (SAVE_CLEAN_STOP: the final save of a daemon that stopped) | u32 0
- *   BOOT  string: /proc/sys/kernel/random/boot_id when saved
- *   TARG  (one a target, a container of sections)
- *     TINF  u32 pid | u64 start time (clock ticks since boot) | u64 flags (VPROF_TARGET_*) |
- *           u32 uid that attached it | u64 attach time (CLOCK_REALTIME, us) | u32 uid[3] | u32 gid[3] |
- *           u32 dumpable | u32 exited | string comm
- *     TSLT  u32 uid whose slot it takes (target-slots.h: the attaching caller's, even when polkit allowed it and
- *           TINF says 0) | u64 exit time (CLOCK_REALTIME, us; 0 when running). Optional: without it (an older
- *           file) the target is the TINF uid's, and an exited one counts as exited at the restore.
- *     PROF  (a container: the profile's sections, profile-serialize.h)
- *
- * SAVE is optional (files of older daemons have none: their journal, if any, is not replayed). To save more
- * of a target, add a section to TARG (or to PROF, for more of the profile), following the rules of
- * section-file.h.
+ * The snapshot, targets.state, is a state file (section-file.h) of magic "VPROFDST", laid out in
+ * docs/STATE_FORMAT.md, "The snapshot". To save more of a target, add a section to TARG (target-serialize.h),
+ * or to PROF for more of the profile, following the rules there.
  *
  * Durability: a snapshot is written to a temporary file, fsync()ed and renamed over the old one, so a power loss
  * leaves the last snapshot whole; the journal is written with one write() a record and never synced, so it

@@ -11,7 +11,7 @@
 #include "section-file.h"
 #include "target.h"
 
-/* One target's record in the state file (the TARG section, see state-store.h), written from a Target and
+/* One target's record in the state file (the TARG section of docs/STATE_FORMAT.md), written from a Target and
  * read back into a SavedTarget, checked. */
 
 #define TARGET_SECTION_TAG SECTION_TAG('T', 'A', 'R', 'G')

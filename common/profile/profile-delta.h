@@ -8,8 +8,8 @@
 #include "profile.h"
 #include "section-file.h"
 
-/* What one profile gained during one interval (a second): the unit of the daemon's crash journal, and the
- * per-second bucket of the live view's time windows. A delta holds
+/* What one profile gained during one interval (a second): the unit of the daemon's crash journal (and meant to
+ * be the per-second bucket of time windows over the tables, which vprof does not have yet). A delta holds
  *  - entries, one per (stack, thread, kernel frames): the exact counts that the interval's samples of that stack
  *    and thread added (ProfileValues: on-CPU samples by mode, off-CPU nanoseconds by kind). Samples counted in
  *    the profile's "other" stack (past its stack limit) have no stack id: their entry keeps what counting reads
@@ -25,19 +25,8 @@
  * the deltas of a period, in order, onto the profile as it was before it gives exactly the profile after it:
  * profile_add_counts() applies profile_add_sample()'s rules multiplied out.
  *
- * Its written form is a list of sections (section-file.h), every one required:
- *
- *   DHDR  u32 frequency | u32 first new function id | u32 first new stack id
- *   DFUN  u32 n | n x (string module | string name)                  the new functions, ids from the first
- *   DMNG  u32 n | n x (u32 function id | string mangled name)        in the order they were set
- *   DSTK  u32 n | n x (u32 n frames | u32 n kernel frames | frames)   the new stacks, ids from the first
- *   DTHR  u32 n | n x (u32 tid | string name or none)                 every thread of an entry, by tid
- *   DENT  u32 n | n x (u32 stack id | u32 tid | u32 n kernel frames | values)
- *   DOTH  u32 n | n x (u32 tid | u32 n frames | u32 n kernel frames | values | frames)   other-stack entries
- *
- *   values = u64 user samples | u64 kernel samples | u64 blocked ns | u64 preempted ns
- *
- * Only DHDR is always there. */
+ * Its written form is a list of sections (section-file.h), every one required: docs/STATE_FORMAT.md, "A profile
+ * delta". */
 
 typedef struct ProfileDelta ProfileDelta;
 

@@ -9,24 +9,10 @@
 
 /* A Profile saved and loaded exactly: every count and value of every function, module and thread, the
  * totals and the frequency. The profile is a list of sections (section-file.h), so that it can make a file
- * of its own or sit in a container section of a bigger file (the daemon's record of a target):
- *
- *   PHDR  u32 frequency | u32 id of the "[unknown]" function or 2^32-1 | u64 total | values
- *   MODS  u32 n | n x (string name | counts)                       module ids are the positions
- *   FUNC  u32 n | n x (u32 module id | string name | counts)       function ids are the positions
- *   THRD  u32 n | n x (u32 tid | string name or none | u64 samples | values), by tid
- *   STCK  u64 samples in no stack | values in no stack | u32 n |
- *         n x (u32 n frames | u32 n kernel frames | u64 samples | values | n frames x u32 function id)
- *                                                                  stack ids are the positions
- *   MNGL  u32 n | n x (u32 function id | string mangled name)
- *
- *   counts = u64 inclusive | u64 exclusive | values (inclusive) | values (exclusive)
- *   values = u64 user samples | u64 kernel samples | u64 blocked ns | u64 preempted ns
- *
- * STCK and MNGL are optional (older files have none). Each section appears once. To save more of the
- * profile, add a section with a new tag in profile_serialize_write() and read it in
- * profile_serialize_read(), where unknown tags are skipped; give it SECTION_REQUIRED if an older reader that
- * skips it would misread the others (see section-file.h).
+ * of its own or sit in a container section of a bigger file (the daemon's record of a target). The sections
+ * are docs/STATE_FORMAT.md, "A profile". To save more of the profile, add a section with a new tag in
+ * profile_serialize_write() and read it in profile_serialize_read(), where unknown tags are skipped, and
+ * describe it there.
  *
  * Loading trusts nothing: ids in range, names NUL-terminated, bounded and unique, record counts that fit
  * their section, and counts that could have been counted (exclusive <= inclusive <= total, likewise every

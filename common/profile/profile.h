@@ -7,25 +7,11 @@
 
 #include "macros.h"
 
-/* The counting rules of one target, free of BPF and D-Bus.
- *
- * Sampling values (seed 004), from on-CPU samples, kernel frames included:
- *  - every sample adds one exclusive count to the function executing (the innermost frame) and one
- *    inclusive count to every *distinct* function on the stack, so recursion counts once per sample;
- *  - modules likewise: the innermost frame's module gets the exclusive count, every distinct module on the
- *    stack an inclusive count;
- *  - threads and the process count every sample once (their inclusive and exclusive counts are equal);
- *  - percents are against the total number of samples.
- *
- * Elapsed and application values (seed 003), on the user stack only: an on-CPU sample is an interval of one
- * sample period; it is an interval "with an operating-system event" when it was taken in kernel mode. An
- * off-CPU interval (blocked or preempted) always is one, and lasts its measured duration. Every interval is
- * added to the elapsed inclusive value of every distinct function on its user stack and to the elapsed
- * exclusive value of the user leaf (for a kernel-mode sample or an off-CPU interval, the function that
- * entered the kernel); intervals without an operating-system event go to the application values the same
- * way. Elapsed percents are against the session's elapsed total, application percents against its
- * application total. Values are exact: sample counts and nanoseconds are kept apart and only combined, in
- * sample periods (1/frequency seconds), when read. */
+/* The counting of one target, free of BPF and D-Bus: samples and off-CPU intervals, each with its stack, into
+ * the sampling values (seed 004: inclusive and exclusive counts) and the elapsed and application values (seed
+ * 003) of every function, module and thread. The rules, and what the percents are against, are
+ * docs/COUNTING.md; tests/unit/test-profile.c checks them on hand-computed profiles. Values are exact: sample
+ * counts and nanoseconds are kept apart and only combined, in sample periods (1/frequency seconds), when read. */
 
 typedef struct Profile Profile;
 

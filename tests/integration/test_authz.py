@@ -10,8 +10,7 @@ import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 USERS = ("vprof-test-a", "vprof-test-b")
@@ -74,7 +73,7 @@ PID_METHODS = (("attach", lambda pid: ["attach", pid]), ("report", lambda pid: [
                ("reset", lambda pid: ["reset", pid]), ("detach", lambda pid: ["detach", pid]))
 
 
-class Matrix(unittest.TestCase):
+class Matrix(vprof_env.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.a, cls.b = (add_user(u) for u in USERS)
@@ -225,7 +224,7 @@ ACTIONS_DIR = "/usr/share/polkit-1/actions"
 RULES = "/etc/polkit-1/rules.d/49-vprof-test.rules"
 
 
-class WithPolkit(unittest.TestCase):
+class WithPolkit(vprof_env.TestCase):
     """A real polkitd on a private bus of its own, with the shipped action and a rule that allows user a and
     refuses user b: the call parked while polkit is asked comes back with the verdict."""
 
@@ -306,5 +305,10 @@ class WithPolkit(unittest.TestCase):
         self.assertEqual(self.env.ctl("status").returncode, 0)
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env(frequency=99)
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__], frequency=99)
+    vprof_env.main()

@@ -9,11 +9,9 @@ import shutil
 import subprocess
 import sys
 import time
-import unittest
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 WORK = ["work_alpha", "work_beta", "work_gamma", "work_delta"]
@@ -23,7 +21,7 @@ def rows_by(rows, key):
     return {r[key]: r for r in rows}
 
 
-class ProfileOfKnownWorkload(unittest.TestCase):
+class ProfileOfKnownWorkload(vprof_env.TestCase):
     """One profiled run of vprof-demo next to a busy bystander that is not attached."""
 
     @classmethod
@@ -121,7 +119,7 @@ class ProfileOfKnownWorkload(unittest.TestCase):
         self.assertRegex(r.stdout, r"FUNCTION\s+MODULE\s+INCLUSIVE\s+EXCLUSIVE")
 
 
-class Client(unittest.TestCase):
+class Client(vprof_env.TestCase):
     def test_top_prints_live_tables(self):
         demo = ENV.spawn_demo("--seconds", 3)
         self.assertEqual(ENV.ctl("attach", demo.pid).returncode, 0)
@@ -170,7 +168,7 @@ class Client(unittest.TestCase):
         self.assertTrue(r.stderr.startswith("vprofctl: "))
 
 
-class Binaries(unittest.TestCase):
+class Binaries(vprof_env.TestCase):
     """Bad binaries still give a profile: a deleted one keeps its names, a stripped one keeps its frames."""
 
     def profile(self, binary):
@@ -215,7 +213,7 @@ class Binaries(unittest.TestCase):
         self.assertEqual(sum(r["exclusive"] for r in report["functions"]), report["total_samples"])
 
 
-class TwoThreads(unittest.TestCase):
+class TwoThreads(vprof_env.TestCase):
     def test_threads_named_and_counted(self):
         demo = ENV.spawn_demo("--threads", 2, "--seconds", 3)
         self.assertEqual(ENV.ctl("attach", demo.pid).returncode, 0)
@@ -230,7 +228,7 @@ class TwoThreads(unittest.TestCase):
         self.assertEqual(ENV.ctl("detach", demo.pid).returncode, 0)
 
 
-class Errors(unittest.TestCase):
+class Errors(vprof_env.TestCase):
     def assert_one_line_error(self, r, pattern):
         self.assertNotEqual(r.returncode, 0, r.stdout)
         lines = r.stderr.strip().splitlines()
@@ -332,7 +330,7 @@ class Errors(unittest.TestCase):
         ENV.ctl("detach", own.pid, user=nobody)
 
 
-class BusContract(unittest.TestCase):
+class BusContract(vprof_env.TestCase):
     def test_introspection_matches_interface_xml(self):
         r = ENV.dbus_send("Introspect", interface="org.freedesktop.DBus.Introspectable")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -362,6 +360,11 @@ class BusContract(unittest.TestCase):
             self.assertIn("not supported", s["event_reason"])
 
 
-if __name__ == "__main__":
+def setUpModule():
+    global ENV
     # 999 Hz: ~8000 samples make the 3-point tolerance several standard deviations of sampling noise.
-    vprof_env.run_tests(sys.modules[__name__], frequency=999)
+    ENV = vprof_env.start_module_env(frequency=999)
+
+
+if __name__ == "__main__":
+    vprof_env.main()

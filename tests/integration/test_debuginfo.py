@@ -11,8 +11,7 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 DEBUG_DIR = tempfile.mkdtemp(prefix="vprof-debugdir-")
@@ -41,7 +40,7 @@ def profile(binary, by="function"):
     return ENV.ctl_json("report", demo.pid, "--by", by)
 
 
-class StrippedBinary(unittest.TestCase):
+class StrippedBinary(vprof_env.TestCase):
     def check_named(self, report, module):
         functions = report["functions"]
         self.assertGreater(report["total_samples"], 50)
@@ -121,9 +120,12 @@ def libc_path():
         return next(line.split()[-1] for line in f if "/libc.so" in line)
 
 
-if __name__ == "__main__":
+def setUpModule():
+    global ENV
+    unittest.addModuleCleanup(shutil.rmtree, DEBUG_DIR, ignore_errors=True)
     install_debug_file()
-    try:
-        vprof_env.run_tests(sys.modules[__name__], extra_args=[f"--debug-directory={DEBUG_DIR}"])
-    finally:
-        shutil.rmtree(DEBUG_DIR, ignore_errors=True)
+    ENV = vprof_env.start_module_env(extra_args=[f"--debug-directory={DEBUG_DIR}"])
+
+
+if __name__ == "__main__":
+    vprof_env.main()

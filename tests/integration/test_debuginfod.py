@@ -12,12 +12,10 @@ import sys
 import tempfile
 import threading
 import time
-import unittest
 import urllib.error
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 MODULE = "vprof-demo-stripped"
 # Liveness bound of a query while a download hangs: generous, this is not a measure of speed.
@@ -127,7 +125,7 @@ def wait_for(what, cond, timeout):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
-class Downloaded(unittest.TestCase):
+class Downloaded(vprof_env.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="vprof-debuginfod-")
         self.server = DebuginfodServer(self.tmp)
@@ -175,7 +173,7 @@ class Downloaded(unittest.TestCase):
               end="", file=sys.stderr)
 
 
-class SilentServerCases(unittest.TestCase):
+class SilentServerCases(vprof_env.TestCase):
     def setUp(self):
         self.server = SilentServer()
         self.env = None
@@ -243,11 +241,12 @@ class SilentServerCases(unittest.TestCase):
               end="", file=sys.stderr)
 
 
-if __name__ == "__main__":
+def setUpModule():
     if shutil.which("debuginfod") is None:
         # tools/install-deps.sh installs it: a machine that ran it has it.
-        if os.environ.get("CI") == "true":
-            raise SystemExit("FAIL: debuginfod (the server) is not installed")
-        print("SKIP: debuginfod (the server) is not installed")
-        raise SystemExit(vprof_env.SKIP)
-    vprof_env.probe_then_run()
+        vprof_env.skip_or_fail("debuginfod (the server) is not installed")
+    vprof_env.probe_module()
+
+
+if __name__ == "__main__":
+    vprof_env.main()

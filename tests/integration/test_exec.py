@@ -7,17 +7,14 @@ namespace, whose binary lives on a tmpfs mounted only there: found through /proc
 import tempfile
 import os
 import subprocess
-import sys
 import time
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 
 
-class Exec(unittest.TestCase):
+class Exec(vprof_env.TestCase):
     def test_exec_switches_images_and_keeps_tables(self):
         demo = ENV.public_copy(os.environ["VPROF_DEMO"])
         # The shell spins in a loop of its own builtins first (so it has samples of its own), then becomes
@@ -46,7 +43,7 @@ class Exec(unittest.TestCase):
         ENV.ctl("detach", p.pid)
 
 
-class MountNamespace(unittest.TestCase):
+class MountNamespace(vprof_env.TestCase):
     def test_binary_only_in_the_targets_mount_namespace(self):
         mountpoint = tempfile.mkdtemp(prefix="vprof-mntns-")
         try:
@@ -81,5 +78,10 @@ class MountNamespace(unittest.TestCase):
             os.rmdir(mountpoint)
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env()
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__])
+    vprof_env.main()

@@ -9,10 +9,8 @@ import os
 import random
 import subprocess
 import sys
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 FIXED_SEED = 20240229
@@ -51,7 +49,7 @@ def run_fuzz(seed, user=None):
     return r
 
 
-class BusFuzz(unittest.TestCase):
+class BusFuzz(vprof_env.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.fds_before = daemon_fds()
@@ -91,5 +89,10 @@ class BusFuzz(unittest.TestCase):
         self.assertEqual(ENV.ctl_json("list")["targets"], [])
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env()
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__])
+    vprof_env.main()

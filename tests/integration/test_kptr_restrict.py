@@ -14,8 +14,7 @@ import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 SYSCTL = "/proc/sys/kernel/kptr_restrict"
 # The symbolizer's interval between two reads of kallsyms (KALLSYMS_REREAD_USEC), and a margin.
@@ -56,7 +55,7 @@ def kernel_rows(report):
             if r["module"].startswith("[") and r["module"] not in USER_SPECIAL and not r["module"].startswith("[anon:")]
 
 
-class KptrRestrict(unittest.TestCase):
+class KptrRestrict(vprof_env.TestCase):
     """In order: restricted, lowered while the daemon runs, a fresh daemon."""
 
     def test_1_restricted_kernel_frames_are_kernel(self):
@@ -105,32 +104,20 @@ class KptrRestrict(unittest.TestCase):
             self.assertEqual(env.stop(), [])
 
 
-def main():
+def setUpModule():
     global ENV, ORIGINAL
-    vprof_env.require_bpf_or_skip()
+    vprof_env.require_bpf()
     with open(SYSCTL) as f:
         ORIGINAL = int(f.read())
     if ORIGINAL >= 2:
-        print(f"SKIP: kptr_restrict is {ORIGINAL} already: no case with kernel names to compare")
-        sys.exit(vprof_env.SKIP)
-    ok = False
-    problems = []
-    # meson's timeout sends SIGTERM: exit through the finally below, which puts the sysctl back.
+        raise unittest.SkipTest(f"kptr_restrict is {ORIGINAL} already: no case with kernel names to compare")
+    # meson's timeout sends SIGTERM: exit through the module's cleanups, which put the sysctl back.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    try:
-        set_kptr_restrict(2)
-        ENV = vprof_env.start_env_or_skip()
-        try:
-            prog = unittest.main(module=__name__, verbosity=2, exit=False)
-            ok = prog.result.wasSuccessful()
-        finally:
-            problems = ENV.stop()
-    finally:
-        set_kptr_restrict(ORIGINAL)
-    for p in problems:
-        print(p, file=sys.stderr)
-    sys.exit(0 if ok and not problems else 1)
+    # Cleanups run last registered first: the daemon stops, then the sysctl is put back.
+    unittest.addModuleCleanup(set_kptr_restrict, ORIGINAL)
+    set_kptr_restrict(2)
+    ENV = vprof_env.start_module_env()
 
 
 if __name__ == "__main__":
-    main()
+    vprof_env.main()

@@ -13,10 +13,8 @@ import struct
 import subprocess
 import sys
 import time
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 STATUS_RE = r"^Sampling with (cycles|cpu-clock) at 99 Hz on \d+ CPUs; %s\.$"
 
@@ -99,7 +97,7 @@ class UnitCapabilitiesEnv(vprof_env.VprofEnv):
                 *super().daemon_command()]
 
 
-class Lifecycle(unittest.TestCase):
+class Lifecycle(vprof_env.TestCase):
     def start(self, extra_args=(), extra_env=None, env_class=vprof_env.VprofEnv):
         """A private bus and a vprofd that reports to a fresh Notify; returns (env, notify, READY message)."""
         env = env_class(extra_args=extra_args, extra_env=extra_env)
@@ -255,5 +253,9 @@ class Lifecycle(unittest.TestCase):
         self.assertIn("--exit-idle-time=SEC", r.stdout)
 
 
+def setUpModule():
+    vprof_env.probe_module()
+
+
 if __name__ == "__main__":
-    vprof_env.probe_then_run()
+    vprof_env.main()

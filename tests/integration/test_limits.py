@@ -5,12 +5,9 @@ nearly all have a stack never seen before, runs on both CPUs at 10 kHz (tens of 
 than the allocator's slack can hide) against a vprofd with small limits on
 distinct stacks and functions per target, and with a /etc/vprofd.conf-style file for the other settings."""
 import os
-import sys
 import time
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 MAX_STACKS = 2000
@@ -59,7 +56,7 @@ def run_and_measure(env):
     return p.pid, mid, end
 
 
-class ManyDistinctStacks(unittest.TestCase):
+class ManyDistinctStacks(vprof_env.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.pid, cls.rss_mid, cls.rss_peak = run_and_measure(ENV)
@@ -128,7 +125,7 @@ class ManyDistinctStacks(unittest.TestCase):
         self.assertIn("needs a PID", bad.stderr)
 
 
-class FunctionLimit(unittest.TestCase):
+class FunctionLimit(vprof_env.TestCase):
     """vprof-demo has more than MAX_FUNCTIONS functions of its own: the rest are counted as [other]."""
 
     def test_function_limit_folds_into_other(self):
@@ -155,7 +152,7 @@ class FunctionLimit(unittest.TestCase):
         self.assertEqual(status["samples_kept"], report["total_samples"])
 
 
-class BadConfiguration(unittest.TestCase):
+class BadConfiguration(vprof_env.TestCase):
     def run_vprofd(self, *args):
         import subprocess
         return subprocess.run([os.environ["VPROFD"], *args], capture_output=True, text=True, timeout=30)
@@ -183,5 +180,10 @@ class BadConfiguration(unittest.TestCase):
         self.assertEqual(r.stderr, "vprofd: Invalid stack limit '4294967295': expected 1..16777216.\n")
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env(cls=ConfiguredEnv, frequency=FREQUENCY, extra_env=NO_QUARANTINE)
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__], cls=ConfiguredEnv, frequency=FREQUENCY, extra_env=NO_QUARANTINE)
+    vprof_env.main()

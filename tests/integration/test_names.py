@@ -8,8 +8,7 @@ import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 SECONDS = 4
@@ -55,7 +54,7 @@ def vdso_functions():
     return functions
 
 
-class Names(unittest.TestCase):
+class Names(vprof_env.TestCase):
     def test_cxx_method_demangled_with_mangled_name_in_json(self):
         report = profile("VPROF_CXX")
         rows = {r["function"]: r for r in report["functions"]}
@@ -129,5 +128,10 @@ class Names(unittest.TestCase):
                 self.assertTrue(r["module"].endswith("]"), r)
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env()
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__])
+    vprof_env.main()

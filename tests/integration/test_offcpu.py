@@ -6,10 +6,8 @@ import json
 import os
 import subprocess
 import sys
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 
@@ -51,7 +49,7 @@ def run_profiled(*args, off_cpu=True, seconds=6):
         return json.load(f), p.pid
 
 
-class ComputeAndWait(unittest.TestCase):
+class ComputeAndWait(vprof_env.TestCase):
     """A thread that computes 10 ms, sleeps 20 ms in clock_nanosleep() and blocks 10 ms in read(), in a loop."""
 
     @classmethod
@@ -169,7 +167,7 @@ class ComputeAndWait(unittest.TestCase):
         self.assertIn(self.pid, [row[0] for row in data[2]])
 
 
-class DaemonDefault(unittest.TestCase):
+class DaemonDefault(vprof_env.TestCase):
     """vprofd --off-cpu: a plain Attach tracks off-CPU time."""
 
     def test_plain_attach_tracks_off_cpu(self):
@@ -192,7 +190,7 @@ class DaemonDefault(unittest.TestCase):
         self.assertIs(ENV.ctl_json("status")["off_cpu_default"], False)
 
 
-class SystemCallBound(unittest.TestCase):
+class SystemCallBound(vprof_env.TestCase):
     """A loop of write() to /dev/null: its time is elapsed time, in the kernel, not application time."""
 
     @classmethod
@@ -225,7 +223,7 @@ class SystemCallBound(unittest.TestCase):
         self.assertNotIn("[kernel]", [m["module"] for m in modules["modules"]])
 
 
-class OffCpuIsOptIn(unittest.TestCase):
+class OffCpuIsOptIn(vprof_env.TestCase):
     def test_without_the_flag_elapsed_is_on_cpu_only(self):
         truth, pid = run_profiled("--cpu-ms", 5, "--sleep-ms", 20, "--read-ms", 0, off_cpu=False, seconds=2)
         report = ENV.ctl_json("report", pid, "--values", "all")
@@ -281,5 +279,10 @@ class OffCpuIsOptIn(unittest.TestCase):
             p.wait()
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env(frequency=999)
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__], frequency=999)
+    vprof_env.main()

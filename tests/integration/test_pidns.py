@@ -6,12 +6,9 @@ by the PIDs the namespace gives them, and their samples and off-CPU intervals mu
 import os
 import signal
 import subprocess
-import sys
 import time
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 
@@ -56,7 +53,7 @@ class NamespacedEnv(vprof_env.VprofEnv):
         return super().stop()
 
 
-class PidNamespace(unittest.TestCase):
+class PidNamespace(vprof_env.TestCase):
     @classmethod
     def setUpClass(cls):
         with open(ENV.pid_file) as f:
@@ -104,7 +101,7 @@ class PidNamespace(unittest.TestCase):
         self.assertIn(f"No process with PID {os.getpid()}", r.stderr)
 
 
-class ContainerTargetOfHostDaemon(unittest.TestCase):
+class ContainerTargetOfHostDaemon(vprof_env.TestCase):
     """The other way round: a daemon on the host, a target in a PID namespace of its own. It is attached by its
     host PID; list shows the PID it has in its namespace (NStgid) too."""
 
@@ -137,5 +134,10 @@ class ContainerTargetOfHostDaemon(unittest.TestCase):
         self.assertEqual(problems, [])
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env(cls=NamespacedEnv)
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__], cls=NamespacedEnv)
+    vprof_env.main()

@@ -5,17 +5,14 @@ root holds at most MaxTargetsPerUser= targets (default 64, at most half of MaxTa
 exited; an attach that needs a slot takes the one of the exited target that exited longest ago (logged); exited
 targets go after ExitedTargetRetentionSec=, also across restarts; the open-file limit is a LimitExceeded naming
 it. Prints what it measured as 'quota:' lines."""
-import os
 import re
 import resource
 import signal
 import subprocess
 import sys
 import time
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 USERS = ("vprof-quota-a", "vprof-quota-b")
 MAX_TARGETS = 40
@@ -75,7 +72,7 @@ def evicted_for(env, newcomer):
     return (int(m.group(1)), m.group(2)) if m else (None, None)
 
 
-class Quota(unittest.TestCase):
+class Quota(vprof_env.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.a, cls.b = (vprof_env.add_user(u) for u in USERS)
@@ -86,9 +83,7 @@ class Quota(unittest.TestCase):
             vprof_env.remove_user(u)
 
     def env(self, *args, cls=vprof_env.VprofEnv):
-        env = cls(extra_args=list(args)).start()
-        self.addCleanup(lambda: self.assertEqual(env.stop(), []))
-        return env
+        return self.start_env(cls=cls, extra_args=list(args))
 
     def test_one_user_cannot_fill_the_table(self):
         env = self.env(f"--max-targets={MAX_TARGETS}")
@@ -273,5 +268,9 @@ class Quota(unittest.TestCase):
         self.assertNotIn("open file limit", env.log_text())
 
 
+def setUpModule():
+    vprof_env.probe_module()
+
+
 if __name__ == "__main__":
-    vprof_env.probe_then_run()
+    vprof_env.main()

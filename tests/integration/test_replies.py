@@ -10,11 +10,9 @@ import re
 import subprocess
 import sys
 import time
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import dbus_wire  # noqa: E402
-import vprof_env  # noqa: E402
+import dbus_wire
+import vprof_env
 
 ENV = None
 NAME, PATH, INTERFACE = "org.vprof.Profiler1", "/org/vprof/Profiler1", "org.vprof.Profiler1"
@@ -27,7 +25,7 @@ def figure(text):
     print(f"\nreplies: {text}", end="", file=sys.stderr)
 
 
-class BoundedEcho(unittest.TestCase):
+class BoundedEcho(vprof_env.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.sleeper = subprocess.Popen(["sleep", "600"])
@@ -98,7 +96,7 @@ class BoundedEcho(unittest.TestCase):
         self.assertEqual(self.bus.call(NAME, PATH, PROPERTIES, "Get", "ss", INTERFACE, "Version")[0], None)
 
 
-class ModuleSnapshot(unittest.TestCase):
+class ModuleSnapshot(vprof_env.TestCase):
     SECONDS = 8
 
     def test_unnamed_share_never_above_100(self):
@@ -132,5 +130,10 @@ class ModuleSnapshot(unittest.TestCase):
         self.assertGreater(worst, 90)  # the module is nearly all unnamed: the test could have seen 100.x
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env(frequency=999)
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__], frequency=999)
+    vprof_env.main()

@@ -5,15 +5,13 @@
 .text.far and in that of libvprof-segments.so, and the report names both hot functions with their modules."""
 import os
 import sys
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 
 
-class SecondTextSegment(unittest.TestCase):
+class SecondTextSegment(vprof_env.TestCase):
     @classmethod
     def setUpClass(cls):
         p = ENV.spawn_demo("--seconds", 4, binary=os.environ["VPROF_FIXTURE_SEGMENTS"])
@@ -47,5 +45,10 @@ class SecondTextSegment(unittest.TestCase):
         self.assertGreater(self.rows["main"]["inclusive_percent"], 90.0, self.rows["main"])
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env()
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__])
+    vprof_env.main()

@@ -13,11 +13,9 @@ import struct
 import subprocess
 import sys
 import time
-import unittest
 import zlib
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 STATE_FILE = "targets.state"
 JOURNAL_FILE = "targets.journal"
@@ -74,7 +72,7 @@ def function_counts(report):
     return {(f["function"], f["module"]): (f["inclusive"], f["exclusive"]) for f in report["functions"]}
 
 
-class State(unittest.TestCase):
+class State(vprof_env.TestCase):
     def env(self, *args, frequency=99):
         env = vprof_env.VprofEnv(frequency=frequency, extra_args=["--verbose", *args])
         self.addCleanup(self.stop, env)
@@ -641,5 +639,9 @@ class State(unittest.TestCase):
         self.assertEqual(self.targets(env)[demo.pid]["state"], "running")
 
 
+def setUpModule():
+    vprof_env.probe_module()
+
+
 if __name__ == "__main__":
-    vprof_env.probe_then_run()
+    vprof_env.main()

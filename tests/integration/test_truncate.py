@@ -19,10 +19,8 @@ import signal
 import subprocess
 import sys
 import time
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 USER = "vprof-test-trunc"
@@ -86,7 +84,7 @@ def build_id_offset(data):
     return at + 16, 20
 
 
-class Truncated(unittest.TestCase):
+class Truncated(vprof_env.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.uid = add_user(USER)
@@ -215,5 +213,10 @@ class Truncated(unittest.TestCase):
         self.tries("separate debug file", prepare)
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env()
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__])
+    vprof_env.main()

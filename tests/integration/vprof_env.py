@@ -14,20 +14,6 @@ import unittest
 SKIP = 77  # meson's "skipped" exit code
 
 
-def require_bpf_or_skip():
-    """Root and BPF are needed; outside CI a machine without them skips, in CI that is a failure."""
-    reason = None
-    if os.geteuid() != 0:
-        reason = "needs root (BPF programs and perf events)"
-    elif not os.path.exists("/sys/kernel/btf/vmlinux"):
-        reason = "needs kernel BTF at /sys/kernel/btf/vmlinux"
-    if reason:
-        if os.environ.get("CI") == "true":
-            raise SystemExit(f"FAIL: integration tests cannot run in CI: {reason}")
-        print(f"SKIP: {reason}")
-        raise SystemExit(SKIP)
-
-
 class BpfUnavailable(Exception):
     pass
 
@@ -207,43 +193,101 @@ def daemon_usage(pid):
     return cpu, hwm
 
 
-def start_env_or_skip(cls=None, **kwargs):
-    """A started VprofEnv (or subclass cls); a machine that cannot load BPF skips (77), and fails in CI."""
-    require_bpf_or_skip()
+class MissingInCI(Exception):
+    """A prerequisite is missing on a CI machine, which has them all: a failure, not a skip."""
+
+
+def skip_or_fail(reason):
+    """A prerequisite is missing: outside CI the test skips; in CI it fails."""
+    if os.environ.get("CI") == "true":
+        raise MissingInCI(f"cannot run in CI: {reason}")
+    raise unittest.SkipTest(reason)
+
+
+def require_bpf():
+    """Root and kernel BTF, or skip_or_fail()."""
+    if os.geteuid() != 0:
+        skip_or_fail("needs root (BPF programs and perf events)")
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        skip_or_fail("needs kernel BTF at /sys/kernel/btf/vmlinux")
+
+
+def _start(cls=None, **kwargs):
+    """A started VprofEnv (or subclass cls); a machine that cannot load the BPF program skip_or_fail()s."""
+    require_bpf()
     env = (cls or VprofEnv)(**kwargs)
     try:
         return env.start()
     except BpfUnavailable as e:
         env.stop()
-        if os.environ.get("CI") == "true":
-            raise SystemExit(f"FAIL: BPF is unavailable in CI:\n{e}")
-        print(f"SKIP: BPF is unavailable here:\n{e}")
-        raise SystemExit(SKIP)
+        skip_or_fail(f"BPF is unavailable here:\n{e}")
 
 
-def run_tests(module, **kwargs):
-    """Start the environment, run the module's tests against it, stop it; exits with the result."""
-    import sys
-    module.ENV = start_env_or_skip(**kwargs)
-    ok = False
-    try:
-        prog = unittest.main(module=module, verbosity=2, exit=False)
-        ok = prog.result.wasSuccessful()
-    finally:
-        problems = module.ENV.stop()
-    for p in problems:
-        print(p, file=sys.stderr)
-    sys.exit(0 if ok and not problems else 1)
-
-
-def probe_then_run():
-    """For test modules that start their own environments: one standard start first, so that a machine without
-    BPF skips (77) here, and fails in CI; then the module's tests."""
-    import sys
-    probe = start_env_or_skip()
-    problems = probe.stop()
+def _stop_cleanly(env):
+    """Stop env; raises when its daemon did not exit cleanly or reported a sanitizer error."""
+    problems = env.stop()
+    for p in env.children:
+        for f in (p.stdin, p.stdout, p.stderr):
+            if f:
+                f.close()
     if problems:
-        print("\n".join(problems), file=sys.stderr)
-        sys.exit(1)
-    prog = unittest.main(module="__main__", verbosity=2, exit=False)
-    sys.exit(0 if prog.result.wasSuccessful() else 1)
+        raise AssertionError("\n".join(problems))
+
+
+# --- unittest modules: setUpModule(), the base class, main() ---------------------------------------------------
+def start_module_env(cls=None, **kwargs):
+    """For setUpModule(): the environment the module's tests share (its ENV; cls: a VprofEnv subclass, kwargs:
+    VprofEnv's), stopped after the module's last test. A machine that cannot run it skips the whole module; a
+    daemon that did not stop cleanly fails it."""
+    env = _start(cls, **kwargs)
+    unittest.addModuleCleanup(_stop_cleanly, env)
+    return env
+
+
+def probe_module():
+    """For setUpModule() of a module whose tests start environments of their own: one standard start and stop,
+    so that a machine that cannot run them skips the module once rather than failing every test."""
+    _stop_cleanly(_start())
+
+
+class TestCase(unittest.TestCase):
+    """The base of every integration test case."""
+
+    def start_env(self, cls=None, wait=True, **kwargs):
+        """An environment of this test's own (cls: a VprofEnv subclass, kwargs: VprofEnv's), stopped when the
+        test ends; the test fails if its daemon did not stop cleanly."""
+        env = (cls or VprofEnv)(**kwargs)
+        self.addCleanup(_stop_cleanly, env)
+        env.start(wait)
+        return env
+
+
+def main():
+    """Run the __main__ module's tests and exit as meson reads it: 0 passed, 1 failed, 77 (skipped) when
+    setUpModule() skipped the module."""
+    import sys
+    result = unittest.main(module="__main__", verbosity=2, exit=False).result
+    if result.wasSuccessful() and result.testsRun == 0 and result.skipped:
+        sys.exit(SKIP)
+    sys.exit(0 if result.wasSuccessful() else 1)
+
+
+# --- scripts that are not unittest modules (the benchmarks) ------------------------------------------------------
+def _exit_on_skip(f, *args, **kwargs):
+    """f(), where a skip exits the script with 77 and a prerequisite missing in CI fails it."""
+    try:
+        return f(*args, **kwargs)
+    except unittest.SkipTest as e:
+        print(f"SKIP: {e}")
+        raise SystemExit(SKIP)
+    except MissingInCI as e:
+        raise SystemExit(f"FAIL: {e}")
+
+
+def require_bpf_or_skip():
+    _exit_on_skip(require_bpf)
+
+
+def start_env_or_skip(cls=None, **kwargs):
+    """A started VprofEnv (or subclass cls), for scripts and for the tests that start one more environment."""
+    return _exit_on_skip(_start, cls, **kwargs)

@@ -8,10 +8,8 @@ import os
 import signal
 import sys
 import time
-import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vprof_env  # noqa: E402
+import vprof_env
 
 ENV = None
 SECONDS = int(os.environ.get("VPROF_LOAD_SECONDS", "30"))
@@ -26,7 +24,7 @@ def wait_cpu_seconds(p):
     return usage.ru_utime + usage.ru_stime
 
 
-class FullLoad(unittest.TestCase):
+class FullLoad(vprof_env.TestCase):
     def test_no_sample_lost_at_999hz(self):
         cpus = os.cpu_count()
         cpu0, _ = vprof_env.daemon_usage(ENV.daemon.pid)
@@ -58,7 +56,7 @@ class FullLoad(unittest.TestCase):
         self.assertEqual(report["functions"][0]["function"], "work_alpha")
 
 
-class ManyClients(unittest.TestCase):
+class ManyClients(vprof_env.TestCase):
     """Several vprofctl loops query at once while a busy target is sampled at 999 Hz: every call answers, no
     sample is lost. Latency is measured per command, process start included; `vprofctl --version`, which
     does not touch the bus, gives that start-up cost."""
@@ -120,7 +118,7 @@ class ManyClients(unittest.TestCase):
         self.assertEqual(after["off_cpu_lost"], before["off_cpu_lost"])
 
 
-class RingOverflow(unittest.TestCase):
+class RingOverflow(vprof_env.TestCase):
     """Samples that find the ring buffer full are lost, and counted: never lost silently."""
 
     def test_full_ring_is_counted(self):
@@ -149,5 +147,10 @@ class RingOverflow(unittest.TestCase):
         self.assertEqual(problems, [])
 
 
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env(frequency=FREQUENCY)
+
+
 if __name__ == "__main__":
-    vprof_env.run_tests(sys.modules[__name__], frequency=FREQUENCY)
+    vprof_env.main()
