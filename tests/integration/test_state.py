@@ -5,7 +5,6 @@
 (the same process: PID, start time, boot), with their counts continuing, and keeps the others as exited.
 Figures print as lines beginning "state:"."""
 import errno
-import json
 import os
 import re
 import signal
