@@ -8,6 +8,7 @@
 
 #include "authz.h"
 #include "debuginfod.h"
+#include "drain.h"
 #include "hashmap.h"
 #include "sampler.h"
 #include "state-store.h"
@@ -37,6 +38,7 @@ typedef struct Manager {
         Symbolizer *symbolizer;
         Debuginfod *debuginfod; /* NULL: DebuginfodURLs= is empty, or libdebuginfod is missing */
         Hashmap *targets; /* pid -> Target */
+        Drain drain;      /* the ring buffer's records into the targets' tables */
         Hashmap *polkit_registry; /* calls waiting for polkit's answer */
 
         unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
@@ -60,11 +62,6 @@ typedef struct Manager {
         sd_bus_slot *release_slot; /* the ReleaseName call, while the name is being released */
         bool exiting;              /* the name is released or being released: no new targets */
 
-        uint64_t samples_unclaimed; /* drained after their target was detached */
-        uint64_t samples_failed;    /* drained but not counted: out of memory */
-        uint64_t off_cpu_unclaimed; /* intervals of detached targets, drained or dropped from the map */
-        uint64_t off_cpu_failed_blocked; /* drained but not counted: out of memory */
-        uint64_t off_cpu_failed_preempted;
         /* The symbolizer's counts that the log told already: each is said once, when it first moves. */
         bool logged_cache_full, logged_kptr_restrict, logged_damaged_files;
         /* The counters read for the call being answered (see bus.c), so that GetAll's add up. */
@@ -95,6 +92,9 @@ void manager_notify_status(Manager *m, const char *state);
 
 /* Bring every table up to date: drain the ring buffer. Called before answering any query. */
 void manager_sync(Manager *m);
+
+/* What the targets take from the manager's settings (target.h). */
+TargetContext manager_target_context(const Manager *m);
 
 /* flags: VPROF_TARGET_*. An attach for caller, which takes the slot of an exited target when a limit is full
  * (target-slots.h; the target that gives way is detached and logged). Errors as target_new(), -EDQUOT when the
