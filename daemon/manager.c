@@ -49,7 +49,6 @@ Manager *manager_free(Manager *m)
                 return NULL;
         /* First: its worker hands debug files to the symbolizer and the targets. */
         debuginfod_free(m->debuginfod);
-        state_store_free(m->state);
         HASHMAP_FOREACH(t, m->targets)
                 target_free(t);
         hashmap_free(m->targets);
@@ -218,8 +217,6 @@ static void update_drain_timer(Manager *m)
 {
         if (m->drain_timer)
                 (void)sd_event_source_set_enabled(m->drain_timer, any_running_target(m) ? SD_EVENT_ON : SD_EVENT_OFF);
-        /* The journal's timer likewise (it turns itself off after the last record of the last running target). */
-        state_store_targets_changed(m->state);
 }
 
 void manager_notify_status(Manager *m, const char *state)
@@ -375,7 +372,8 @@ void manager_targets_changed(Manager *m)
         update_idle_timer(m);
         target_slots_update_retention(m);
         manager_notify_status(m, NULL);
-        state_store_request_save(m->state);
+        if (m->observer.targets_changed)
+                m->observer.targets_changed(m->observer.userdata);
 }
 
 int manager_remove_target(Manager *m, Target *t)
@@ -390,7 +388,8 @@ int manager_remove_target(Manager *m, Target *t)
         /* Samples already in the ring will find no target and count as unclaimed. */
         hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)t->pid));
         /* At once in the journal: a replay must not add a later target of this PID into these tables. */
-        state_store_target_detached(m->state, t);
+        if (m->observer.target_detached)
+                m->observer.target_detached(m->observer.userdata, t);
         target_free(t);
         return 0;
 }
@@ -525,7 +524,8 @@ int manager_reset(Manager *m, Target *t, AuthzCaller caller)
         r = target_reset(t, &context);
         if (r < 0)
                 return r;
-        state_store_target_reset(m->state, t);
+        if (m->observer.target_reset)
+                m->observer.target_reset(m->observer.userdata, t);
         log_info("Reset the tables of %d (%s) %s.", (int)t->pid, t->info.comm, caller_text(caller, who));
         return 0;
 }

@@ -11,7 +11,6 @@
 #include "drain.h"
 #include "hashmap.h"
 #include "sampler.h"
-#include "state-store.h"
 #include "symbolizer.h"
 #include "target.h"
 
@@ -25,6 +24,17 @@ typedef struct ManagerStats {
         uint64_t other_function_samples, other_stack_samples;
         uint32_t targets_at_limit;
 } ManagerStats;
+
+/* Whoever keeps the tables in files (the state store, state-store.h) hears of the targets' changes through
+ * these, without the manager knowing it; each may be NULL. */
+typedef struct ManagerObserver {
+        /* Targets came, went or exited: save soon; the journal runs while some target runs. */
+        void (*targets_changed)(void *userdata);
+        /* The tables of t were cleared, or t is being detached: the journal says so at once. */
+        void (*target_reset)(void *userdata, const Target *t);
+        void (*target_detached)(void *userdata, const Target *t);
+        void *userdata;
+} ManagerObserver;
 
 /* All daemon state: one per process, created and freed in run(). */
 typedef struct Manager {
@@ -52,8 +62,8 @@ typedef struct Manager {
         /* Per target; 0 for none. */
         uint32_t max_functions;
         uint32_t max_stacks;
-        StateStore *state; /* the saved tables (state-store.h); NULL when there is no state directory */
         bool keep_deltas;  /* targets keep a ProfileDelta for the state's journal */
+        ManagerObserver observer; /* the saved tables (state-store.h); none without a state directory */
 
         /* Idle exit (0: never): the timer runs while no target is attached, and restarts on every call. */
         uint64_t exit_idle_usec;

@@ -42,6 +42,7 @@
 #include "manager.h"
 #include "profile.h"
 #include "settings.h"
+#include "state-store.h"
 #include "target.h"
 #include "vprof-abi.h"
 
@@ -641,6 +642,7 @@ static int run(int argc, char *argv[])
 {
         _cleanup_(workload_done) Workload w = {};
         _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_(state_store_freep) StateStore *state = NULL;
         _cleanup_(target_freep) Target *t = NULL;
         TargetContext context;
         double runs[RUNS_MAX], cold, rate, profile_rate;
@@ -719,10 +721,10 @@ static int run(int argc, char *argv[])
                 if (r < 0)
                         return log_error_errno(r, "Cannot add the target: %m");
                 TAKE_PTR(t);
-                state_store_setup(m, arg_write_state, 0, 0);
-                if (!m->state)
+                state_store_setup(m, arg_write_state, 0, 0, &state);
+                if (!state)
                         return log_error_errno(-EIO, "Cannot use %s.", arg_write_state);
-                r = state_store_save(m->state);
+                r = state_store_save(state);
                 if (r < 0)
                         return r;
         }
