@@ -4,7 +4,7 @@
 
     bench/daemon-scaling.py [BUILD_DIR] [--smoke] [--json FILE]     (as root, after a build)
 
-(a) bench/scaling/vprof-aggregate-bench: samples per second through target_add_sample() on one core (median).
+(a) bench/scaling/vprof-aggregate-bench: samples per second through drain_sample() on one core (median).
 (b) A profile of >= 100,000 distinct stacks over ~3,400 functions, made by the same benchmark and saved as the
     daemon saves its tables; a fresh vprofd on a private bus restores it as an exited target, and GetFunctions
     is called 200 times over the bus with limit 0 (every row) and 50: median and p99, rows in the reply.
@@ -119,7 +119,7 @@ def main():
 
     ag, gf, fq = out["aggregate"], out["get_functions"], out["first_query_libc"]
     rows = [
-        ("aggregation, samples/s/core (target_add_sample)", f"{ag['samples_per_sec']:,.0f}", ">= 1,000,000",
+        ("aggregation, samples/s/core (drain_sample)", f"{ag['samples_per_sec']:,.0f}", ">= 1,000,000",
          ag["samples_per_sec"] >= 1e6),
         ("  counting alone (profile_add_sample)", f"{ag['profile_only_samples_per_sec']:,.0f}", "", None),
         (f"GetFunctions all rows ({gf['limit0']['rows']} rows, {gf['profile_stacks']} stacks), median / p99",

@@ -10,7 +10,7 @@
 #include "manager.h"
 #include "profile.h"
 
-/* Frames without a symbol are named "MODULE+0xOFFSET" (target.c): count them per module. */
+/* Frames without a symbol are named "MODULE+0xOFFSET" (drain.c): count them per module. */
 static bool unnamed(const ProfileRow *f, const char *module)
 {
         size_t n = strlen(module);
@@ -47,8 +47,8 @@ static int append_download(sd_bus_message *reply, const Debuginfod *d, const Fil
         return sd_bus_message_append(reply, "{sv}", "debuginfod", "s", fetch_state_to_string(state));
 }
 
-static int append_module(sd_bus_message *reply, Target *t, const ProfileRow *m, const ProfileRow *functions,
-                         size_t n_functions)
+static int append_module(sd_bus_message *reply, const Debuginfod *debuginfod, Target *t, const ProfileRow *m,
+                         const ProfileRow *functions, size_t n_functions)
 {
         uint64_t unnamed_samples = 0;
         uint32_t unnamed_functions = 0;
@@ -87,7 +87,7 @@ static int append_module(sd_bus_message *reply, Target *t, const ProfileRow *m, 
                 if (r >= 0 && info.build_id)
                         r = sd_bus_message_append(reply, "{sv}", "build_id", "s", info.build_id);
                 if (r >= 0)
-                        r = append_download(reply, t->manager->debuginfod, &info);
+                        r = append_download(reply, debuginfod, &info);
         }
         if (r < 0)
                 return r;
@@ -99,6 +99,7 @@ static int append_module(sd_bus_message *reply, Target *t, const ProfileRow *m, 
 
 int bus_method_get_module_symbols(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
+        Manager *manager = userdata;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ ProfileRow *modules = NULL, *functions = NULL;
         size_t n_modules, n_functions;
@@ -122,7 +123,7 @@ int bus_method_get_module_symbols(sd_bus_message *msg, void *userdata, sd_bus_er
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n_modules; i++) {
-                r = append_module(reply, t, &modules[i], functions, n_functions);
+                r = append_module(reply, manager->debuginfod, t, &modules[i], functions, n_functions);
                 if (r < 0)
                         return r;
         }

@@ -33,6 +33,7 @@ int manager_new(const SamplerConfig *config, Manager **ret)
         r = symbolizer_new(&m->symbolizer);
         if (r < 0)
                 return r;
+        m->drain = (Drain){ .targets = m->targets, .symbolizer = m->symbolizer };
         r = sd_event_default(&m->event);
         if (r < 0)
                 return r;
@@ -48,7 +49,6 @@ Manager *manager_free(Manager *m)
                 return NULL;
         /* First: its worker hands debug files to the symbolizer and the targets. */
         debuginfod_free(m->debuginfod);
-        state_store_free(m->state);
         HASHMAP_FOREACH(t, m->targets)
                 target_free(t);
         hashmap_free(m->targets);
@@ -118,28 +118,9 @@ int manager_enable_debuginfod(Manager *m, const char *urls, uint32_t timeout_sec
         return 0;
 }
 
-static int on_sample(void *userdata, const struct vprof_sample *s)
+static int on_record(void *userdata, void *data, size_t size)
 {
-        Manager *m = userdata;
-        Target *t = hashmap_get(m->targets, UINT64_TO_PTR(s->tgid));
-        bool off_cpu = s->flags & VPROF_SAMPLE_OFF_CPU;
-
-        if (!t) {
-                if (off_cpu)
-                        m->off_cpu_unclaimed++;
-                else
-                        m->samples_unclaimed++;
-                return 0;
-        }
-        /* Only ENOMEM fails here: count the loss and go on with the other records. */
-        if (target_add_sample(t, s) < 0) {
-                if (!off_cpu)
-                        m->samples_failed++;
-                else if (s->flags & VPROF_SAMPLE_PREEMPTED)
-                        m->off_cpu_failed_preempted++;
-                else
-                        m->off_cpu_failed_blocked++;
-        }
+        drain_record(userdata, data, size);
         return 0;
 }
 
@@ -191,6 +172,18 @@ static void log_symbolizer_counts(Manager *m)
         }
 }
 
+TargetContext manager_target_context(const Manager *m)
+{
+        return (TargetContext){
+                .symbolizer = m->symbolizer,
+                .frequency = m->config.frequency,
+                .max_functions = m->max_functions,
+                .max_stacks = m->max_stacks,
+                .keep_deltas = m->keep_deltas,
+                .pidfd_bound = m->pidfd_bound,
+        };
+}
+
 void manager_sync(Manager *m)
 {
         int r;
@@ -224,8 +217,6 @@ static void update_drain_timer(Manager *m)
 {
         if (m->drain_timer)
                 (void)sd_event_source_set_enabled(m->drain_timer, any_running_target(m) ? SD_EVENT_ON : SD_EVENT_OFF);
-        /* The journal's timer likewise (it turns itself off after the last record of the last running target). */
-        state_store_targets_changed(m->state);
 }
 
 void manager_notify_status(Manager *m, const char *state)
@@ -353,7 +344,7 @@ int manager_start_sampling(Manager *m)
 {
         int r;
 
-        r = sampler_new(&m->config, on_sample, m, &m->sampler);
+        r = sampler_new(&m->config, on_record, &m->drain, &m->sampler);
         if (r < 0)
                 return r;
         r = sd_event_add_io(m->event, &m->wakeup_source, sampler_wakeup_fd(m->sampler), EPOLLIN, on_wakeup, m);
@@ -381,7 +372,8 @@ void manager_targets_changed(Manager *m)
         update_idle_timer(m);
         target_slots_update_retention(m);
         manager_notify_status(m, NULL);
-        state_store_request_save(m->state);
+        if (m->observer.targets_changed)
+                m->observer.targets_changed(m->observer.userdata);
 }
 
 int manager_remove_target(Manager *m, Target *t)
@@ -396,15 +388,15 @@ int manager_remove_target(Manager *m, Target *t)
         /* Samples already in the ring will find no target and count as unclaimed. */
         hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)t->pid));
         /* At once in the journal: a replay must not add a later target of this PID into these tables. */
-        state_store_target_detached(m->state, t);
+        if (m->observer.target_detached)
+                m->observer.target_detached(m->observer.userdata, t);
         target_free(t);
         return 0;
 }
 
-static int on_target_exit(sd_event_source *s _unused_, int fd _unused_, uint32_t revents _unused_, void *userdata)
+static void on_target_exit(Target *t, void *userdata)
 {
-        Target *t = userdata;
-        Manager *m = t->manager;
+        Manager *m = userdata;
         int r;
 
         /* Its last samples may still be in the ring: count them before it leaves the BPF map. */
@@ -422,7 +414,6 @@ static int on_target_exit(sd_event_source *s _unused_, int fd _unused_, uint32_t
                          t->info.comm, (unsigned)t->owner_uid);
         /* Saved soon: the exit time decides how long the tables stay, also after a restart. */
         manager_targets_changed(m);
-        return 0;
 }
 
 Target *manager_get_target(Manager *m, pid_t pid)
@@ -440,6 +431,7 @@ int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCall
 {
         _cleanup_(target_freep) Target *t = NULL;
         bool off_cpu = flags & VPROF_TARGET_OFF_CPU;
+        TargetContext context = manager_target_context(m);
         char who[64];
         int r;
 
@@ -451,14 +443,14 @@ int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCall
         if (r < 0)
                 return r;
         /* Polkit allowed what the local rules refused: attach as root would. */
-        r = target_new(m, pid, caller.polkit_allowed ? 0 : caller.uid, flags, &t, ret_tgid);
+        r = target_new(&context, pid, caller.polkit_allowed ? 0 : caller.uid, flags, &t, ret_tgid);
         if (r < 0)
                 return r;
         t->owner_uid = caller.uid;
         /* Checked on the pinned process, before anything samples it. */
         if (start_time != UINT64_MAX && t->info.start_time != start_time)
                 return -ESTALE;
-        r = sd_event_add_io(m->event, &t->exit_source, t->pidfd, EPOLLIN, on_target_exit, t);
+        r = target_watch_exit(t, m->event, on_target_exit, m);
         if (r < 0)
                 return r;
         /* The program first, so that no switch of the target goes unseen once it is in the map. */
@@ -523,14 +515,17 @@ int manager_detach(Manager *m, pid_t pid, AuthzCaller caller)
 
 int manager_reset(Manager *m, Target *t, AuthzCaller caller)
 {
+        TargetContext context = manager_target_context(m);
         char who[64];
         int r;
 
         /* Samples taken before the reset belong to the old tables. */
         manager_sync(m);
-        r = target_reset(t);
+        r = target_reset(t, &context);
         if (r < 0)
                 return r;
+        if (m->observer.target_reset)
+                m->observer.target_reset(m->observer.userdata, t);
         log_info("Reset the tables of %d (%s) %s.", (int)t->pid, t->info.comm, caller_text(caller, who));
         return 0;
 }
@@ -563,7 +558,7 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                 return r;
         /* A record the daemon failed to count moves from kept to lost, so that seen = kept + discarded + lost
          * holds exactly, and kept = counted in some table + unclaimed. */
-        lost_in_daemon = m->samples_failed + sampler_malformed(m->sampler);
+        lost_in_daemon = m->drain.stats.samples_failed + m->drain.stats.malformed;
         lost_in_kernel = stats[VPROF_STAT_RING_FULL] + stats[VPROF_STAT_NO_BUFFER];
 
         *ret = (ManagerStats){
@@ -574,13 +569,13 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                 .stack_errors = stats[VPROF_STAT_USER_STACK_EFAULT] + stats[VPROF_STAT_USER_STACK_ERROR] +
                                 stats[VPROF_STAT_KERNEL_STACK_ERROR],
                 .truncated = stats[VPROF_STAT_USER_TRUNCATED] + stats[VPROF_STAT_KERNEL_TRUNCATED],
-                .unclaimed = m->samples_unclaimed,
+                .unclaimed = m->drain.stats.samples_unclaimed,
                 /* Likewise an interval the daemon failed to count moves from its kind to lost. */
-                .off_cpu_blocked = stats[VPROF_STAT_OFF_CPU_BLOCKED] - m->off_cpu_failed_blocked,
-                .off_cpu_preempted = stats[VPROF_STAT_OFF_CPU_PREEMPTED] - m->off_cpu_failed_preempted,
+                .off_cpu_blocked = stats[VPROF_STAT_OFF_CPU_BLOCKED] - m->drain.stats.off_cpu_failed_blocked,
+                .off_cpu_preempted = stats[VPROF_STAT_OFF_CPU_PREEMPTED] - m->drain.stats.off_cpu_failed_preempted,
                 .off_cpu_lost = stats[VPROF_STAT_OFF_CPU_UNTRACKED] + stats[VPROF_STAT_OFF_CPU_RING_FULL] +
-                                m->off_cpu_failed_blocked + m->off_cpu_failed_preempted,
-                .off_cpu_unclaimed = m->off_cpu_unclaimed + sampler_off_cpu_dropped(m->sampler),
+                                m->drain.stats.off_cpu_failed_blocked + m->drain.stats.off_cpu_failed_preempted,
+                .off_cpu_unclaimed = m->drain.stats.off_cpu_unclaimed + sampler_off_cpu_dropped(m->sampler),
         };
         count_limits(m, ret);
         return 0;

@@ -8,9 +8,9 @@
 
 #include "authz.h"
 #include "debuginfod.h"
+#include "drain.h"
 #include "hashmap.h"
 #include "sampler.h"
-#include "state-store.h"
 #include "symbolizer.h"
 #include "target.h"
 
@@ -25,6 +25,17 @@ typedef struct ManagerStats {
         uint32_t targets_at_limit;
 } ManagerStats;
 
+/* Whoever keeps the tables in files (the state store, state-store.h) hears of the targets' changes through
+ * these, without the manager knowing it; each may be NULL. */
+typedef struct ManagerObserver {
+        /* Targets came, went or exited: save soon; the journal runs while some target runs. */
+        void (*targets_changed)(void *userdata);
+        /* The tables of t were cleared, or t is being detached: the journal says so at once. */
+        void (*target_reset)(void *userdata, const Target *t);
+        void (*target_detached)(void *userdata, const Target *t);
+        void *userdata;
+} ManagerObserver;
+
 /* All daemon state: one per process, created and freed in run(). */
 typedef struct Manager {
         sd_event *event;
@@ -37,6 +48,7 @@ typedef struct Manager {
         Symbolizer *symbolizer;
         Debuginfod *debuginfod; /* NULL: DebuginfodURLs= is empty, or libdebuginfod is missing */
         Hashmap *targets; /* pid -> Target */
+        Drain drain;      /* the ring buffer's records into the targets' tables */
         Hashmap *polkit_registry; /* calls waiting for polkit's answer */
 
         unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
@@ -50,8 +62,8 @@ typedef struct Manager {
         /* Per target; 0 for none. */
         uint32_t max_functions;
         uint32_t max_stacks;
-        StateStore *state; /* the saved tables (state-store.h); NULL when there is no state directory */
         bool keep_deltas;  /* targets keep a ProfileDelta for the state's journal */
+        ManagerObserver observer; /* the saved tables (state-store.h); none without a state directory */
 
         /* Idle exit (0: never): the timer runs while no target is attached, and restarts on every call. */
         uint64_t exit_idle_usec;
@@ -60,11 +72,6 @@ typedef struct Manager {
         sd_bus_slot *release_slot; /* the ReleaseName call, while the name is being released */
         bool exiting;              /* the name is released or being released: no new targets */
 
-        uint64_t samples_unclaimed; /* drained after their target was detached */
-        uint64_t samples_failed;    /* drained but not counted: out of memory */
-        uint64_t off_cpu_unclaimed; /* intervals of detached targets, drained or dropped from the map */
-        uint64_t off_cpu_failed_blocked; /* drained but not counted: out of memory */
-        uint64_t off_cpu_failed_preempted;
         /* The symbolizer's counts that the log told already: each is said once, when it first moves. */
         bool logged_cache_full, logged_kptr_restrict, logged_damaged_files;
         /* The counters read for the call being answered (see bus.c), so that GetAll's add up. */
@@ -95,6 +102,9 @@ void manager_notify_status(Manager *m, const char *state);
 
 /* Bring every table up to date: drain the ring buffer. Called before answering any query. */
 void manager_sync(Manager *m);
+
+/* What the targets take from the manager's settings (target.h). */
+TargetContext manager_target_context(const Manager *m);
 
 /* flags: VPROF_TARGET_*. An attach for caller, which takes the slot of an exited target when a limit is full
  * (target-slots.h; the target that gives way is detached and logged). Errors as target_new(), -EDQUOT when the

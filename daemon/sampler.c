@@ -30,9 +30,6 @@ struct Sampler {
         SamplerEvent event;
         char reason[256];
         int n_possible_cpus;
-        sampler_sample_fn fn;
-        void *userdata;
-        uint64_t malformed;
 };
 
 static const char *const event_names[_SAMPLER_EVENT_MAX] = {
@@ -160,22 +157,6 @@ done:
         return 0;
 }
 
-static int on_ring_record(void *ctx, void *data, size_t size)
-{
-        Sampler *s = ctx;
-
-        const struct vprof_sample *sample = data;
-
-        /* Records end after their last frame; ring buffer records are padded to 8 bytes. */
-        if (_unlikely_(size < VPROF_SAMPLE_HEADER_SIZE || sample->kernel_depth > VPROF_MAX_KERNEL_FRAMES ||
-                       sample->user_depth > VPROF_MAX_USER_FRAMES ||
-                       size < VPROF_SAMPLE_SIZE((size_t)sample->kernel_depth + sample->user_depth))) {
-                s->malformed++;
-                return 0;
-        }
-        return s->fn(s->userdata, sample);
-}
-
 /* The PID namespace inode of the initial namespace (PROC_PID_INIT_INO): a fixed value of the kernel ABI. */
 #define PID_NS_INIT_INO 0xEFFFFFFCU
 
@@ -196,7 +177,7 @@ static int set_pid_namespace(struct vprof_bpf *skel)
         return 0;
 }
 
-int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdata, Sampler **ret)
+int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdata, Sampler **ret)
 {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         int r;
@@ -206,8 +187,6 @@ int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdat
         s = calloc(1, sizeof(*s));
         if (!s)
                 return log_error_errno(-ENOMEM, "Out of memory.");
-        s->fn = fn;
-        s->userdata = userdata;
         s->n_possible_cpus = libbpf_num_possible_cpus();
         if (s->n_possible_cpus <= 0)
                 return log_error_errno(s->n_possible_cpus ?: -EINVAL, "Failed to count the possible CPUs: %m");
@@ -244,7 +223,8 @@ int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdat
         if (!s->exec_link)
                 return log_error_errno(negative_errno(), "Failed to attach the exec program: %m");
 
-        s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), on_ring_record, s, NULL);
+        /* The records go straight to fn: libbpf's callback has its signature. */
+        s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), fn, userdata, NULL);
         if (!s->ring)
                 return log_error_errno(negative_errno(), "Failed to set up the ring buffer: %m");
 
@@ -374,9 +354,4 @@ int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX])
                 ret[key] = sum;
         }
         return 0;
-}
-
-uint64_t sampler_malformed(const Sampler *s)
-{
-        return s->malformed;
 }

@@ -30,12 +30,13 @@ typedef struct SamplerConfig {
         bool off_cpu_default;         /* Attach tracks off-CPU time unless told otherwise */
 } SamplerConfig;
 
-/* Called for every record the ring buffer yields; returns 0 to go on. */
-typedef int (*sampler_sample_fn)(void *userdata, const struct vprof_sample *s);
+/* Called for every record the ring buffer yields, size bytes at data (a struct vprof_sample as the BPF program
+ * wrote it, unchecked: drain.h checks it); returns 0 to go on. libbpf's ring_buffer_sample_fn. */
+typedef int (*sampler_record_fn)(void *userdata, void *data, size_t size);
 
 typedef struct Sampler Sampler;
 
-int sampler_new(const SamplerConfig *config, sampler_sample_fn fn, void *userdata, Sampler **ret);
+int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdata, Sampler **ret);
 Sampler *sampler_free(Sampler *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
 
@@ -60,5 +61,3 @@ int sampler_wakeup_fd(const Sampler *s);
 int sampler_drain(Sampler *s);
 /* Counters summed over CPUs. Records still in the ring count as kept. */
 int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX]);
-/* Malformed ring records (shorter than their depths say); never expected, counted to be sure. */
-uint64_t sampler_malformed(const Sampler *s);

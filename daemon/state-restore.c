@@ -20,11 +20,11 @@
 
 /* Install the saved tables in t, attached a moment ago: nothing was counted in its own yet, and the frame
  * caches, which hold ids of that profile, are empty. */
-static void install_profile(Target *t, SavedTarget *saved)
+static void install_profile(Manager *m, Target *t, SavedTarget *saved)
 {
         profile_free(t->profile);
         t->profile = TAKE_PTR(saved->profile);
-        profile_set_limits(t->profile, t->manager->max_functions, t->manager->max_stacks);
+        profile_set_limits(t->profile, m->max_functions, m->max_stacks);
         frame_cache_clear(t->user_frames);
         frame_cache_clear(t->kernel_frames);
         target_profile_replaced(t);
@@ -37,12 +37,13 @@ static void install_profile(Target *t, SavedTarget *saved)
 static int keep_exited(StateStore *s, SavedTarget *saved, const char *why)
 {
         _cleanup_(target_freep) Target *t = NULL;
+        TargetContext context = manager_target_context(s->manager);
         uint32_t frequency = profile_frequency(saved->profile);
         pid_t pid = saved->info.tgid;
         char counted_at[64] = "";
         int r;
 
-        r = target_new_exited(s->manager, &saved->info, saved->flags, saved->attach_uid, saved->owner_uid,
+        r = target_new_exited(&context, &saved->info, saved->flags, saved->attach_uid, saved->owner_uid,
                               saved->attach_usec, saved->exit_usec, &saved->profile, &t);
         if (r >= 0)
                 r = manager_add_exited(s->manager, t);
@@ -94,7 +95,7 @@ static int restore_target(StateStore *s, SavedTarget *saved, bool same_boot)
                                    (int)pid, saved->info.comm, saved_frequency, m->config.frequency,
                                    m->config.frequency, m->config.frequency, saved_frequency);
                 }
-                install_profile(t, saved);
+                install_profile(m, t, saved);
                 log_info("Restored %d (%s): attached again, counting on from %" PRIu64 " samples.", (int)pid,
                          t->info.comm, profile_total(t->profile));
                 return 1;

@@ -48,6 +48,8 @@ StateStore *state_store_free(StateStore *s)
 {
         if (!s)
                 return NULL;
+        if (s->manager->observer.userdata == s)
+                s->manager->observer = (ManagerObserver){};
         sd_event_source_disable_unref(s->timer);
         sd_event_source_disable_unref(s->journal_timer);
         journal_free(s->journal);
@@ -236,11 +238,12 @@ static int on_snapshot_timer(sd_event_source *source, uint64_t usec _unused_, vo
         return sd_event_source_set_enabled(source, SD_EVENT_ONESHOT);
 }
 
-void state_store_request_save(StateStore *s)
+/* The targets changed (attach, detach, reset): save within a second, coalescing bursts. */
+static void request_save(StateStore *s)
 {
         uint64_t now, next;
 
-        if (!s || !s->timer || sd_event_now(s->manager->event, CLOCK_MONOTONIC, &now) < 0)
+        if (!s->timer || sd_event_now(s->manager->event, CLOCK_MONOTONIC, &now) < 0)
                 return;
         if (sd_event_source_get_enabled(s->timer, NULL) > 0 && sd_event_source_get_time(s->timer, &next) >= 0 &&
             next <= now + REQUESTED_SAVE_DELAY_USEC)
@@ -277,33 +280,45 @@ static int on_journal_timer(sd_event_source *source, uint64_t usec, void *userda
         return sd_event_source_set_time(source, usec + s->journal_usec);
 }
 
-void state_store_targets_changed(StateStore *s)
+/* A target was attached or exited: the journal's timer runs while some target runs. */
+static void start_journal_timer(StateStore *s)
 {
         uint64_t now;
 
-        if (!s || !s->journal_timer || sd_event_source_get_enabled(s->journal_timer, NULL) > 0 ||
+        if (!s->journal_timer || sd_event_source_get_enabled(s->journal_timer, NULL) > 0 ||
             !any_running_target(s->manager) || sd_event_now(s->manager->event, CLOCK_MONOTONIC, &now) < 0)
                 return;
         if (sd_event_source_set_time(s->journal_timer, now + s->journal_usec) >= 0)
                 (void)sd_event_source_set_enabled(s->journal_timer, SD_EVENT_ON);
 }
 
-void state_store_target_reset(StateStore *s, const Target *t)
+/* The ManagerObserver: the manager calls these as its targets change. */
+static void on_targets_changed(void *userdata)
 {
-        if (!s)
-                return;
-        if (journal_writing(s->journal))
-                (void)journal_write_reset(s->journal, t);
-        state_store_request_save(s);
+        StateStore *s = userdata;
+
+        /* The journal's timer turns itself off after the last record of the last running target. */
+        start_journal_timer(s);
+        request_save(s);
 }
 
-void state_store_target_detached(StateStore *s, const Target *t)
+/* t was reset or is being detached: the journal says so at once, a snapshot follows within a second. */
+static void on_target_reset(void *userdata, const Target *t)
 {
-        if (!s)
-                return;
+        StateStore *s = userdata;
+
+        if (journal_writing(s->journal))
+                (void)journal_write_reset(s->journal, t);
+        request_save(s);
+}
+
+static void on_target_detached(void *userdata, const Target *t)
+{
+        StateStore *s = userdata;
+
         if (journal_writing(s->journal))
                 (void)journal_write_detach(s->journal, t);
-        state_store_request_save(s);
+        request_save(s);
 }
 
 static int store_new(Manager *m, const char *directory, uint64_t snapshot_usec, uint64_t journal_usec,
@@ -352,12 +367,14 @@ static int store_new(Manager *m, const char *directory, uint64_t snapshot_usec, 
         return 0;
 }
 
-void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec, uint64_t journal_usec)
+void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec, uint64_t journal_usec,
+                       StateStore **ret)
 {
         StateStore *s;
         char journal[128] = "";
         int r;
 
+        *ret = NULL;
         if (!directory[0]) {
                 log_info("No state directory: the tables will not outlive the daemon.");
                 return;
@@ -371,7 +388,14 @@ void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec
         /* Targets restored and attached from here on keep deltas for the journal. */
         m->keep_deltas = s->journal != NULL;
         s->generation = state_restore(s);
-        m->state = s;
+        /* From now on: what the restore attached is in the snapshot below. */
+        m->observer = (ManagerObserver){
+                .targets_changed = on_targets_changed,
+                .target_reset = on_target_reset,
+                .target_detached = on_target_detached,
+                .userdata = s,
+        };
+        *ret = s;
         /* The file now says what this daemon has: an old snapshot (or journal) is never applied twice. */
         if (save(s, LOG_DEBUG, false) < 0) {
                 if (unlinkat(s->dir_fd, STATE_FILE, 0) < 0 && errno != ENOENT)
@@ -384,7 +408,7 @@ void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec
         /* Without a journal, an old one would only continue an old snapshot. */
         if (!s->journal && unlinkat(s->dir_fd, JOURNAL_FILE, 0) >= 0)
                 log_info("Removed the journal %s/%s: this daemon keeps none.", directory, JOURNAL_FILE);
-        state_store_targets_changed(s);
+        start_journal_timer(s);
         if (journal_usec > 0)
                 snprintf(journal, sizeof(journal), ", and a journal record every %" PRIu64 " s between them",
                          journal_usec / USEC_PER_SEC);

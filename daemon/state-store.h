@@ -24,7 +24,6 @@
 
 typedef struct Manager Manager;
 typedef struct StateStore StateStore;
-typedef struct Target Target;
 
 #define STATE_DIRECTORY_DEFAULT "/var/lib/vprofd"
 
@@ -32,13 +31,15 @@ typedef struct Target Target;
  * $STATE_DIRECTORY (set by systemd's StateDirectory=), else STATE_DIRECTORY_DEFAULT. */
 int state_directory_choose(const char *arg, char **ret);
 
-/* Sets m->state up: opens the directory (creating it 0700 if needed) and locks it against a second daemon,
- * reloads the saved targets (after sampling is set up, before the bus name is taken, so that the first
+/* The state store of m, in *ret: opens the directory (creating it 0700 if needed) and locks it against a second
+ * daemon, reloads the saved targets (after sampling is set up, before the bus name is taken, so that the first
  * caller finds them) and replays their journal, replaces the files with the daemon's new state, saves a snapshot
  * every snapshot_usec (0: only when stopping, and after attach, detach and reset) and a journal record every
- * journal_usec (0: no journal). A directory that cannot be used leaves m->state NULL, with a warning: the daemon
- * profiles on without saving. */
-void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec, uint64_t journal_usec);
+ * journal_usec (0: no journal). It watches m's targets as m's observer (manager.h). A directory that cannot be
+ * used leaves *ret NULL, with a warning: the daemon profiles on without saving. */
+void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec, uint64_t journal_usec,
+                       StateStore **ret);
+/* Free it before its manager, whose observer it stops being. */
 StateStore *state_store_free(StateStore *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(StateStore *, state_store_free);
 
@@ -49,12 +50,3 @@ int state_store_save(StateStore *s);
 /* The daemon stops: the last counts to the journal, then a snapshot that records the clean stop. s may be NULL.
  * A failure is logged, saying what the next start will find, and returned: the daemon then exits with failure. */
 int state_store_stop(StateStore *s);
-
-/* The targets changed (attach, detach, reset): save within a second, coalescing bursts. s may be NULL. */
-void state_store_request_save(StateStore *s);
-/* t was reset or is being detached: the journal says so at once, a snapshot follows within a second. s may be
- * NULL. */
-void state_store_target_reset(StateStore *s, const Target *t);
-void state_store_target_detached(StateStore *s, const Target *t);
-/* A target was attached or exited: the journal's timer runs while some target runs. s may be NULL. */
-void state_store_targets_changed(StateStore *s);

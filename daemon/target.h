@@ -13,17 +13,33 @@
 #include "profile.h"
 #include "profile-delta.h"
 #include "proc-info.h"
+#include "symbolizer.h"
 #include "vprof-abi.h"
 
-typedef struct Manager Manager;
+/* What targets take from their owner (the manager, manager_target_context()): the same for all of them, and
+ * nothing that they must call back. */
+typedef struct TargetContext {
+        Symbolizer *symbolizer;  /* whose files the targets' address spaces map */
+        uint32_t frequency;      /* Hz: the tables of a new target or a reset count at it */
+        uint32_t max_functions;  /* per target; 0: no limit */
+        uint32_t max_stacks;
+        bool keep_deltas;        /* targets keep a ProfileDelta for the state's journal */
+        int pidfd_bound;         /* a pidfd at or above it is one too many (fd-limit.h); 0: none */
+} TargetContext;
+
+typedef struct Target Target;
+
+/* Called once, when the process of t has exited (its pidfd turned readable). */
+typedef void (*target_exit_fn)(Target *t, void *userdata);
 
 /* One attached process: pinned by a pidfd, its maps snapshot, its profile and the caches that turn its
- * addresses into the profile's function ids. */
-typedef struct Target {
-        Manager *manager;
+ * addresses into the profile's function ids (drain.h fills them). */
+struct Target {
         pid_t pid;
         int pidfd;
         sd_event_source *exit_source;
+        target_exit_fn on_exit;
+        void *exit_userdata;
         ProcInfo info;          /* as read at attach; comm follows the main thread's name */
         uint64_t attach_usec;   /* CLOCK_REALTIME */
         uint64_t epoch_ns;      /* CLOCK_MONOTONIC (BPF's clock) of the attach or the last reset */
@@ -40,11 +56,10 @@ typedef struct Target {
         FrameCache *user_frames; /* looked-up address -> function id */
         FrameCache *kernel_frames;
         uint64_t kallsyms_generation; /* of the names in kernel_frames */
-} Target;
+};
 
-/* The empty tables and frame caches of t (t->manager set), with the manager's limits, and its delta when the
- * manager keeps a journal. */
-int target_alloc_tables(Target *t);
+/* The empty tables and frame caches of t, with the limits of c, and its delta when c keeps a journal. */
+int target_alloc_tables(Target *t, const TargetContext *c);
 
 /* t->profile was replaced: its delta (if any) begins anew on it. */
 void target_profile_replaced(Target *t);
@@ -53,23 +68,23 @@ void target_profile_replaced(Target *t);
  * process does not exist or exits meanwhile, -EINVAL for a kernel thread, -ECHILD for a thread ID that is not
  * a process (ret_tgid then holds its process), -EPERM when caller may not profile it by the local rules
  * (authz.h; caller 0 stands for root, or a caller polkit allowed). */
-int target_new(Manager *m, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
+int target_new(const TargetContext *c, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
 Target *target_free(Target *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Target *, target_free);
 
 /* A target of saved tables whose process is gone (state-store.h): exited from the start, with the saved
  * process information; exit_usec 0 when the time of the exit is unknown (now is taken). Takes *profile. */
-int target_new_exited(Manager *m, const ProcInfo *info, uint64_t flags, uid_t attach_uid, uid_t owner_uid,
-                      uint64_t attach_usec, uint64_t exit_usec, Profile **profile, Target **ret);
+int target_new_exited(const TargetContext *c, const ProcInfo *info, uint64_t flags, uid_t attach_uid,
+                      uid_t owner_uid, uint64_t attach_usec, uint64_t exit_usec, Profile **profile, Target **ret);
+
+/* Watch the pidfd of t, running, in event: fn(t, userdata) when its process exits. */
+int target_watch_exit(Target *t, sd_event *event, target_exit_fn fn, void *userdata);
 
 /* Its process exited: the pidfd and its event source go, the exit time is now. */
 void target_mark_exited(Target *t);
 
-/* Clear the tables, keep sampling. */
-int target_reset(Target *t);
-
-/* Symbolize one sample or off-CPU interval and count it. */
-int target_add_sample(Target *t, const struct vprof_sample *s);
+/* Clear the tables (new ones with the limits of c), keep sampling. */
+int target_reset(Target *t, const TargetContext *c);
 
 /* Read the process's user, group and dumpable flag again (they change on exec of a set-ID program). */
 void target_refresh_credentials(Target *t);

@@ -230,6 +230,7 @@ static int setup_target_slots(Manager *m)
 static int run(int argc, char *argv[])
 {
         _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_(state_store_freep) StateStore *state = NULL; /* freed first: it observes m */
         _cleanup_free_ char *state_directory = NULL;
         const char *urls;
         SamplerConfig config;
@@ -303,7 +304,7 @@ static int run(int argc, char *argv[])
         if (r < 0)
                 return log_error_errno(r, "Failed to choose the state directory: %m");
         state_store_setup(m, state_directory, arg_settings.snapshot_interval_sec * USEC_PER_SEC,
-                          arg_settings.journal_interval_sec * USEC_PER_SEC);
+                          arg_settings.journal_interval_sec * USEC_PER_SEC, &state);
 
         r = bus_setup(m);
         if (r < 0)
@@ -321,7 +322,7 @@ static int run(int argc, char *argv[])
         if (!m->exiting) /* the idle exit said so already */
                 (void)sd_notify(false, "STOPPING=1\nSTATUS=Exiting.");
         /* Whatever ended the loop, the tables are saved while the sampler is still there to drain. */
-        k = state_store_stop(m->state);
+        k = state_store_stop(state);
         /* A failure exit, so that Restart=on-failure brings the daemon back, and a failed unit says what went
          * wrong. */
         if (r == -ENOTCONN)

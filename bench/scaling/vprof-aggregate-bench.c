@@ -2,8 +2,9 @@
 /* How many samples per second the daemon ingests and aggregates on one core, without BPF.
  *
  * Synthetic ring-buffer records (struct vprof_sample, cut after their last frame as the BPF program writes
- * them) go through target_add_sample(), the function the drain calls for every record: the per-target frame
- * cache, the symbolizer on a miss, the CFI step that puts back a leaf's caller, and profile_add_sample(). The
+ * them) go through drain_sample() (daemon/drain.h), what the drain does with every record once it is checked and
+ * its target found: the per-target frame cache, the symbolizer on a miss, the CFI step that puts back a leaf's
+ * caller, and profile_add_sample(). The daemon's own code, from its library (libvprofd). The
  * target is this process, attached as the daemon attaches one (target_new(): its real /proc maps and
  * files), and the frames are real addresses inside functions of the shared objects this process has loaded
  * (libc, libelf, libsystemd, libbpf...), so names come from their ELF files. A share of the samples also has
@@ -34,12 +35,14 @@
 
 #include "address-space.h"
 #include "bus-names.h"
+#include "drain.h"
 #include "hashmap.h"
 #include "log.h"
 #include "macros.h"
 #include "manager.h"
 #include "profile.h"
 #include "settings.h"
+#include "state-store.h"
 #include "target.h"
 #include "vprof-abi.h"
 
@@ -277,10 +280,10 @@ static void fill_batch(Workload *w, size_t n)
         }
 }
 
-static _noipa_ int add_batch(Target *t, const Workload *w, size_t n)
+static _noipa_ int add_batch(Drain *d, Target *t, const Workload *w, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
-                int r = target_add_sample(t, (const struct vprof_sample *)(w->records + i * w->stride));
+                int r = drain_sample(d, t, (const struct vprof_sample *)(w->records + i * w->stride));
                 if (r < 0)
                         return r;
                 /* The journal's bucket starts afresh every second, as the daemon's does after each record: at
@@ -295,10 +298,10 @@ static _noipa_ int add_batch(Target *t, const Workload *w, size_t n)
 
 /* The cold pass, apart from add_batch() so that callgrind's --toggle-collect=add_batch leaves it out (noipa:
  * not folded into it as identical code). */
-static _noipa_ int add_cold_batch(Target *t, const Workload *w, size_t n)
+static _noipa_ int add_cold_batch(Drain *d, Target *t, const Workload *w, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
-                int r = target_add_sample(t, (const struct vprof_sample *)(w->records + i * w->stride));
+                int r = drain_sample(d, t, (const struct vprof_sample *)(w->records + i * w->stride));
                 if (r < 0)
                         return r;
         }
@@ -313,7 +316,7 @@ static uint64_t now_ns(void)
 }
 
 /* Seconds spent in add_batch() for n samples. */
-static int timed_samples(Target *t, Workload *w, uint64_t n, double *ret)
+static int timed_samples(Drain *d, Target *t, Workload *w, uint64_t n, double *ret)
 {
         uint64_t spent = 0;
         int r;
@@ -323,7 +326,7 @@ static int timed_samples(Target *t, Workload *w, uint64_t n, double *ret)
                 uint64_t start;
                 fill_batch(w, b);
                 start = now_ns();
-                r = add_batch(t, w, b);
+                r = add_batch(d, t, w, b);
                 spent += now_ns() - start;
                 if (r < 0)
                         return r;
@@ -438,7 +441,7 @@ static int profile_only(Workload *w, double *ret_rate)
 static void help(void)
 {
         printf("%s [OPTIONS]\n\n"
-               "Samples per second through target_add_sample() (symbolization + aggregation), one core.\n\n"
+               "Samples per second through drain_sample() (symbolization + aggregation), one core.\n\n"
                "  --samples=N        samples per timed run (%" PRIu64 ")\n"
                "  --runs=N           timed runs, the median is printed (%u)\n"
                "  --functions=N      distinct user functions (%u)\n"
@@ -553,7 +556,7 @@ static int parse_argv(int argc, char *argv[])
 }
 
 /* What target_new() makes, without the pidfd: valgrind 3.19 (Debian 12), for callgrind, lacks pidfd_open(). */
-static int target_new_unpinned(Manager *m, Target **ret)
+static int target_new_unpinned(const TargetContext *c, Target **ret)
 {
         _cleanup_(target_freep) Target *t = calloc(1, sizeof(*t));
         struct timespec ts;
@@ -562,17 +565,16 @@ static int target_new_unpinned(Manager *m, Target **ret)
         if (!t)
                 return -ENOMEM;
         t->pidfd = -1;
-        t->manager = m;
         t->pid = getpid();
         clock_gettime(CLOCK_MONOTONIC, &ts);
         t->epoch_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
         r = proc_info_read(t->pid, &t->info);
         if (r < 0)
                 return r;
-        r = target_alloc_tables(t);
+        r = target_alloc_tables(t, c);
         if (r < 0)
                 return r;
-        r = address_space_new(m->symbolizer, t->pid, &t->address_space);
+        r = address_space_new(c->symbolizer, t->pid, &t->address_space);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(t);
@@ -640,7 +642,9 @@ static int run(int argc, char *argv[])
 {
         _cleanup_(workload_done) Workload w = {};
         _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_(state_store_freep) StateStore *state = NULL;
         _cleanup_(target_freep) Target *t = NULL;
+        TargetContext context;
         double runs[RUNS_MAX], cold, rate, profile_rate;
         size_t n_functions, n_stacks;
         pid_t tgid;
@@ -674,9 +678,10 @@ static int run(int argc, char *argv[])
         m->max_functions = VPROF_MAX_FUNCTIONS_DEFAULT;
         m->max_stacks = arg_max_stacks;
         m->keep_deltas = arg_deltas; /* as vprofd with its default journal */
-        r = target_new(m, getpid(), 0, 0, &t, &tgid);
+        context = manager_target_context(m);
+        r = target_new(&context, getpid(), 0, 0, &t, &tgid);
         if (r == -ENOSYS)
-                r = target_new_unpinned(m, &t);
+                r = target_new_unpinned(&context, &t);
         if (r < 0)
                 return log_error_errno(r, "Cannot attach this process: %m");
         w.time_ns = t->epoch_ns;
@@ -688,7 +693,7 @@ static int run(int argc, char *argv[])
                         size_t b = MIN((size_t)(arg_stacks - i), (size_t)BATCH);
                         for (size_t k = 0; k < b; k++)
                                 make_record(&w, k, w.stacks + (size_t)(i + k) * arg_depth);
-                        r = add_cold_batch(t, &w, b);
+                        r = add_cold_batch(&m->drain, t, &w, b);
                         if (r < 0)
                                 return log_error_errno(r, "Cannot add a sample: %m");
                 }
@@ -697,7 +702,7 @@ static int run(int argc, char *argv[])
 
         for (unsigned i = 0; i < arg_runs; i++) {
                 double sec;
-                r = timed_samples(t, &w, arg_samples, &sec);
+                r = timed_samples(&m->drain, t, &w, arg_samples, &sec);
                 if (r < 0)
                         return log_error_errno(r, "Cannot add a sample: %m");
                 runs[i] = (double)arg_samples / sec;
@@ -716,10 +721,10 @@ static int run(int argc, char *argv[])
                 if (r < 0)
                         return log_error_errno(r, "Cannot add the target: %m");
                 TAKE_PTR(t);
-                state_store_setup(m, arg_write_state, 0, 0);
-                if (!m->state)
+                state_store_setup(m, arg_write_state, 0, 0, &state);
+                if (!state)
                         return log_error_errno(-EIO, "Cannot use %s.", arg_write_state);
-                r = state_store_save(m->state);
+                r = state_store_save(state);
                 if (r < 0)
                         return r;
         }
@@ -737,7 +742,7 @@ static int run(int argc, char *argv[])
                        "%u ppm new stacks, %u%% with kernel frames\n",
                        w.user.n, w.kernel.n, arg_stacks, arg_depth, arg_new_ppm, w.kernel.n ? arg_kernel_percent : 0);
                 printf("cold pass (every address symbolized): %u samples in %.1f ms\n", arg_stacks, cold * 1e3);
-                printf("target_add_sample: %.0f samples/s (median of %u runs of %" PRIu64 ")%s\n", rate, arg_runs,
+                printf("drain_sample: %.0f samples/s (median of %u runs of %" PRIu64 ")%s\n", rate, arg_runs,
                        arg_samples, arg_deltas ? ", with the journal's deltas" : "");
                 printf("profile_add_sample alone: %.0f samples/s (median of %u runs)\n", profile_rate, arg_runs);
                 printf("profile: %zu functions, %zu stacks\n", n_functions, n_stacks);

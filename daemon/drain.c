@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "address-space.h"
+#include "demangle.h"
+#include "drain.h"
+#include "log.h"
+#include "unwinder.h"
+
+/* The hot path of the daemon: every record the BPF program keeps comes through here, Frequency= a second for
+ * each CPU that runs a target, and the targets' off-CPU intervals. Most frames of a busy target were seen before,
+ * so the common case is a CFI step or two at the leaf (on a file's call frame information parsed once), a frame
+ * cache hit per frame and one profile_add_sample_stack(); the symbolizer runs for new addresses only. */
+
+static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *ret_id)
+{
+        _cleanup_free_ char *demangled = NULL;
+        char module[256], function[512];
+        const char *name = sym->function;
+        int r;
+
+        /* Kernel modules in brackets, as perf shows them, so "[kernel]" never reads as a file name. */
+        if (kernel)
+                snprintf(module, sizeof(module), "[%s]", sym->module);
+        else
+                snprintf(module, sizeof(module), "%s", sym->module);
+        if (!name) {
+                /* No symbol: keep the frame, named by where it is. */
+                snprintf(function, sizeof(function), "%s+0x%" PRIx64, module, sym->offset);
+                name = function;
+        } else if (!kernel) {
+                /* C++ and Rust names as people write them; the symbol itself stays with the function for
+                 * GetSymbolNames. Only new addresses come here (resolve_frame caches them). */
+                r = demangle_symbol(name, &demangled);
+                if (r < 0)
+                        return r;
+        }
+        r = profile_intern_function(t->profile, module, demangled ?: name, ret_id);
+        if (r < 0 || !demangled)
+                return r;
+        return profile_set_mangled(t->profile, *ret_id, name);
+}
+
+/* The id of a return address outside executable memory: a frame-pointer walk that went through code built
+ * without frame pointers (most distribution libraries) read junk there, and everything after it is junk too. */
+#define FRAME_NOT_CODE UINT32_MAX
+
+static int resolve_frame(Drain *d, Target *t, uint64_t addr, bool kernel, bool return_address, uint32_t *ret_id)
+{
+        FrameCache *cache = kernel ? t->kernel_frames : t->user_frames;
+        uint64_t key = return_address ? addr - 1 : addr;
+        Symbol sym;
+        uint32_t id;
+        int r;
+
+        /* Kernel names cached before kallsyms was read again may have changed. */
+        if (kernel && _unlikely_(t->kallsyms_generation != symbolizer_kallsyms_generation(d->symbolizer))) {
+                frame_cache_clear(cache);
+                t->kallsyms_generation = symbolizer_kallsyms_generation(d->symbolizer);
+        }
+        /* The hot path: most frames of a busy target were seen before. */
+        if (frame_cache_get(cache, key, ret_id))
+                return 0;
+
+        if (kernel)
+                r = symbolizer_resolve_kernel(d->symbolizer, addr, &sym);
+        else
+                r = address_space_resolve(t->address_space, addr, return_address, &sym);
+        if (r < 0)
+                return r;
+        if (return_address && !sym.code) {
+                *ret_id = FRAME_NOT_CODE;
+                return 0;
+        }
+        r = intern_symbol(t, &sym, kernel, &id);
+        if (r < 0)
+                return r;
+        /* Only code is cached: an address outside it may become code later (dlopen, exec), and the
+         * symbolizer re-reads the maps for it, at most every 100 ms. Nor are names that may change (JIT code,
+         * a kernel address before kallsyms is read again). A full cache starts over rather than
+         * grow with every address a JIT or a huge binary ever ran: it only saves lookups. */
+        if (sym.code && !sym.transient) {
+                r = frame_cache_put(cache, key, id);
+                if (r < 0)
+                        return r;
+        }
+        *ret_id = id;
+        return 0;
+}
+
+/* What the record counts as, and for how long: on-CPU samples by mode, off-CPU intervals by kind. An interval
+ * that began before the attach or the last reset (a thread that left the CPU under an earlier attachment
+ * of the same process) counts from then on only. Returns false for nothing left to count. */
+static bool classify(const Target *t, const struct vprof_sample *s, ProfileSampleKind *ret_kind,
+                     uint64_t *ret_duration_ns)
+{
+        uint64_t start = s->time_ns, end = s->time_ns + s->period;
+
+        if (!(s->flags & VPROF_SAMPLE_OFF_CPU)) {
+                *ret_kind = s->kernel_depth > 0 ? PROFILE_SAMPLE_KERNEL : PROFILE_SAMPLE_USER;
+                *ret_duration_ns = 0;
+                return true;
+        }
+        start = MAX(start, t->epoch_ns);
+        if (end <= start)
+                return false;
+        *ret_kind = s->flags & VPROF_SAMPLE_PREEMPTED ? PROFILE_SAMPLE_PREEMPTED : PROFILE_SAMPLE_BLOCKED;
+        *ret_duration_ns = end - start;
+        return true;
+}
+
+/* Callers put back in one stack, at most: deeper than that, the stack window has run out anyway. */
+#define MAX_RECOVERED_CALLERS 8
+
+/* The user stack with the callers that the kernel's frame-pointer walk skipped put back. A function that has
+ * not set up a frame (a GCC leaf, a libc system call wrapper, any function in its prologue) leaves the frame
+ * pointer at its caller's frame, so the walk goes from it to its caller's caller. From the leaf up, each
+ * frame's caller is found from its CFI and the words of stack in the record, until that caller is the next
+ * frame of the walk (the walk is right from there on) or the window runs out. Returns the depth. */
+static size_t complete_user_stack(Target *t, const struct vprof_sample *s, uint64_t *out)
+{
+        const __u64 *user = s->frames + s->kernel_depth; /* depths checked against the record's size */
+        size_t udepth = s->user_depth, n = 0;
+        UnwindRegs regs, caller;
+
+        if (udepth == 0)
+                return 0;
+        out[n++] = user[0];
+        regs = (UnwindRegs){ .ip = user[0], .sp = s->user_sp, .bp = s->user_bp };
+        for (unsigned step = 0; step < MAX_RECOVERED_CALLERS && s->window_words > 0; step++) {
+                uint64_t offset = regs.sp - s->user_sp;
+                size_t words;
+
+                if (regs.sp < s->user_sp || offset % sizeof(uint64_t) != 0)
+                        break;
+                offset /= sizeof(uint64_t);
+                words = MIN((size_t)s->window_words, (size_t)VPROF_STACK_WINDOW_WORDS);
+                if (offset >= words)
+                        break;
+                if (unwinder_step(t->address_space, &regs, step > 0,
+                                  (const uint64_t *)s->user_window + offset, words - offset, &caller) < 0)
+                        break;
+                if (udepth > 1 && caller.ip == user[1])
+                        break;
+                out[n++] = caller.ip;
+                regs = caller;
+        }
+        for (size_t i = 1; i < udepth && n < VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS; i++)
+                out[n++] = user[i];
+        return n;
+}
+
+/* The process exec()ed since the record before: from this record on, its addresses are the new image's. The
+ * tables stay; the maps are read afresh and the caches of the old image's addresses go. A record from before
+ * the exec that comes later (an off-CPU interval) is resolved with the new image: the count only moves on. */
+static void follow_exec(Drain *d, Target *t, const struct vprof_sample *s)
+{
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        int r;
+
+        if ((int16_t)(s->exec_count - t->exec_count) <= 0)
+                return;
+        t->exec_count = s->exec_count;
+        r = address_space_new(d->symbolizer, t->pid, &as);
+        if (r < 0) {
+                log_debug_errno(r, "Cannot read the maps of %d after its exec(): %m", (int)t->pid);
+                return;
+        }
+        address_space_free(t->address_space);
+        t->address_space = TAKE_PTR(as);
+        frame_cache_clear(t->user_frames);
+        log_info("Target %d exec()ed %.*s: its tables stay, its new image's symbols from now on.", (int)t->pid,
+                 VPROF_COMM_LEN, s->comm);
+}
+
+int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
+{
+        uint32_t frames[VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS];
+        uint64_t user[VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS];
+        unsigned kdepth = s->kernel_depth, udepth;
+        char comm[VPROF_COMM_LEN + 1];
+        ProfileSampleKind kind;
+        ProfileSample sample;
+        uint64_t duration_ns;
+        size_t n = 0, n_kernel;
+        uint32_t stack_id;
+        int r;
+
+        if (!classify(t, s, &kind, &duration_ns))
+                return 0;
+        if (_unlikely_(s->exec_count != t->exec_count))
+                follow_exec(d, t, s);
+        udepth = complete_user_stack(t, s, user);
+
+        /* Innermost first: the kernel frames of a kernel-mode sample, then the user frames. Frame 0 of each
+         * stack is an interrupted instruction, the others are return addresses. */
+        for (unsigned i = 0; i < kdepth; i++) {
+                r = resolve_frame(d, t, s->frames[i], true, i > 0, &frames[n]);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        n_kernel = n;
+        for (unsigned i = 0; i < udepth; i++) {
+                r = resolve_frame(d, t, user[i], false, i > 0, &frames[n]);
+                if (r < 0)
+                        return r;
+                if (frames[n] == FRAME_NOT_CODE)
+                        break;
+                n++;
+        }
+        if (n == 0) {
+                /* No stack could be read: the sample still counts, under a name that says so. */
+                r = profile_intern_function(t->profile, "[unknown]", "[unknown]", &frames[n]);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+
+        memcpy(comm, s->comm, VPROF_COMM_LEN);
+        comm[VPROF_COMM_LEN] = '\0';
+        sample = (ProfileSample){
+                .tid = s->tid,
+                .thread_name = comm,
+                .frames = frames,
+                .n_frames = n,
+                .kind = kind,
+                .n_kernel_frames = n_kernel,
+                .duration_ns = duration_ns,
+        };
+        r = profile_add_sample_stack(t->profile, &sample, &stack_id);
+        if (r < 0)
+                return r;
+        /* For the journal. Out of memory it misses the sample, which the tables have: only a crash would lose it. */
+        if (t->delta)
+                (void)profile_delta_add(t->delta, &sample, stack_id);
+        /* The process is named after its main thread, which exec and prctl may rename. */
+        if (s->tid == (uint32_t)t->pid && strcmp(t->info.comm, comm) != 0)
+                snprintf(t->info.comm, sizeof(t->info.comm), "%s", comm);
+        return 0;
+}
+
+/* The record as the BPF program writes it: cut after its last frame, padded to 8 bytes by the ring buffer.
+ * Anything else would make the frames past its end be read. */
+static bool record_valid(const struct vprof_sample *s, size_t size)
+{
+        return size >= VPROF_SAMPLE_HEADER_SIZE && s->kernel_depth <= VPROF_MAX_KERNEL_FRAMES &&
+               s->user_depth <= VPROF_MAX_USER_FRAMES &&
+               size >= VPROF_SAMPLE_SIZE((size_t)s->kernel_depth + s->user_depth);
+}
+
+void drain_record(Drain *d, const void *data, size_t size)
+{
+        const struct vprof_sample *s = data;
+        bool off_cpu;
+        Target *t;
+
+        if (_unlikely_(!record_valid(s, size))) {
+                d->stats.malformed++;
+                return;
+        }
+        off_cpu = s->flags & VPROF_SAMPLE_OFF_CPU;
+        t = hashmap_get(d->targets, UINT64_TO_PTR(s->tgid));
+        if (!t) {
+                if (off_cpu)
+                        d->stats.off_cpu_unclaimed++;
+                else
+                        d->stats.samples_unclaimed++;
+                return;
+        }
+        /* Only ENOMEM fails here: count the loss and go on with the other records. */
+        if (drain_sample(d, t, s) < 0) {
+                if (!off_cpu)
+                        d->stats.samples_failed++;
+                else if (s->flags & VPROF_SAMPLE_PREEMPTED)
+                        d->stats.off_cpu_failed_preempted++;
+                else
+                        d->stats.off_cpu_failed_blocked++;
+        }
+}

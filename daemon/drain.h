@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+#include "symbolizer.h"
+#include "target.h"
+#include "vprof-abi.h"
+
+/* Where a record of the ring buffer becomes counts: the record is checked, its target found, its user stack
+ * completed from the CFI (unwinder.h), every frame named (symbolizer.h, address-space.h) through the
+ * target's frame caches, and the stack counted in the target's tables (profile.h) and in its journal delta.
+ * Nothing here knows of BPF, the bus or the manager: the sampler hands the records over, and a test can
+ * feed its own. */
+
+/* The records that counted in no table, and why. The bus shows them (manager_get_stats()). */
+typedef struct DrainStats {
+        uint64_t malformed;         /* shorter than their depths say, or deeper than the ABI allows */
+        uint64_t samples_unclaimed; /* of no target: drained after their target was detached */
+        uint64_t samples_failed;    /* not counted: out of memory */
+        uint64_t off_cpu_unclaimed; /* intervals of no target */
+        uint64_t off_cpu_failed_blocked; /* not counted: out of memory */
+        uint64_t off_cpu_failed_preempted;
+} DrainStats;
+
+typedef struct Drain {
+        Hashmap *targets;       /* pid -> Target: whose records count; not owned */
+        Symbolizer *symbolizer; /* kernel names, and a target's files after its exec(); not owned */
+        DrainStats stats;
+} Drain;
+
+/* One record as the ring buffer holds it: size bytes at data, 8-byte aligned. Never fails: a record that is
+ * not counted is counted in d->stats. */
+void drain_record(Drain *d, const void *data, size_t size);
+
+/* The part of drain_record() after the checks and the lookup: s, a well-formed record of t, symbolized and
+ * counted. 0, or -ENOMEM: not counted. */
+int drain_sample(Drain *d, Target *t, const struct vprof_sample *s);
