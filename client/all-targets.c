@@ -53,7 +53,7 @@ int fetch_all_functions(sd_bus *bus, ProfileSort sort, ReportTable **ret, size_t
                         r = bus_get_functions(bus, pid, sort, 0, &error, &a.tables[a.n]);
                 if (sd_bus_error_has_names(&error, VPROF_ERROR_NOT_ATTACHED, VPROF_ERROR_NO_SUCH_PROCESS))
                         continue;
-                if (sd_bus_error_has_name(&error, VPROF_ERROR_ACCESS_DENIED)) {
+                if (sd_bus_error_has_name(&error, SD_BUS_ERROR_ACCESS_DENIED)) {
                         n_denied++;
                         continue;
                 }

@@ -67,7 +67,7 @@ int bus_list_target_details(sd_bus *bus, sd_bus_error *error, TargetList **ret)
         size_t allocated = 0;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "ListTargetDetails",
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "ListTargets",
                                error, &reply, NULL);
         if (r < 0)
                 return r;
@@ -76,7 +76,7 @@ int bus_list_target_details(sd_bus *bus, sd_bus_error *error, TargetList **ret)
                 return -ENOMEM;
         r = sd_bus_message_enter_container(reply, 'a', "(ua{sv})");
         if (r < 0)
-                return bus_bad_reply(error, "ListTargetDetails", r);
+                return bus_bad_reply(error, "ListTargets", r);
         while ((r = sd_bus_message_enter_container(reply, 'r', "ua{sv}")) > 0) {
                 TargetInfo *t = target_list_append(l, &allocated);
 
@@ -86,13 +86,13 @@ int bus_list_target_details(sd_bus *bus, sd_bus_error *error, TargetList **ret)
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return bus_bad_reply(error, "ListTargetDetails", r);
+                        return bus_bad_reply(error, "ListTargets", r);
                 r = sd_bus_message_exit_container(reply);
                 if (r < 0)
-                        return bus_bad_reply(error, "ListTargetDetails", r);
+                        return bus_bad_reply(error, "ListTargets", r);
         }
         if (r < 0)
-                return bus_bad_reply(error, "ListTargetDetails", r);
+                return bus_bad_reply(error, "ListTargets", r);
         *ret = TAKE_PTR(l);
         return 0;
 }

@@ -5,6 +5,5 @@
 
 #include "bus-client.h"
 
-/* ListTargetDetails: each target's PID and a dictionary; keys this client does not know are skipped, and
- * known keys of another type are refused as a bad reply. */
+/* The decoding of ListTargets (bus_list_targets()). */
 int bus_list_target_details(sd_bus *bus, sd_bus_error *error, TargetList **ret);

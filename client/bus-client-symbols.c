@@ -56,12 +56,8 @@ int bus_add_module_symbols(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_err
 
         r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetModuleSymbols", error,
                                &reply, "u", pid);
-        if (r < 0) {
-                if (!sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD))
-                        return r;
-                sd_bus_error_free(error);
-                return 0;
-        }
+        if (r < 0)
+                return r;
         r = sd_bus_message_enter_container(reply, 'a', "(sa{sv})");
         if (r < 0)
                 return bus_bad_reply(error, "GetModuleSymbols", r);

@@ -7,6 +7,5 @@
 
 #include "report-table.h"
 
-/* GetModuleSymbols: gives the rows of t (the module table of pid) where their names come from. A daemon without
- * the method leaves the rows as they are. */
+/* GetModuleSymbols: gives the rows of t (the module table of pid) where their names come from. */
 int bus_add_module_symbols(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error);

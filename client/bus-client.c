@@ -70,10 +70,10 @@ int bus_call_pid_method(sd_bus *bus, const char *method, uint32_t pid, sd_bus_er
                                   NULL, "u", pid);
 }
 
-int bus_attach_with_flags(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_error *error)
+int bus_attach(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_error *error)
 {
-        return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE,
-                                  "AttachWithFlags", error, NULL, "ut", pid, flags);
+        return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "Attach", error, NULL,
+                                  "ut", pid, flags);
 }
 
 TargetInfo *target_list_append(TargetList *l, size_t *allocated)
@@ -94,70 +94,9 @@ TargetInfo *target_list_append(TargetList *l, size_t *allocated)
         return t;
 }
 
-/* ListTargets: the fixed rows of the first version. */
-static int list_targets_v1(sd_bus *bus, sd_bus_error *error, TargetList **ret)
-{
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(target_list_freep) TargetList *l = NULL;
-        size_t allocated = 0;
-        int r;
-
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "ListTargets",
-                               error, &reply, NULL);
-        if (r < 0)
-                return r;
-
-        l = calloc(1, sizeof(*l));
-        if (!l)
-                return -ENOMEM;
-
-        r = sd_bus_message_enter_container(reply, 'a', "(ussttt)");
-        if (r < 0)
-                return bus_bad_reply(error, "ListTargets", r);
-        for (;;) {
-                const char *command, *state;
-                TargetInfo *t;
-                uint32_t pid;
-                uint64_t samples, attached, flags;
-
-                r = sd_bus_message_read(reply, "(ussttt)", &pid, &command, &state, &samples, &attached,
-                                        &flags);
-                if (r < 0)
-                        return bus_bad_reply(error, "ListTargets", r);
-                if (r == 0)
-                        break;
-                t = target_list_append(l, &allocated);
-                if (!t)
-                        return -ENOMEM;
-                *t = (TargetInfo){
-                        .pid = pid,
-                        .samples = samples,
-                        .attached_usec = attached,
-                        .flags = flags,
-                        .command = strdup(command),
-                        .state = strdup(state),
-                };
-                if (!t->command || !t->state)
-                        return -ENOMEM;
-        }
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return bus_bad_reply(error, "ListTargets", r);
-
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
 int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
 {
-        int r;
-
-        r = bus_list_target_details(bus, error, ret);
-        if (r >= 0 || !sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD))
-                return r;
-        /* A daemon from before ListTargetDetails. */
-        sd_bus_error_free(error);
-        return list_targets_v1(bus, error, ret);
+        return bus_list_target_details(bus, error, ret);
 }
 
 /* The four table methods share one reply shape: the total, then an array of rows whose signature depends on
@@ -238,11 +177,6 @@ int bus_add_symbol_names(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error
 
         r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetSymbolNames",
                                error, &reply, "u", pid);
-        if (r < 0 && sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD)) {
-                /* An older vprofd: the names stay as they are. */
-                sd_bus_error_free(error);
-                return 0;
-        }
         if (r < 0)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(sss)");
@@ -487,9 +421,11 @@ int log_bus_error(int r, const sd_bus_error *error, const char *method)
         if (sd_bus_error_has_names(error, SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT,
                                    "org.freedesktop.DBus.Error.TimedOut"))
                 return log_error_errno(r, "vprofd did not reply to %s: %s", method, message);
-        /* The daemon's own errors (and our parse errors) say everything in their message. */
-        if (error_name_has_prefix(error, "org.vprof."))
+        /* The daemon's own errors (and our parse errors) say everything in their message, and so do a bad
+         * argument and a refusal, whether the daemon's or the bus policy's (which names the method). */
+        if (error_name_has_prefix(error, "org.vprof.") ||
+            sd_bus_error_has_names(error, SD_BUS_ERROR_INVALID_ARGS, SD_BUS_ERROR_ACCESS_DENIED))
                 return log_error_errno(r, "%s", message);
-        /* Bus policy denials and the like need the method to make sense. */
+        /* sd-bus's own errors (an unknown method, say) need the method to make sense. */
         return log_error_errno(r, "Failed to call %s: %s", method, message);
 }

@@ -14,14 +14,14 @@ int bus_caller_uid(sd_bus_message *m, uid_t *ret, sd_bus_error *error)
 
         r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &creds);
         if (r < 0)
-                return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Access denied: cannot determine the caller's user: %s", strerror(-r));
         if (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID)
-                return sd_bus_error_set(error, VPROF_ERROR_ACCESS_DENIED,
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "Access denied: the caller's user is not vouched for by the bus");
         r = sd_bus_creds_get_euid(creds, &uid);
         if (r < 0)
-                return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Access denied: cannot determine the caller's user: %s", strerror(-r));
         *ret = uid;
         return 0;

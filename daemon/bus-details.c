@@ -30,7 +30,7 @@ static int append_target(sd_bus_message *reply, const Target *t)
         return sd_bus_message_close_container(reply);
 }
 
-int bus_method_list_target_details(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+int bus_method_list_targets(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         return bus_reply_visible_targets(msg, userdata, "(ua{sv})", append_target, error);
 }

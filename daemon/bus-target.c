@@ -10,7 +10,7 @@
 int bus_check_pid_argument(uint32_t pid, sd_bus_error *error)
 {
         if (pid == 0 || pid > PID_MAX_LIMIT)
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Invalid PID %u: expected 1..%u", pid, PID_MAX_LIMIT);
         return 0;
 }
@@ -150,12 +150,12 @@ int bus_read_function_table(Manager *m, sd_bus_message *msg, bool values, Target
                 return r;
         sort = profile_sort_from_string(sort_name);
         if (values && !profile_sort_is_values(sort))
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Unknown sort key '%s': expected elapsed-inclusive, elapsed-exclusive, "
                                          "application-inclusive or application-exclusive",
                                          quote_prefix(sort_name, quoted));
         if (!values && (sort < 0 || profile_sort_is_values(sort)))
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Unknown sort key '%s': expected inclusive or exclusive",
                                          quote_prefix(sort_name, quoted));
         r = bus_get_target_for_caller(m, msg, pid, NULL, &t, error);

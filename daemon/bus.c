@@ -18,21 +18,31 @@
 
 /* A thin layer: check every argument, authorize, call the manager, marshal the answer. */
 
-#define ATTACH_FLAGS_ALL ((uint64_t)VPROF_TARGET_OFF_CPU)
+/* Attach's flags go to the BPF targets map as they are. */
+_Static_assert(VPROF_ATTACH_OFF_CPU == VPROF_TARGET_OFF_CPU, "the bus's and the BPF program's off-CPU flag");
 
-static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags, sd_bus_error *error)
+static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
+        Manager *m = userdata;
         AuthzCaller caller;
+        uint64_t flags;
+        uint32_t pid;
         Target *t;
         pid_t tgid = 0;
         int r;
 
-        if (flags & ~ATTACH_FLAGS_ALL)
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+        r = sd_bus_message_read(msg, "ut", &pid, &flags);
+        if (r < 0)
+                return r;
+        if (flags & ~VPROF_ATTACH_FLAGS_ALL)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Unknown attach flags 0x%" PRIx64 ": expected 0x1 (off-CPU) or 0",
-                                         flags & ~ATTACH_FLAGS_ALL);
+                                         flags & ~VPROF_ATTACH_FLAGS_ALL);
+        /* OffCpuDefault: every target tracks its off-CPU time. */
+        if (m->config.off_cpu_default)
+                flags |= VPROF_ATTACH_OFF_CPU;
         if ((pid_t)pid == getpid())
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "PID %u is vprofd itself, which does not profile itself", pid);
         r = bus_authorize_pid(m, msg, pid, &caller, &t, error);
         if (r <= 0)
@@ -57,15 +67,15 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
         case -ESRCH:
                 return sd_bus_error_setf(error, VPROF_ERROR_NO_SUCH_PROCESS, "No process with PID %u", pid);
         case -ECHILD:
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "PID %u is a thread of process %d: attach the process", pid, (int)tgid);
         case -EINVAL:
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "PID %u is a kernel thread, which has no user stack to profile", pid);
         case -EACCES:
                 /* Even vprofd's capabilities do not reach it: a process of another user namespace or a
                  * /proc mounted with hidepid=, as seen from a container. */
-                return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Access denied: vprofd cannot read PID %u in /proc", pid);
         case -ESHUTDOWN:
                 return sd_bus_error_setf(error, SD_BUS_ERROR_NO_SERVER,
@@ -92,30 +102,6 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
                 return sd_bus_error_set_errnof(error, r, "Cannot attach PID %u: %s", pid, strerror(-r));
         }
         return sd_bus_reply_method_return(msg, NULL);
-}
-
-static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        Manager *m = userdata;
-        uint32_t pid;
-        int r;
-
-        r = sd_bus_message_read(msg, "u", &pid);
-        if (r < 0)
-                return r;
-        return attach(m, msg, pid, m->config.off_cpu_default ? VPROF_TARGET_OFF_CPU : 0, error);
-}
-
-static int method_attach_with_flags(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        uint32_t pid;
-        uint64_t flags;
-        int r;
-
-        r = sd_bus_message_read(msg, "ut", &pid, &flags);
-        if (r < 0)
-                return r;
-        return attach(userdata, msg, pid, flags, error);
 }
 
 static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -150,17 +136,6 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Cannot reset PID %d: %s", (int)t->pid, strerror(-r));
         return sd_bus_reply_method_return(msg, NULL);
-}
-
-static int append_target_v1(sd_bus_message *reply, const Target *t)
-{
-        return sd_bus_message_append(reply, "(ussttt)", (uint32_t)t->pid, t->info.comm, target_status(t),
-                                     profile_total(t->profile), t->attach_usec, t->flags);
-}
-
-static int method_list_targets(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        return bus_reply_visible_targets(msg, userdata, "(ussttt)", append_target_v1, error);
 }
 
 /* Rows as (name, module?, tid?, inclusive, exclusive, percents); signature picks the columns. */
@@ -418,18 +393,14 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_PROPERTY("SamplesInOtherFunctions", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("SamplesInOtherStacks", "t", property_get, 0, 0),
         SD_BUS_PROPERTY("TargetsAtLimit", "u", property_get, 0, 0),
-        SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_attach,
+        SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("u", pid, "t", flags), SD_BUS_NO_RESULT, method_attach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("AttachWithFlags", SD_BUS_ARGS("u", pid, "t", flags), SD_BUS_NO_RESULT,
-                                method_attach_with_flags, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Detach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_detach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Reset", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_reset,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListTargets", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ussttt)", targets),
-                                method_list_targets, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListTargetDetails", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ua{sv})", targets),
-                                bus_method_list_target_details, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListTargets", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ua{sv})", targets),
+                                bus_method_list_targets, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctions", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),
                                 SD_BUS_RESULT("t", total_samples, "a(ssttdd)", functions), method_get_functions,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
