@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "authz-polkit.h"
-#include "bus-names.h"
 #include "log.h"
 #include "macros.h"
 #include "time-util.h"

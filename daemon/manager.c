@@ -53,6 +53,7 @@ Manager *manager_free(Manager *m)
                 target_free(t);
         hashmap_free(m->targets);
         polkit_registry_free(m->polkit_registry);
+        sd_bus_message_unref(m->stats_call);
         sd_event_source_disable_unref(m->wakeup_source);
         sd_event_source_disable_unref(m->drain_timer);
         sd_event_source_disable_unref(m->idle_timer);

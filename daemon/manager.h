@@ -69,8 +69,7 @@ typedef struct Manager {
         bool logged_cache_full, logged_kptr_restrict, logged_damaged_files;
         /* The counters read for the call being answered (see bus.c), so that GetAll's add up. */
         ManagerStats stats_snapshot;
-        uint64_t stats_cookie;
-        char stats_sender[256];
+        sd_bus_message *stats_call;
 } Manager;
 
 
