@@ -5,9 +5,8 @@
 #include <stdlib.h>
 
 #include "all-targets.h"
-#include "bus-client-values.h"
+#include "bus-client-tables.h"
 #include "bus-client.h"
-#include "bus-names.h"
 #include "log.h"
 
 /* The per-target tables while they are fetched, freed together. */
