@@ -26,13 +26,16 @@ static int property_get_version(sd_bus *bus _unused_, const char *path _unused_,
         return sd_bus_message_append(reply, "s", VPROF_VERSION);
 }
 
+/* The sampler's properties. A Manager that never started sampling (the unit tests) has no sampler: its event
+ * is the configured one, and it samples no CPU. */
 static int property_get_event(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
                               const char *property _unused_, sd_bus_message *reply, void *userdata,
                               sd_bus_error *error _unused_)
 {
         Manager *m = userdata;
 
-        return sd_bus_message_append(reply, "s", sampler_event_to_string(sampler_event(m->sampler)));
+        return sd_bus_message_append(reply, "s",
+                                     sampler_event_to_string(m->sampler ? sampler_event(m->sampler) : m->config.event));
 }
 
 static int property_get_event_reason(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
@@ -41,7 +44,7 @@ static int property_get_event_reason(sd_bus *bus _unused_, const char *path _unu
 {
         Manager *m = userdata;
 
-        return sd_bus_message_append(reply, "s", sampler_event_reason(m->sampler));
+        return sd_bus_message_append(reply, "s", m->sampler ? sampler_event_reason(m->sampler) : "not sampling");
 }
 
 static int property_get_cpus(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
@@ -50,7 +53,7 @@ static int property_get_cpus(sd_bus *bus _unused_, const char *path _unused_, co
 {
         Manager *m = userdata;
 
-        return sd_bus_message_append(reply, "u", sampler_n_cpus(m->sampler));
+        return sd_bus_message_append(reply, "u", m->sampler ? sampler_n_cpus(m->sampler) : 0u);
 }
 
 static int property_get_targets(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,

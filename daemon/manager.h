@@ -81,7 +81,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
  * is logged and leaves the feature off (returns 0); other errors are logged and returned. */
 int manager_enable_debuginfod(Manager *m, const char *urls, uint32_t timeout_sec);
 
-/* Load BPF, open the events, hook the ring buffer into the event loop. */
+/* Load BPF, open the events, hook the ring buffer into the event loop. Until then (the unit tests never do)
+ * targets are attached, queried and detached, but nothing samples them and the counters stay 0. */
 int manager_start_sampling(Manager *m);
 
 /* Exit after usec (> 0) with no target attached and no call: STOPPING=1, release the bus name, answer the calls
