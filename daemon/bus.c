@@ -19,95 +19,30 @@
 /* Attach's flags go to the BPF targets map as they are. */
 _Static_assert(VPROF_ATTACH_OFF_CPU == VPROF_TARGET_OFF_CPU, "the bus's and the BPF program's off-CPU flag");
 
-static int property_get_version(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
-                                const char *property _unused_, sd_bus_message *reply, void *userdata _unused_,
-                                sd_bus_error *error _unused_)
-{
-        return sd_bus_message_append(reply, "s", VPROF_VERSION);
-}
+/* A getter of one value worked out from the Manager, in the manner of systemd's BUS_DEFINE_PROPERTY_GET. */
+#define DEFINE_PROPERTY_GET(function, bus_type, expression)                                                    \
+        static int function(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,   \
+                            const char *property _unused_, sd_bus_message *reply, void *userdata,              \
+                            sd_bus_error *error _unused_)                                                      \
+        {                                                                                                      \
+                Manager *m _unused_ = userdata;                                                                \
+                return sd_bus_message_append(reply, bus_type, expression);                                     \
+        }
 
-/* The sampler's properties. A Manager that never started sampling (the unit tests) has no sampler: its event
- * is the configured one, and it samples no CPU. */
-static int property_get_event(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
-                              const char *property _unused_, sd_bus_message *reply, void *userdata,
-                              sd_bus_error *error _unused_)
-{
-        Manager *m = userdata;
-
-        return sd_bus_message_append(reply, "s",
-                                     sampler_event_to_string(m->sampler ? sampler_event(m->sampler) : m->config.event));
-}
-
-static int property_get_event_reason(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
-                                     const char *property _unused_, sd_bus_message *reply, void *userdata,
-                                     sd_bus_error *error _unused_)
-{
-        Manager *m = userdata;
-
-        return sd_bus_message_append(reply, "s", m->sampler ? sampler_event_reason(m->sampler) : "not sampling");
-}
-
-static int property_get_cpus(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
-                             const char *property _unused_, sd_bus_message *reply, void *userdata,
-                             sd_bus_error *error _unused_)
-{
-        Manager *m = userdata;
-
-        return sd_bus_message_append(reply, "u", m->sampler ? sampler_n_cpus(m->sampler) : 0u);
-}
-
-static int property_get_targets(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
-                                const char *property _unused_, sd_bus_message *reply, void *userdata,
-                                sd_bus_error *error _unused_)
-{
-        Manager *m = userdata;
-
-        return sd_bus_message_append(reply, "u", (uint32_t)hashmap_size(m->targets));
-}
-
-/* A C bool at the property's offset: sd-bus's own getter would read a D-Bus boolean's 4 bytes. */
-static int property_get_bool(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
-                             const char *property _unused_, sd_bus_message *reply, void *userdata,
-                             sd_bus_error *error _unused_)
-{
-        return sd_bus_message_append(reply, "b", *(bool *)userdata);
-}
-
-static int property_get_symbol_cache_size(sd_bus *bus _unused_, const char *path _unused_,
-                                          const char *interface _unused_, const char *property _unused_,
-                                          sd_bus_message *reply, void *userdata, sd_bus_error *error _unused_)
-{
-        Manager *m = userdata;
-
-        return sd_bus_message_append(reply, "t", (uint64_t)symbolizer_budget(m->symbolizer));
-}
-
-static int property_get_symbol_cache_used(sd_bus *bus _unused_, const char *path _unused_,
-                                          const char *interface _unused_, const char *property _unused_,
-                                          sd_bus_message *reply, void *userdata, sd_bus_error *error _unused_)
-{
-        Manager *m = userdata;
-
-        return sd_bus_message_append(reply, "t", (uint64_t)symbolizer_memory(m->symbolizer));
-}
-
-static int property_get_symbol_files_skipped(sd_bus *bus _unused_, const char *path _unused_,
-                                             const char *interface _unused_, const char *property _unused_,
-                                             sd_bus_message *reply, void *userdata, sd_bus_error *error _unused_)
-{
-        Manager *m = userdata;
-
-        return sd_bus_message_append(reply, "t", symbolizer_skipped_files(m->symbolizer));
-}
-
-static int property_get_symbol_files_damaged(sd_bus *bus _unused_, const char *path _unused_,
-                                             const char *interface _unused_, const char *property _unused_,
-                                             sd_bus_message *reply, void *userdata, sd_bus_error *error _unused_)
-{
-        Manager *m = userdata;
-
-        return sd_bus_message_append(reply, "t", symbolizer_damaged_files(m->symbolizer));
-}
+DEFINE_PROPERTY_GET(property_get_version, "s", VPROF_VERSION)
+/* A Manager that never started sampling (the unit tests) has no sampler: its event is the configured one, and
+ * it samples no CPU. */
+DEFINE_PROPERTY_GET(property_get_event, "s",
+                    sampler_event_to_string(m->sampler ? sampler_event(m->sampler) : m->config.event))
+DEFINE_PROPERTY_GET(property_get_event_reason, "s", m->sampler ? sampler_event_reason(m->sampler) : "not sampling")
+DEFINE_PROPERTY_GET(property_get_cpus, "u", m->sampler ? sampler_n_cpus(m->sampler) : 0u)
+DEFINE_PROPERTY_GET(property_get_targets, "u", (uint32_t)hashmap_size(m->targets))
+/* A C bool: sd-bus's own getter would read a D-Bus boolean's 4 bytes. */
+DEFINE_PROPERTY_GET(property_get_off_cpu_default, "b", (int)m->config.off_cpu_default)
+DEFINE_PROPERTY_GET(property_get_symbol_cache_size, "t", (uint64_t)symbolizer_budget(m->symbolizer))
+DEFINE_PROPERTY_GET(property_get_symbol_cache_used, "t", (uint64_t)symbolizer_memory(m->symbolizer))
+DEFINE_PROPERTY_GET(property_get_symbol_files_skipped, "t", symbolizer_skipped_files(m->symbolizer))
+DEFINE_PROPERTY_GET(property_get_symbol_files_damaged, "t", symbolizer_damaged_files(m->symbolizer))
 
 /* The counters (ManagerStats) as of the call being answered: GetAll asks for every property in turn, and
  * counters read apart would not add up while samples keep coming. They are read once a call, into
@@ -294,8 +229,7 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("StackErrors", stack_errors),
         COUNTER("StacksTruncated", truncated),
         COUNTER("SamplesUnclaimed", unclaimed),
-        SD_BUS_PROPERTY("OffCpuDefault", "b", property_get_bool, offsetof(Manager, config.off_cpu_default),
-                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("OffCpuDefault", "b", property_get_off_cpu_default, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         COUNTER("OffCpuBlocked", off_cpu_blocked),
         COUNTER("OffCpuPreempted", off_cpu_preempted),
         COUNTER("OffCpuLost", off_cpu_lost),
