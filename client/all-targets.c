@@ -5,9 +5,8 @@
 #include <stdlib.h>
 
 #include "all-targets.h"
-#include "bus-client-values.h"
+#include "bus-client-tables.h"
 #include "bus-client.h"
-#include "bus-names.h"
 #include "log.h"
 
 /* The per-target tables while they are fetched, freed together. */
@@ -53,7 +52,7 @@ int fetch_all_functions(sd_bus *bus, ProfileSort sort, ReportTable **ret, size_t
                         r = bus_get_functions(bus, pid, sort, 0, &error, &a.tables[a.n]);
                 if (sd_bus_error_has_names(&error, VPROF_ERROR_NOT_ATTACHED, VPROF_ERROR_NO_SUCH_PROCESS))
                         continue;
-                if (sd_bus_error_has_name(&error, VPROF_ERROR_ACCESS_DENIED)) {
+                if (sd_bus_error_has_name(&error, SD_BUS_ERROR_ACCESS_DENIED)) {
                         n_denied++;
                         continue;
                 }

@@ -5,9 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bus-client-details.h"
 #include "bus-client.h"
-#include "bus-names.h"
 #include "log.h"
 
 /* Decoding failures are reported like D-Bus errors: log_bus_error() stays the one place that words them. */
@@ -64,19 +62,44 @@ int bus_connect_system(sd_bus **ret)
         return 0;
 }
 
+int bus_attach(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_error *error)
+{
+        return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "Attach", error, NULL,
+                                  "ut", pid, flags);
+}
+
 int bus_call_pid_method(sd_bus *bus, const char *method, uint32_t pid, sd_bus_error *error)
 {
         return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
                                   NULL, "u", pid);
 }
 
-int bus_attach_with_flags(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_error *error)
+int bus_read_dict(sd_bus_message *m, bus_dict_entry_fn fn, void *userdata)
 {
-        return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE,
-                                  "AttachWithFlags", error, NULL, "ut", pid, flags);
+        const char *key;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                r = sd_bus_message_read(m, "s", &key);
+                if (r < 0)
+                        return r;
+                r = fn(m, key, userdata);
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
 }
 
-TargetInfo *target_list_append(TargetList *l, size_t *allocated)
+/* A new zeroed entry at the end of l. */
+static TargetInfo *target_list_append(TargetList *l, size_t *allocated)
 {
         TargetInfo *t;
 
@@ -94,8 +117,60 @@ TargetInfo *target_list_append(TargetList *l, size_t *allocated)
         return t;
 }
 
-/* ListTargets: the fixed rows of the first version. */
-static int list_targets_v1(sd_bus *bus, sd_bus_error *error, TargetList **ret)
+static int read_string(sd_bus_message *m, char **ret)
+{
+        const char *v;
+        int r;
+
+        r = sd_bus_message_read(m, "v", "s", &v);
+        if (r < 0)
+                return r;
+        free(*ret);
+        *ret = strdup(v);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* One dictionary entry into t. */
+static int read_target_entry(sd_bus_message *m, const char *key, void *userdata)
+{
+        TargetInfo *t = userdata;
+
+        if (strcmp(key, "command") == 0)
+                return read_string(m, &t->command);
+        if (strcmp(key, "state") == 0)
+                return read_string(m, &t->state);
+        if (strcmp(key, "samples") == 0)
+                return sd_bus_message_read(m, "v", "t", &t->samples);
+        if (strcmp(key, "attached_usec") == 0)
+                return sd_bus_message_read(m, "v", "t", &t->attached_usec);
+        if (strcmp(key, "flags") == 0)
+                return sd_bus_message_read(m, "v", "t", &t->flags);
+        if (strcmp(key, "ns_pid") == 0)
+                return sd_bus_message_read(m, "v", "u", &t->ns_pid);
+        if (strcmp(key, "frequency") == 0)
+                return sd_bus_message_read(m, "v", "u", &t->frequency);
+        return sd_bus_message_skip(m, "v");
+}
+
+static int read_target(sd_bus_message *m, TargetInfo *t)
+{
+        int r;
+
+        r = sd_bus_message_read(m, "u", &t->pid);
+        if (r < 0)
+                return r;
+        r = bus_read_dict(m, read_target_entry, t);
+        if (r < 0)
+                return r;
+        /* The two strings every row shows. */
+        if (!t->command)
+                t->command = strdup("");
+        if (!t->state)
+                t->state = strdup("");
+        return t->command && t->state ? 0 : -ENOMEM;
+}
+
+int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(target_list_freep) TargetList *l = NULL;
@@ -106,196 +181,30 @@ static int list_targets_v1(sd_bus *bus, sd_bus_error *error, TargetList **ret)
                                error, &reply, NULL);
         if (r < 0)
                 return r;
-
         l = calloc(1, sizeof(*l));
         if (!l)
                 return -ENOMEM;
-
-        r = sd_bus_message_enter_container(reply, 'a', "(ussttt)");
+        r = sd_bus_message_enter_container(reply, 'a', "(ua{sv})");
         if (r < 0)
                 return bus_bad_reply(error, "ListTargets", r);
-        for (;;) {
-                const char *command, *state;
-                TargetInfo *t;
-                uint32_t pid;
-                uint64_t samples, attached, flags;
+        while ((r = sd_bus_message_enter_container(reply, 'r', "ua{sv}")) > 0) {
+                TargetInfo *t = target_list_append(l, &allocated);
 
-                r = sd_bus_message_read(reply, "(ussttt)", &pid, &command, &state, &samples, &attached,
-                                        &flags);
-                if (r < 0)
-                        return bus_bad_reply(error, "ListTargets", r);
-                if (r == 0)
-                        break;
-                t = target_list_append(l, &allocated);
                 if (!t)
                         return -ENOMEM;
-                *t = (TargetInfo){
-                        .pid = pid,
-                        .samples = samples,
-                        .attached_usec = attached,
-                        .flags = flags,
-                        .command = strdup(command),
-                        .state = strdup(state),
-                };
-                if (!t->command || !t->state)
-                        return -ENOMEM;
+                r = read_target(reply, t);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return bus_bad_reply(error, "ListTargets", r);
+                r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return bus_bad_reply(error, "ListTargets", r);
         }
-        r = sd_bus_message_exit_container(reply);
         if (r < 0)
                 return bus_bad_reply(error, "ListTargets", r);
-
         *ret = TAKE_PTR(l);
         return 0;
-}
-
-int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
-{
-        int r;
-
-        r = bus_list_target_details(bus, error, ret);
-        if (r >= 0 || !sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD))
-                return r;
-        /* A daemon from before ListTargetDetails. */
-        sd_bus_error_free(error);
-        return list_targets_v1(bus, error, ret);
-}
-
-/* The four table methods share one reply shape: the total, then an array of rows whose signature depends on
- * the kind. */
-static int read_table(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
-                      ReportTable **ret)
-{
-        static const char *const row_signature[_REPORT_KIND_MAX] = {
-                [REPORT_FUNCTIONS] = "(ssttdd)",
-                [REPORT_MODULES] = "(sttdd)",
-                [REPORT_THREADS] = "(usttdd)",
-                [REPORT_PROCESSES] = "(usttdd)",
-        };
-        _cleanup_(report_table_freep) ReportTable *t = NULL;
-        const char *sig = row_signature[kind];
-        int r;
-
-        r = report_table_new(kind, &t);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_read(reply, "t", &t->total_samples);
-        if (r < 0)
-                return bus_bad_reply(error, method, r);
-        r = sd_bus_message_enter_container(reply, 'a', sig);
-        if (r < 0)
-                return bus_bad_reply(error, method, r);
-        for (;;) {
-                const char *name = NULL, *module = NULL;
-                uint64_t inclusive, exclusive;
-                double inclusive_percent, exclusive_percent;
-                uint32_t id = 0;
-
-                if (kind == REPORT_FUNCTIONS)
-                        r = sd_bus_message_read(reply, sig, &name, &module, &inclusive, &exclusive,
-                                                &inclusive_percent, &exclusive_percent);
-                else if (kind == REPORT_MODULES)
-                        r = sd_bus_message_read(reply, sig, &name, &inclusive, &exclusive,
-                                                &inclusive_percent, &exclusive_percent);
-                else
-                        r = sd_bus_message_read(reply, sig, &id, &name, &inclusive, &exclusive,
-                                                &inclusive_percent, &exclusive_percent);
-                if (r < 0)
-                        return bus_bad_reply(error, method, r);
-                if (r == 0)
-                        break;
-
-                r = report_table_append(t, id, name, module, inclusive, exclusive, inclusive_percent,
-                                        exclusive_percent);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return bus_bad_reply(error, method, r);
-
-        *ret = TAKE_PTR(t);
-        return 0;
-}
-
-int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
-                      ReportTable **ret)
-{
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctions",
-                               error, &reply, "usu", pid, profile_sort_to_string(sort), limit);
-        if (r < 0)
-                return r;
-        return read_table(reply, REPORT_FUNCTIONS, "GetFunctions", error, ret);
-}
-
-int bus_add_symbol_names(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error)
-{
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetSymbolNames",
-                               error, &reply, "u", pid);
-        if (r < 0 && sd_bus_error_has_name(error, SD_BUS_ERROR_UNKNOWN_METHOD)) {
-                /* An older vprofd: the names stay as they are. */
-                sd_bus_error_free(error);
-                return 0;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(reply, 'a', "(sss)");
-        if (r < 0)
-                return bus_bad_reply(error, "GetSymbolNames", r);
-        for (;;) {
-                const char *module, *function, *mangled;
-
-                r = sd_bus_message_read(reply, "(sss)", &module, &function, &mangled);
-                if (r < 0)
-                        return bus_bad_reply(error, "GetSymbolNames", r);
-                if (r == 0)
-                        break;
-                r = report_table_set_mangled(t, module, function, mangled);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return bus_bad_reply(error, "GetSymbolNames", r);
-        return 0;
-}
-
-int bus_get_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid, bus_table_reader_fn read,
-                  sd_bus_error *error, ReportTable **ret)
-{
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        if (pid > 0)
-                r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
-                                       &reply, "u", pid);
-        else
-                r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
-                                       &reply, NULL);
-        if (r < 0)
-                return r;
-        return read(reply, kind, method, error, ret);
-}
-
-int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
-{
-        return bus_get_table(bus, "GetModules", REPORT_MODULES, pid, read_table, error, ret);
-}
-
-int bus_get_threads(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
-{
-        return bus_get_table(bus, "GetThreads", REPORT_THREADS, pid, read_table, error, ret);
-}
-
-int bus_get_processes(sd_bus *bus, sd_bus_error *error, ReportTable **ret)
-{
-        return bus_get_table(bus, "GetProcesses", REPORT_PROCESSES, 0, read_table, error, ret);
 }
 
 static const struct {
@@ -487,9 +396,11 @@ int log_bus_error(int r, const sd_bus_error *error, const char *method)
         if (sd_bus_error_has_names(error, SD_BUS_ERROR_NO_REPLY, SD_BUS_ERROR_TIMEOUT,
                                    "org.freedesktop.DBus.Error.TimedOut"))
                 return log_error_errno(r, "vprofd did not reply to %s: %s", method, message);
-        /* The daemon's own errors (and our parse errors) say everything in their message. */
-        if (error_name_has_prefix(error, "org.vprof."))
+        /* The daemon's own errors (and our parse errors) say everything in their message, and so do a bad
+         * argument and a refusal, whether the daemon's or the bus policy's (which names the method). */
+        if (error_name_has_prefix(error, "org.vprof.") ||
+            sd_bus_error_has_names(error, SD_BUS_ERROR_INVALID_ARGS, SD_BUS_ERROR_ACCESS_DENIED))
                 return log_error_errno(r, "%s", message);
-        /* Bus policy denials and the like need the method to make sense. */
+        /* sd-bus's own errors (an unknown method, say) need the method to make sense. */
         return log_error_errno(r, "Failed to call %s: %s", method, message);
 }

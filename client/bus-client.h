@@ -6,15 +6,14 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus-names.h"
 #include "macros.h"
-#include "report-table.h"
 
-/* Calls to org.vprof.Profiler1 and the decoding of their replies. Every call returns a negative errno and
+/* Calls to org.vprof.Profiler1 and the decoding of their replies: here the connection, the targets, the
+ * daemon's status and the errors; the tables in bus-client-tables.h. Every call returns a negative errno and
  * fills *error with the D-Bus error when there is one; log_bus_error() turns both into the one line the user
- * sees. Nothing here prints on its own. */
-
-/* AttachWithFlags' flags and ListTargets' flags field: also track the target's off-CPU time. */
-#define VPROF_ATTACH_OFF_CPU UINT64_C(1)
+ * sees. Nothing here prints on its own. Client and daemon ship together: there is no fallback for the methods of
+ * an older daemon. */
 
 typedef struct TargetInfo {
         uint32_t pid;
@@ -22,7 +21,7 @@ typedef struct TargetInfo {
         char *state;
         uint64_t samples;
         uint64_t attached_usec;
-        uint64_t flags; /* VPROF_ATTACH_* */
+        uint64_t flags; /* VPROF_ATTACH_* (bus-names.h) */
         uint32_t ns_pid; /* the PID in the target's own PID namespace; 0 when the daemon does not say */
         uint32_t frequency; /* of its tables' sample counts; 0 when the daemon does not say */
 } TargetInfo;
@@ -76,33 +75,23 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DaemonStatus *, daemon_status_free);
  */
 int bus_connect_system(sd_bus **ret);
 
-/* Attach, Detach or Reset. */
+/* Attach(pid, flags), VPROF_ATTACH_* flags. */
+int bus_attach(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_error *error);
+/* Detach or Reset, the methods whose only argument is a PID. */
 int bus_call_pid_method(sd_bus *bus, const char *method, uint32_t pid, sd_bus_error *error);
-int bus_attach_with_flags(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_error *error);
 
-/* Decodes a table reply of method; every table call ends in one. */
-typedef int (*bus_table_reader_fn)(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
-                                   ReportTable **ret);
-/* Calls method with the PID as its only argument, or with none when pid is 0, and reads the reply. */
-int bus_get_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid, bus_table_reader_fn read,
-                  sd_bus_error *error, ReportTable **ret);
-
-/* ListTargetDetails, or ListTargets from a daemon without it (ns_pid 0 then). */
+/* ListTargets: each target's PID and a dictionary; keys this client does not know are skipped, and known keys of
+ * another type are refused as a bad reply. */
 int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret);
-/* A new zeroed entry at the end of l. */
-TargetInfo *target_list_append(TargetList *l, size_t *allocated);
-/* GetSymbolNames: gives the rows of t (a function table of pid) the mangled names of their symbols. A
- * daemon without the method leaves the rows as they are. */
-int bus_add_symbol_names(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error);
 
-int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
-                      ReportTable **ret);
-int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);
-int bus_get_threads(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);
-int bus_get_processes(sd_bus *bus, sd_bus_error *error, ReportTable **ret);
 int bus_get_status(sd_bus *bus, sd_bus_error *error, DaemonStatus **ret);
 /* The Frequency property: samples per second, the unit of the elapsed and application values. */
 int bus_get_frequency(sd_bus *bus, sd_bus_error *error, uint32_t *ret);
+
+/* Reads an a{sv} at the message's position: fn reads each entry's variant after its key (or skips it), and
+ * returns a negative errno to stop. */
+typedef int (*bus_dict_entry_fn)(sd_bus_message *m, const char *key, void *userdata);
+int bus_read_dict(sd_bus_message *m, bus_dict_entry_fn fn, void *userdata);
 
 /* Sets *error to say that the reply to method could not be parsed (r, negative), and returns r. */
 int bus_bad_reply(sd_bus_error *error, const char *method, int r);

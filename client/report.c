@@ -3,8 +3,7 @@
 #include <inttypes.h>
 
 #include "all-targets.h"
-#include "bus-client-symbols.h"
-#include "bus-client-values.h"
+#include "bus-client-tables.h"
 #include "bus-client.h"
 #include "log.h"
 #include "report.h"

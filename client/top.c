@@ -8,6 +8,7 @@
 #include <systemd/sd-event.h>
 
 #include "all-targets.h"
+#include "bus-client-tables.h"
 #include "bus-client.h"
 #include "log.h"
 #include "time-util.h"

@@ -123,10 +123,6 @@ static int verb_attach(_unused_ int argc, char *argv[])
         uint32_t pid;
         int r;
 
-        /* Plain Attach leaves off-CPU tracking to the daemon's default (OffCpuDefault). */
-        if (!arg_off_cpu)
-                return verb_pid_method("Attach", argv[1]);
-
         r = parse_pid_argument(argv[1], &pid);
         if (r < 0)
                 return r;
@@ -134,9 +130,10 @@ static int verb_attach(_unused_ int argc, char *argv[])
         if (r < 0)
                 return r;
 
-        r = bus_attach_with_flags(bus, pid, VPROF_ATTACH_OFF_CPU, &error);
+        /* Without --off-cpu, the daemon's default decides (OffCpuDefault). */
+        r = bus_attach(bus, pid, arg_off_cpu ? VPROF_ATTACH_OFF_CPU : 0, &error);
         if (r < 0)
-                return log_bus_error(r, &error, "AttachWithFlags");
+                return log_bus_error(r, &error, "Attach");
         return 0;
 }
 

@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdint.h>
+
 /* The versioned D-Bus contract; daemon/org.vprof.Profiler1.xml documents every member. */
 
 #define VPROF_BUS_NAME "org.vprof.Profiler1"
 #define VPROF_BUS_PATH "/org/vprof/Profiler1"
 #define VPROF_BUS_INTERFACE "org.vprof.Profiler1"
 
+/* The errors of the domain. A bad argument and a refused caller get the standard
+ * org.freedesktop.DBus.Error.InvalidArgs and .AccessDenied (SD_BUS_ERROR_INVALID_ARGS, SD_BUS_ERROR_ACCESS_DENIED). */
 #define VPROF_ERROR_NO_SUCH_PROCESS "org.vprof.Profiler1.Error.NoSuchProcess"
 #define VPROF_ERROR_ALREADY_ATTACHED "org.vprof.Profiler1.Error.AlreadyAttached"
 #define VPROF_ERROR_NOT_ATTACHED "org.vprof.Profiler1.Error.NotAttached"
-#define VPROF_ERROR_INVALID_ARGUMENT "org.vprof.Profiler1.Error.InvalidArgument"
-#define VPROF_ERROR_ACCESS_DENIED "org.vprof.Profiler1.Error.AccessDenied"
 #define VPROF_ERROR_LIMIT_EXCEEDED "org.vprof.Profiler1.Error.LimitExceeded"
+
+/* Attach's flags, which ListTargets gives back as each target's "flags". */
+#define VPROF_ATTACH_OFF_CPU UINT64_C(0x1) /* also track the target's time off the CPU */
+#define VPROF_ATTACH_FLAGS_ALL VPROF_ATTACH_OFF_CPU

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "authz-polkit.h"
-#include "bus-names.h"
 #include "log.h"
 #include "macros.h"
 #include "time-util.h"
@@ -72,7 +71,7 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 r = sd_bus_enqueue_for_read(sd_bus_message_get_bus(q->call), q->call);
         if (r < 0) {
                 log_warning_errno(r, "Failed to requeue a call after polkit answered: %m");
-                (void)sd_bus_reply_method_errorf(q->call, VPROF_ERROR_ACCESS_DENIED,
+                (void)sd_bus_reply_method_errorf(q->call, SD_BUS_ERROR_ACCESS_DENIED,
                                                  "Access denied: the authorization could not be completed");
                 hashmap_remove(q->registry, q->call);
                 polkit_query_free(q);
@@ -154,14 +153,14 @@ static int verdict(PolkitQuery *q, sd_bus_error *error)
                 return 1;
         if (q->error_name && (strcmp(q->error_name, "org.freedesktop.DBus.Error.ServiceUnknown") == 0 ||
                               strcmp(q->error_name, "org.freedesktop.DBus.Error.NameHasNoOwner") == 0))
-                return sd_bus_error_set(error, VPROF_ERROR_ACCESS_DENIED,
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "Access denied: not a process you could trace (another user's, set-ID or "
                                         "not dumpable), and polkit is not running to ask");
         if (q->error_name || q->error_message)
-                return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Access denied: polkit could not be asked: %s",
                                          q->error_message ?: q->error_name);
-        return sd_bus_error_set(error, VPROF_ERROR_ACCESS_DENIED,
+        return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
                                 "Access denied: not a process you could trace, and polkit did not allow it");
 }
 
@@ -181,7 +180,7 @@ int polkit_verify_async(Hashmap **registry, sd_bus_message *call, const char *ac
         }
         r = ask_polkit(registry, call, action, details);
         if (r < 0)
-                return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Access denied: polkit could not be asked: %s", strerror(-r));
         return 0;
 }

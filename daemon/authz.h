@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <systemd/sd-bus.h>
@@ -11,8 +12,13 @@
 /* The one place that decides who may do what. Root may do everything; any other caller may attach to, query,
  * reset and detach a process only if it could ptrace it: the process's real, effective and saved UIDs are all
  * the caller's and it is dumpable (not set-ID, not marked non-dumpable). Anything else is put to polkit
- * (authz-polkit.h) by the method handlers, through bus_authorize_pid() (bus-target.h), which applies these rules
- * to the PID a call names. */
+ * (authz-polkit.h). The method handlers ask through authz_pid() and authz_target(), which apply these rules to
+ * the PID a call names; their errors are the standard org.freedesktop.DBus.Error.InvalidArgs and AccessDenied
+ * and the domain's NotAttached. */
+
+/* manager.h includes this header for AuthzCaller. */
+typedef struct Manager Manager;
+typedef struct Target Target;
 
 /* Who asks for a target: the caller's effective UID, and whether polkit allowed what the local rules refused.
  * Such a caller acts as root would (the target's attach_uid is 0), but the target still counts as the
@@ -22,8 +28,29 @@ typedef struct AuthzCaller {
         bool polkit_allowed;
 } AuthzCaller;
 
-/* The caller's effective UID from the bus credentials; refuses credentials that sd-bus only guessed from
- * /proc (augmented), which a caller could race. */
-int bus_caller_uid(sd_bus_message *m, uid_t *ret, sd_bus_error *error);
-
+/* The local rule: whether caller may profile a process of these credentials. */
 bool authz_may_profile(uid_t caller, const ProcInfo *target);
+
+/* The caller's effective UID from the bus credentials; refuses credentials that sd-bus only guessed from
+ * /proc (augmented), which a caller could race. AccessDenied in error on failure. */
+int authz_caller_uid(sd_bus_message *msg, uid_t *ret, sd_bus_error *error);
+
+/* Whether caller may see and act on t by the local rules, with t's credentials read afresh. */
+bool authz_may_see(Target *t, uid_t caller);
+
+/* For a caller the local rules refuse: polkit_verify_async() on profiling pid. Only authz_pid() and a process
+ * that changed under an attach call it. Returns as polkit_verify_async(). */
+int authz_verify_polkit(Manager *m, sd_bus_message *msg, uint32_t pid, sd_bus_error *error);
+
+/* Whether the caller may know about pid and act on it: the one rule, written out at its definition. 1 with
+ * *ret_caller set, and *ret_target the target at pid or NULL when pid is not attached; 0 when polkit was asked,
+ * and the method handler must return 1 and leave the call unanswered until it runs again; negative with
+ * InvalidArgs or AccessDenied in error. */
+int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret_target,
+              sd_bus_error *error);
+
+/* The attached target pid, if the caller may see it (authz_pid()). 1 with *ret set (and *ret_caller, unless
+ * NULL); 0 when polkit was asked, as authz_pid(); negative with InvalidArgs, NotAttached or AccessDenied in
+ * error. */
+int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret,
+                 sd_bus_error *error);

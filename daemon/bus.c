@@ -1,40 +1,117 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "authz.h"
-#include "bus-details.h"
-#include "bus-echo.h"
 #include "bus-names.h"
-#include "bus-stacks.h"
-#include "bus-symbols.h"
-#include "bus-symbol-names.h"
-#include "bus-target.h"
-#include "bus-values.h"
+#include "bus-query.h"
 #include "bus.h"
 #include "log.h"
+#include "quote.h"
 
-/* A thin layer: check every argument, authorize, call the manager, marshal the answer. */
+/* The object: its vtable and properties, and the methods that change targets (Attach, Detach, Reset); the
+ * queries are in bus-query.c, who may call what in authz.c. A thin layer: check every argument, authorize,
+ * call the manager, marshal the answer. */
 
-#define ATTACH_FLAGS_ALL ((uint64_t)VPROF_TARGET_OFF_CPU)
+/* Attach's flags go to the BPF targets map as they are. */
+_Static_assert(VPROF_ATTACH_OFF_CPU == VPROF_TARGET_OFF_CPU, "the bus's and the BPF program's off-CPU flag");
 
-static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags, sd_bus_error *error)
+/* A getter of one value worked out from the Manager, in the manner of systemd's BUS_DEFINE_PROPERTY_GET. */
+#define DEFINE_PROPERTY_GET(function, bus_type, expression)                                                    \
+        static int function(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,   \
+                            const char *property _unused_, sd_bus_message *reply, void *userdata,              \
+                            sd_bus_error *error _unused_)                                                      \
+        {                                                                                                      \
+                Manager *m _unused_ = userdata;                                                                \
+                return sd_bus_message_append(reply, bus_type, expression);                                     \
+        }
+
+DEFINE_PROPERTY_GET(property_get_version, "s", VPROF_VERSION)
+/* A Manager that never started sampling (the unit tests) has no sampler: its event is the configured one, and
+ * it samples no CPU. */
+DEFINE_PROPERTY_GET(property_get_event, "s",
+                    sampler_event_to_string(m->sampler ? sampler_event(m->sampler) : m->config.event))
+DEFINE_PROPERTY_GET(property_get_event_reason, "s", m->sampler ? sampler_event_reason(m->sampler) : "not sampling")
+DEFINE_PROPERTY_GET(property_get_cpus, "u", m->sampler ? sampler_n_cpus(m->sampler) : 0u)
+DEFINE_PROPERTY_GET(property_get_targets, "u", (uint32_t)hashmap_size(m->targets))
+/* A C bool: sd-bus's own getter would read a D-Bus boolean's 4 bytes. */
+DEFINE_PROPERTY_GET(property_get_off_cpu_default, "b", (int)m->config.off_cpu_default)
+DEFINE_PROPERTY_GET(property_get_symbol_cache_size, "t", (uint64_t)symbolizer_budget(m->symbolizer))
+DEFINE_PROPERTY_GET(property_get_symbol_cache_used, "t", (uint64_t)symbolizer_memory(m->symbolizer))
+DEFINE_PROPERTY_GET(property_get_symbol_files_skipped, "t", symbolizer_skipped_files(m->symbolizer))
+DEFINE_PROPERTY_GET(property_get_symbol_files_damaged, "t", symbolizer_damaged_files(m->symbolizer))
+
+/* The counters (ManagerStats) as of the call being answered: GetAll asks for every property in turn, and
+ * counters read apart would not add up while samples keep coming. They are read once a call, into
+ * m->stats_snapshot, which the vtable's offsets point the getters at; the call is held (a reference), so that
+ * no later message can take its address. The Manager is the object's userdata, that of the current slot. */
+static int counters_for_call(sd_bus *bus, sd_bus_error *error)
 {
+        Manager *m = sd_bus_slot_get_userdata(sd_bus_get_current_slot(bus));
+        sd_bus_message *call = sd_bus_get_current_message(bus);
+        int r;
+
+        if (call && call == m->stats_call)
+                return 0;
+        r = manager_get_stats(m, &m->stats_snapshot);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot read the sampler's counters: %s", strerror(-r));
+        sd_bus_message_unref(m->stats_call);
+        m->stats_call = sd_bus_message_ref(call);
+        return 0;
+}
+
+static int property_get_counter(sd_bus *bus, const char *path _unused_, const char *interface _unused_,
+                                const char *property _unused_, sd_bus_message *reply, void *userdata,
+                                sd_bus_error *error)
+{
+        int r;
+
+        r = counters_for_call(bus, error);
+        if (r < 0)
+                return r;
+        return sd_bus_message_append(reply, "t", *(uint64_t *)userdata);
+}
+
+static int property_get_counter_u32(sd_bus *bus, const char *path _unused_, const char *interface _unused_,
+                                    const char *property _unused_, sd_bus_message *reply, void *userdata,
+                                    sd_bus_error *error)
+{
+        int r;
+
+        r = counters_for_call(bus, error);
+        if (r < 0)
+                return r;
+        return sd_bus_message_append(reply, "u", *(uint32_t *)userdata);
+}
+
+static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        Manager *m = userdata;
         AuthzCaller caller;
+        uint64_t flags;
+        uint32_t pid;
         Target *t;
         pid_t tgid = 0;
         int r;
 
-        if (flags & ~ATTACH_FLAGS_ALL)
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+        r = sd_bus_message_read(msg, "ut", &pid, &flags);
+        if (r < 0)
+                return r;
+        if (flags & ~VPROF_ATTACH_FLAGS_ALL)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Unknown attach flags 0x%" PRIx64 ": expected 0x1 (off-CPU) or 0",
-                                         flags & ~ATTACH_FLAGS_ALL);
+                                         flags & ~VPROF_ATTACH_FLAGS_ALL);
+        /* OffCpuDefault: every target tracks its off-CPU time. */
+        if (m->config.off_cpu_default)
+                flags |= VPROF_ATTACH_OFF_CPU;
         if ((pid_t)pid == getpid())
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "PID %u is vprofd itself, which does not profile itself", pid);
-        r = bus_authorize_pid(m, msg, pid, &caller, &t, error);
+        r = authz_pid(m, msg, pid, &caller, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         if (t)
@@ -43,9 +120,9 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
 
         r = manager_attach(m, (pid_t)pid, caller, flags, &t, &tgid);
         if (r == -EPERM && !caller.polkit_allowed) {
-                /* The process changed since bus_authorize_pid() read it (another one has the PID, or it
-                 * exec()ed a set-ID program): the same question to polkit, then attach as root would. */
-                r = bus_verify_profile_access(m, msg, pid, error);
+                /* The process changed since authz_pid() read it (another one has the PID, or it exec()ed a
+                 * set-ID program): the same question to polkit, then attach as root would. */
+                r = authz_verify_polkit(m, msg, pid, error);
                 if (r <= 0)
                         return r < 0 ? r : 1;
                 caller.polkit_allowed = true;
@@ -57,15 +134,15 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
         case -ESRCH:
                 return sd_bus_error_setf(error, VPROF_ERROR_NO_SUCH_PROCESS, "No process with PID %u", pid);
         case -ECHILD:
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "PID %u is a thread of process %d: attach the process", pid, (int)tgid);
         case -EINVAL:
-                return sd_bus_error_setf(error, VPROF_ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "PID %u is a kernel thread, which has no user stack to profile", pid);
         case -EACCES:
                 /* Even vprofd's capabilities do not reach it: a process of another user namespace or a
                  * /proc mounted with hidepid=, as seen from a container. */
-                return sd_bus_error_setf(error, VPROF_ERROR_ACCESS_DENIED,
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Access denied: vprofd cannot read PID %u in /proc", pid);
         case -ESHUTDOWN:
                 return sd_bus_error_setf(error, SD_BUS_ERROR_NO_SERVER,
@@ -94,45 +171,23 @@ static int attach(Manager *m, sd_bus_message *msg, uint32_t pid, uint64_t flags,
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         Manager *m = userdata;
+        AuthzCaller caller;
         uint32_t pid;
+        Target *t;
         int r;
 
         r = sd_bus_message_read(msg, "u", &pid);
         if (r < 0)
                 return r;
-        return attach(m, msg, pid, m->config.off_cpu_default ? VPROF_TARGET_OFF_CPU : 0, error);
-}
-
-static int method_attach_with_flags(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        uint32_t pid;
-        uint64_t flags;
-        int r;
-
-        r = sd_bus_message_read(msg, "ut", &pid, &flags);
-        if (r < 0)
-                return r;
-        return attach(userdata, msg, pid, flags, error);
-}
-
-static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        Manager *m = userdata;
-        AuthzCaller caller;
-        Target *t;
-        pid_t pid;
-        int r;
-
-        r = bus_read_target(m, msg, &caller, &t, error);
+        r = authz_target(m, msg, pid, &caller, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        pid = t->pid; /* t is gone after a detach */
-        r = manager_detach(m, pid, caller);
+        r = manager_detach(m, (pid_t)pid, caller);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot detach PID %d: %s", (int)pid, strerror(-r));
+                return sd_bus_error_set_errnof(error, r, "Cannot detach PID %u: %s", pid, strerror(-r));
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -140,296 +195,69 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
 {
         Manager *m = userdata;
         AuthzCaller caller;
+        uint32_t pid;
         Target *t;
         int r;
 
-        r = bus_read_target(m, msg, &caller, &t, error);
+        r = sd_bus_message_read(msg, "u", &pid);
+        if (r < 0)
+                return r;
+        r = authz_target(m, msg, pid, &caller, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         r = manager_reset(m, t, caller);
         if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot reset PID %d: %s", (int)t->pid, strerror(-r));
+                return sd_bus_error_set_errnof(error, r, "Cannot reset PID %u: %s", pid, strerror(-r));
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-static int append_target_v1(sd_bus_message *reply, const Target *t)
-{
-        return sd_bus_message_append(reply, "(ussttt)", (uint32_t)t->pid, t->info.comm, target_status(t),
-                                     profile_total(t->profile), t->attach_usec, t->flags);
-}
-
-static int method_list_targets(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        return bus_reply_visible_targets(msg, userdata, "(ussttt)", append_target_v1, error);
-}
-
-/* Rows as (name, module?, tid?, inclusive, exclusive, percents); signature picks the columns. */
-static int append_rows(sd_bus_message *reply, const char *signature, const ProfileRow *rows, size_t n,
-                       uint64_t total)
-{
-        int r;
-
-        r = sd_bus_message_append(reply, "t", total);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', signature);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                const ProfileRow *row = rows + i;
-                double ip = profile_percent(row->inclusive, total), ep = profile_percent(row->exclusive, total);
-
-                if (strcmp(signature, "(ssttdd)") == 0)
-                        r = sd_bus_message_append(reply, signature, row->name, row->module, row->inclusive,
-                                                  row->exclusive, ip, ep);
-                else if (strcmp(signature, "(sttdd)") == 0)
-                        r = sd_bus_message_append(reply, signature, row->name, row->inclusive, row->exclusive, ip,
-                                                  ep);
-                else
-                        r = sd_bus_message_append(reply, signature, row->tid, row->name, row->inclusive,
-                                                  row->exclusive, ip, ep);
-                if (r < 0)
-                        return r;
-        }
-        return sd_bus_message_close_container(reply);
-}
-
-static int reply_rows(sd_bus_message *msg, const char *signature, const ProfileRow *rows, size_t n,
-                      uint64_t total)
-{
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        int r;
-
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        r = append_rows(reply, signature, rows, n, total);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
-
-static int method_get_functions(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        _cleanup_free_ ProfileRow *rows = NULL;
-        Target *t;
-        size_t n;
-        int r;
-
-        r = bus_read_function_table(userdata, msg, false, &t, &rows, &n, error);
-        if (r <= 0)
-                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        return reply_rows(msg, "(ssttdd)", rows, n, profile_total(t->profile));
-}
-
-/* GetModules and GetThreads: one target's table, whole. */
-static int reply_target_table(sd_bus_message *msg, Manager *m, sd_bus_error *error, profile_table_fn table,
-                              const char *signature)
-{
-        _cleanup_free_ ProfileRow *rows = NULL;
-        Target *t;
-        size_t n;
-        int r;
-
-        r = bus_read_target_table(m, msg, table, PROFILE_SORT_INCLUSIVE, &t, &rows, &n, error);
-        if (r <= 0)
-                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        return reply_rows(msg, signature, rows, n, profile_total(t->profile));
-}
-
-static int method_get_modules(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        return reply_target_table(msg, userdata, error, profile_modules, "(sttdd)");
-}
-
-static int method_get_threads(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        return reply_target_table(msg, userdata, error, profile_threads, "(usttdd)");
-}
-
-static int method_get_processes(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-        _cleanup_free_ ProfileRow *rows = NULL;
-        Manager *m = userdata;
-        uint64_t total = 0;
-        size_t n = 0;
-        uid_t caller;
-        Target *t;
-        int r;
-
-        r = bus_caller_uid(msg, &caller, error);
-        if (r < 0)
-                return r;
-        manager_sync(m);
-        rows = calloc(MAX(hashmap_size(m->targets), (size_t)1), sizeof(ProfileRow));
-        if (!rows)
-                return -ENOMEM;
-        HASHMAP_FOREACH(t, m->targets) {
-                uint64_t samples = profile_total(t->profile);
-                if (!bus_caller_may_see(t, caller))
-                        continue;
-                rows[n++] = (ProfileRow){
-                        .name = t->info.comm,
-                        .tid = (uint32_t)t->pid,
-                        .inclusive = samples,
-                        .exclusive = samples,
-                };
-                total += samples;
-        }
-        /* Busiest first; the order of equal rows follows the PID. */
-        for (size_t i = 1; i < n; i++)
-                for (size_t j = i; j > 0 && (rows[j].inclusive > rows[j - 1].inclusive ||
-                                             (rows[j].inclusive == rows[j - 1].inclusive &&
-                                              rows[j].tid < rows[j - 1].tid)); j--) {
-                        ProfileRow tmp = rows[j];
-                        rows[j] = rows[j - 1];
-                        rows[j - 1] = tmp;
-                }
-        return reply_rows(msg, "(usttdd)", rows, n, total);
-}
-
-/* The counters as of the call being answered: GetAll asks for every property in turn, and counters read
- * apart would not add up while samples keep coming. A call is known by its sender and cookie. */
-static int stats_for_call(Manager *m, sd_bus_message *reply, ManagerStats *ret)
-{
-        sd_bus_message *call = sd_bus_get_current_message(sd_bus_message_get_bus(reply));
-        const char *sender = call ? sd_bus_message_get_sender(call) : NULL;
-        uint64_t cookie = 0;
-        int r;
-
-        if (call)
-                (void)sd_bus_message_get_cookie(call, &cookie);
-        if (sender && cookie && m->stats_cookie == cookie && strcmp(m->stats_sender, sender) == 0) {
-                *ret = m->stats_snapshot;
-                return 0;
-        }
-        r = manager_get_stats(m, &m->stats_snapshot);
-        if (r < 0)
-                return r;
-        m->stats_cookie = sender ? cookie : 0;
-        snprintf(m->stats_sender, sizeof(m->stats_sender), "%s", sender ?: "");
-        *ret = m->stats_snapshot;
-        return 0;
-}
-
-static int property_get(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
-                        const char *property, sd_bus_message *reply, void *userdata, sd_bus_error *error)
-{
-        Manager *m = userdata;
-        ManagerStats stats;
-        int r;
-
-        if (strcmp(property, "Version") == 0)
-                return sd_bus_message_append(reply, "s", VPROF_VERSION);
-        if (strcmp(property, "Event") == 0)
-                return sd_bus_message_append(reply, "s", sampler_event_to_string(sampler_event(m->sampler)));
-        if (strcmp(property, "EventReason") == 0)
-                return sd_bus_message_append(reply, "s", sampler_event_reason(m->sampler));
-        if (strcmp(property, "Frequency") == 0)
-                return sd_bus_message_append(reply, "u", m->config.frequency);
-        if (strcmp(property, "CPUs") == 0)
-                return sd_bus_message_append(reply, "u", sampler_n_cpus(m->sampler));
-        if (strcmp(property, "Targets") == 0)
-                return sd_bus_message_append(reply, "u", (uint32_t)hashmap_size(m->targets));
-        if (strcmp(property, "OffCpuDefault") == 0)
-                return sd_bus_message_append(reply, "b", m->config.off_cpu_default);
-        if (strcmp(property, "MaxTargets") == 0)
-                return sd_bus_message_append(reply, "u", m->config.max_targets);
-        if (strcmp(property, "MaxTargetsPerUser") == 0)
-                return sd_bus_message_append(reply, "u", m->max_targets_per_user);
-        if (strcmp(property, "ExitedTargetRetentionUSec") == 0)
-                return sd_bus_message_append(reply, "t", m->exited_retention_usec);
-        if (strcmp(property, "MaxFunctionsPerTarget") == 0)
-                return sd_bus_message_append(reply, "u", m->max_functions);
-        if (strcmp(property, "MaxStacksPerTarget") == 0)
-                return sd_bus_message_append(reply, "u", m->max_stacks);
-        if (strcmp(property, "SymbolCacheSize") == 0)
-                return sd_bus_message_append(reply, "t", (uint64_t)symbolizer_budget(m->symbolizer));
-        if (strcmp(property, "SymbolCacheUsed") == 0)
-                return sd_bus_message_append(reply, "t", (uint64_t)symbolizer_memory(m->symbolizer));
-        if (strcmp(property, "SymbolFilesSkipped") == 0)
-                return sd_bus_message_append(reply, "t", symbolizer_skipped_files(m->symbolizer));
-        if (strcmp(property, "SymbolFilesDamaged") == 0)
-                return sd_bus_message_append(reply, "t", symbolizer_damaged_files(m->symbolizer));
-
-        r = stats_for_call(m, reply, &stats);
-        if (r < 0)
-                return sd_bus_error_set_errnof(error, r, "Cannot read the sampler's counters: %s", strerror(-r));
-        if (strcmp(property, "SamplesSeen") == 0)
-                return sd_bus_message_append(reply, "t", stats.seen);
-        if (strcmp(property, "SamplesKept") == 0)
-                return sd_bus_message_append(reply, "t", stats.kept);
-        if (strcmp(property, "SamplesDiscarded") == 0)
-                return sd_bus_message_append(reply, "t", stats.discarded);
-        if (strcmp(property, "SamplesLost") == 0)
-                return sd_bus_message_append(reply, "t", stats.lost);
-        if (strcmp(property, "StackErrors") == 0)
-                return sd_bus_message_append(reply, "t", stats.stack_errors);
-        if (strcmp(property, "StacksTruncated") == 0)
-                return sd_bus_message_append(reply, "t", stats.truncated);
-        if (strcmp(property, "SamplesUnclaimed") == 0)
-                return sd_bus_message_append(reply, "t", stats.unclaimed);
-        if (strcmp(property, "OffCpuBlocked") == 0)
-                return sd_bus_message_append(reply, "t", stats.off_cpu_blocked);
-        if (strcmp(property, "OffCpuPreempted") == 0)
-                return sd_bus_message_append(reply, "t", stats.off_cpu_preempted);
-        if (strcmp(property, "OffCpuLost") == 0)
-                return sd_bus_message_append(reply, "t", stats.off_cpu_lost);
-        if (strcmp(property, "OffCpuUnclaimed") == 0)
-                return sd_bus_message_append(reply, "t", stats.off_cpu_unclaimed);
-        if (strcmp(property, "SamplesInOtherFunctions") == 0)
-                return sd_bus_message_append(reply, "t", stats.other_function_samples);
-        if (strcmp(property, "SamplesInOtherStacks") == 0)
-                return sd_bus_message_append(reply, "t", stats.other_stack_samples);
-        if (strcmp(property, "TargetsAtLimit") == 0)
-                return sd_bus_message_append(reply, "u", stats.targets_at_limit);
-        return -ENOENT;
-}
+#define COUNTER(name, field)                                                                                   \
+        SD_BUS_PROPERTY(name, "t", property_get_counter, offsetof(Manager, stats_snapshot.field), 0)
 
 static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Version", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Event", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("EventReason", "s", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Frequency", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("CPUs", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Targets", "u", property_get, 0, 0),
-        SD_BUS_PROPERTY("SamplesSeen", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("SamplesKept", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("SamplesDiscarded", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("SamplesLost", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("StackErrors", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("StacksTruncated", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("SamplesUnclaimed", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("OffCpuDefault", "b", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("OffCpuBlocked", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("OffCpuPreempted", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("OffCpuLost", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("OffCpuUnclaimed", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("MaxTargets", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("MaxTargetsPerUser", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("ExitedTargetRetentionUSec", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("MaxFunctionsPerTarget", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("MaxStacksPerTarget", "u", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("SymbolCacheSize", "t", property_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("SymbolCacheUsed", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("SymbolFilesSkipped", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("SymbolFilesDamaged", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("SamplesInOtherFunctions", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("SamplesInOtherStacks", "t", property_get, 0, 0),
-        SD_BUS_PROPERTY("TargetsAtLimit", "u", property_get, 0, 0),
-        SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_attach,
+        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Event", "s", property_get_event, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("EventReason", "s", property_get_event_reason, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Frequency", "u", NULL, offsetof(Manager, config.frequency), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("CPUs", "u", property_get_cpus, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Targets", "u", property_get_targets, 0, 0),
+        COUNTER("SamplesSeen", seen),
+        COUNTER("SamplesKept", kept),
+        COUNTER("SamplesDiscarded", discarded),
+        COUNTER("SamplesLost", lost),
+        COUNTER("StackErrors", stack_errors),
+        COUNTER("StacksTruncated", truncated),
+        COUNTER("SamplesUnclaimed", unclaimed),
+        SD_BUS_PROPERTY("OffCpuDefault", "b", property_get_off_cpu_default, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        COUNTER("OffCpuBlocked", off_cpu_blocked),
+        COUNTER("OffCpuPreempted", off_cpu_preempted),
+        COUNTER("OffCpuLost", off_cpu_lost),
+        COUNTER("OffCpuUnclaimed", off_cpu_unclaimed),
+        SD_BUS_PROPERTY("MaxTargets", "u", NULL, offsetof(Manager, config.max_targets), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxTargetsPerUser", "u", NULL, offsetof(Manager, max_targets_per_user),
+                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("ExitedTargetRetentionUSec", "t", NULL, offsetof(Manager, exited_retention_usec),
+                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxFunctionsPerTarget", "u", NULL, offsetof(Manager, max_functions),
+                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxStacksPerTarget", "u", NULL, offsetof(Manager, max_stacks), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("SymbolCacheSize", "t", property_get_symbol_cache_size, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("SymbolCacheUsed", "t", property_get_symbol_cache_used, 0, 0),
+        SD_BUS_PROPERTY("SymbolFilesSkipped", "t", property_get_symbol_files_skipped, 0, 0),
+        SD_BUS_PROPERTY("SymbolFilesDamaged", "t", property_get_symbol_files_damaged, 0, 0),
+        COUNTER("SamplesInOtherFunctions", other_function_samples),
+        COUNTER("SamplesInOtherStacks", other_stack_samples),
+        SD_BUS_PROPERTY("TargetsAtLimit", "u", property_get_counter_u32,
+                        offsetof(Manager, stats_snapshot.targets_at_limit), 0),
+        SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("u", pid, "t", flags), SD_BUS_NO_RESULT, method_attach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("AttachWithFlags", SD_BUS_ARGS("u", pid, "t", flags), SD_BUS_NO_RESULT,
-                                method_attach_with_flags, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Detach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_detach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Reset", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_reset,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListTargets", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ussttt)", targets),
+        SD_BUS_METHOD_WITH_ARGS("ListTargets", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ua{sv})", targets),
                                 method_list_targets, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("ListTargetDetails", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ua{sv})", targets),
-                                bus_method_list_target_details, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctions", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),
                                 SD_BUS_RESULT("t", total_samples, "a(ssttdd)", functions), method_get_functions,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
@@ -440,15 +268,16 @@ static const sd_bus_vtable profiler_vtable[] = {
                                 SD_BUS_RESULT("t", total_samples, "a(usttdd)", threads), method_get_threads,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetProcesses", SD_BUS_NO_ARGS,
-                                SD_BUS_RESULT("t", total_samples, "a(usttdd)", processes),
-                                method_get_processes, SD_BUS_VTABLE_UNPRIVILEGED),
+                                SD_BUS_RESULT("t", total_samples, "a(usttdd)", processes), method_get_processes,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetStacks", SD_BUS_ARGS("u", pid, "u", limit),
-                                SD_BUS_RESULT("t", total_samples, "t", other_samples, "a(ss)", functions, "a(auut)", stacks),
-                                bus_method_get_stacks, SD_BUS_VTABLE_UNPRIVILEGED),
+                                SD_BUS_RESULT("t", total_samples, "t", other_samples, "a(ss)", functions, "a(auut)",
+                                              stacks),
+                                method_get_stacks, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetModuleSymbols", SD_BUS_ARGS("u", pid), SD_BUS_RESULT("a(sa{sv})", modules),
-                                bus_method_get_module_symbols, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_get_module_symbols, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSymbolNames", SD_BUS_ARGS("u", pid), SD_BUS_RESULT("a(sss)", names),
-                                bus_method_get_symbol_names, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_get_symbol_names, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctionValues", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "a(ssdddddddddd)",
                                               functions),
@@ -465,6 +294,82 @@ static const sd_bus_vtable profiler_vtable[] = {
                                 method_get_process_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
+
+/* sd-bus answers some calls itself, with messages that quote what the caller sent, whole: an unknown object
+ * path ("Unknown object '...'."), an unknown interface or property given to org.freedesktop.DBus.Properties.
+ * Those strings are bounded only by the message size, so a caller could have megabytes echoed back. This
+ * filter answers such calls first, with the same errors, quoting a short prefix (quote.h) as the daemon's own
+ * messages do. Names that fit are left to sd-bus, whose messages then quote no more than that. */
+
+#define PROPERTIES_INTERFACE "org.freedesktop.DBus.Properties"
+
+/* Whether quote_prefix() would quote s as it is. */
+static bool quotable(const char *s)
+{
+        char buf[QUOTE_SIZE];
+
+        return strcmp(quote_prefix(s, buf), s) == 0;
+}
+
+/* The interface and property names of a Properties call: NULL where the call has none, or its arguments are not
+ * what the method takes (sd-bus then answers InvalidArgs, quoting only signatures). */
+static void read_property_names(sd_bus_message *msg, const char **ret_interface, const char **ret_property)
+{
+        const char *member = sd_bus_message_get_member(msg);
+
+        *ret_interface = *ret_property = NULL;
+        if (!member)
+                return;
+        if (strcmp(member, "GetAll") == 0)
+                (void)sd_bus_message_read(msg, "s", ret_interface);
+        else if ((strcmp(member, "Get") == 0 || strcmp(member, "Set") == 0) &&
+                 sd_bus_message_read(msg, "ss", ret_interface, ret_property) < 0)
+                *ret_interface = *ret_property = NULL;
+        (void)sd_bus_message_rewind(msg, true);
+}
+
+static int on_long_name(sd_bus_message *msg, void *userdata _unused_, sd_bus_error *ret_error _unused_)
+{
+        const char *path, *interface, *property;
+        char quoted[QUOTE_SIZE];
+
+        if (sd_bus_message_is_method_call(msg, NULL, NULL) <= 0)
+                return 0;
+        /* Only paths of other objects are this long: vprofd's and its parents' are short. */
+        path = sd_bus_message_get_path(msg);
+        if (path && !quotable(path)) {
+                (void)sd_bus_reply_method_errorf(msg, SD_BUS_ERROR_UNKNOWN_OBJECT, "Unknown object '%s'.",
+                                                 quote_prefix(path, quoted));
+                return 1;
+        }
+        if (sd_bus_message_is_method_call(msg, PROPERTIES_INTERFACE, NULL) <= 0)
+                return 0;
+        read_property_names(msg, &interface, &property);
+        /* The errors sd-bus gives: Get and Set say UnknownProperty for an unknown interface too. */
+        if (interface && !quotable(interface)) {
+                (void)sd_bus_reply_method_errorf(msg, property ? SD_BUS_ERROR_UNKNOWN_PROPERTY
+                                                               : SD_BUS_ERROR_UNKNOWN_INTERFACE,
+                                                 "Unknown interface '%s'.", quote_prefix(interface, quoted));
+                return 1;
+        }
+        if (property && !quotable(property)) {
+                (void)sd_bus_reply_method_errorf(msg, SD_BUS_ERROR_UNKNOWN_PROPERTY, "Unknown property '%s'.",
+                                                 quote_prefix(property, quoted));
+                return 1;
+        }
+        return 0;
+}
+
+int bus_add_profiler(Manager *m)
+{
+        int r;
+
+        r = sd_bus_add_object_vtable(m->bus, NULL, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, profiler_vtable, m);
+        if (r < 0)
+                return r;
+        /* Floating, as the vtable's slot: both live as long as the connection. */
+        return sd_bus_add_filter(m->bus, NULL, on_long_name, NULL);
+}
 
 /* sd-bus turns the end of the connection into a local Disconnected signal. Without the bus nobody can reach the
  * daemon: it saves the tables and exits with failure, which Restart=on-failure answers with a new daemon once the
@@ -487,12 +392,9 @@ int bus_setup(Manager *m)
         r = sd_bus_open_system(&m->bus);
         if (r < 0)
                 return log_error_errno(r, "Failed to connect to the system bus: %m");
-        r = sd_bus_add_object_vtable(m->bus, NULL, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, profiler_vtable, m);
+        r = bus_add_profiler(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to publish %s: %m", VPROF_BUS_PATH);
-        r = bus_add_echo_filter(m->bus);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add the bus filter: %m");
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");

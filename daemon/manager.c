@@ -53,6 +53,7 @@ Manager *manager_free(Manager *m)
                 target_free(t);
         hashmap_free(m->targets);
         polkit_registry_free(m->polkit_registry);
+        sd_bus_message_unref(m->stats_call);
         sd_event_source_disable_unref(m->wakeup_source);
         sd_event_source_disable_unref(m->drain_timer);
         sd_event_source_disable_unref(m->idle_timer);
@@ -130,7 +131,7 @@ static int off_cpu_targets_changed(Manager *m, int delta)
         int r;
 
         m->n_off_cpu_targets += delta;
-        r = sampler_track_off_cpu(m->sampler, m->n_off_cpu_targets > 0);
+        r = m->sampler ? sampler_track_off_cpu(m->sampler, m->n_off_cpu_targets > 0) : 0;
         if (r < 0)
                 m->n_off_cpu_targets -= delta;
         return r;
@@ -141,7 +142,7 @@ static int target_leave_sampler(Manager *m, Target *t)
 {
         int r;
 
-        r = sampler_remove_target(m->sampler, (uint32_t)t->pid);
+        r = m->sampler ? sampler_remove_target(m->sampler, (uint32_t)t->pid) : 0;
         if (r < 0 && r != -ENOENT)
                 return r;
         if (t->flags & VPROF_TARGET_OFF_CPU)
@@ -462,7 +463,7 @@ int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCall
         target_slots_make_room(m, t);
         r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)pid), t);
         if (r >= 0) {
-                r = sampler_add_target(m->sampler, (uint32_t)pid, flags);
+                r = m->sampler ? sampler_add_target(m->sampler, (uint32_t)pid, flags) : 0;
                 if (r < 0)
                         hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)pid));
         }
@@ -552,6 +553,11 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
         uint64_t stats[_VPROF_STAT_MAX], lost_in_daemon, lost_in_kernel;
         int r;
 
+        if (!m->sampler) {
+                *ret = (ManagerStats){};
+                count_limits(m, ret);
+                return 0;
+        }
         manager_sync(m);
         r = sampler_read_stats(m->sampler, stats);
         if (r < 0)

@@ -76,8 +76,7 @@ typedef struct Manager {
         bool logged_cache_full, logged_kptr_restrict, logged_damaged_files;
         /* The counters read for the call being answered (see bus.c), so that GetAll's add up. */
         ManagerStats stats_snapshot;
-        uint64_t stats_cookie;
-        char stats_sender[256];
+        sd_bus_message *stats_call;
 } Manager;
 
 
@@ -89,7 +88,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
  * is logged and leaves the feature off (returns 0); other errors are logged and returned. */
 int manager_enable_debuginfod(Manager *m, const char *urls, uint32_t timeout_sec);
 
-/* Load BPF, open the events, hook the ring buffer into the event loop. */
+/* Load BPF, open the events, hook the ring buffer into the event loop. Until then (the unit tests never do)
+ * targets are attached, queried and detached, but nothing samples them and the counters stay 0. */
 int manager_start_sampling(Manager *m);
 
 /* Exit after usec (> 0) with no target attached and no call: STOPPING=1, release the bus name, answer the calls

@@ -29,6 +29,14 @@ void settings_init(Settings *s)
         };
 }
 
+void settings_done(Settings *s)
+{
+        free(s->state_directory);
+        free(s->debug_directory);
+        free(s->debuginfod_urls);
+        s->state_directory = s->debug_directory = s->debuginfod_urls = NULL;
+}
+
 static int parse_bool(const char *v, bool *ret)
 {
         static const char *const yes[] = { "1", "yes", "true", "on" }, *const no[] = { "0", "no", "false", "off" };

@@ -38,6 +38,8 @@ typedef struct Settings {
 } Settings;
 
 void settings_init(Settings *s);
+/* Frees the strings; s can be set up again with settings_init(). */
+void settings_done(Settings *s);
 
 /* Set one setting by its configuration file key ("Frequency"). where names the source for the error message
  * ("/etc/vprofd.conf:3"), NULL for the command line. Logs and returns -EINVAL on a bad value, -ENOENT on an

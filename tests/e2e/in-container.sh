@@ -230,8 +230,8 @@ check "report as $user fails" [ $RC = 1 ]
 check "report as $user: access denied" grep -q 'Access denied' <<<"$OUT"
 run runuser -u "$user" -- dbus-send --system --print-reply --dest=org.vprof.Profiler1 /org/vprof/Profiler1 \
   org.vprof.Profiler1.Detach "uint32:$demo_pid"
-check "the D-Bus error is org.vprof.Profiler1.Error.AccessDenied" \
-  grep -q 'org.vprof.Profiler1.Error.AccessDenied' <<<"$OUT"
+check "the D-Bus error is org.freedesktop.DBus.Error.AccessDenied" \
+  grep -q 'org.freedesktop.DBus.Error.AccessDenied' <<<"$OUT"
 run runuser -u "$user" -- vprofctl list
 check "vprofctl list as $user does not show root's target" not_listed "$demo_pid" "$OUT"
 run vprofctl list --no-headings

@@ -9,12 +9,10 @@
 #include "macros.h"
 
 static const Method profiler_methods[] = {
-        { VPROF_BUS_INTERFACE, "Attach", "P", "" },
-        { VPROF_BUS_INTERFACE, "AttachWithFlags", "PF", "" },
+        { VPROF_BUS_INTERFACE, "Attach", "PF", "" },
         { VPROF_BUS_INTERFACE, "Detach", "P", "" },
         { VPROF_BUS_INTERFACE, "Reset", "P", "" },
-        { VPROF_BUS_INTERFACE, "ListTargets", "", "a(ussttt)" },
-        { VPROF_BUS_INTERFACE, "ListTargetDetails", "", "a(ua{sv})" },
+        { VPROF_BUS_INTERFACE, "ListTargets", "", "a(ua{sv})" },
         { VPROF_BUS_INTERFACE, "GetFunctions", "PSL", "ta(ssttdd)" },
         { VPROF_BUS_INTERFACE, "GetModules", "P", "ta(sttdd)" },
         { VPROF_BUS_INTERFACE, "GetThreads", "P", "ta(usttdd)" },
@@ -27,7 +25,7 @@ static const Method profiler_methods[] = {
         { VPROF_BUS_INTERFACE, "GetThreadValues", "P", "dda(usdddddddddd)" },
         { VPROF_BUS_INTERFACE, "GetProcessValues", "", "dda(usdddddddddd)" },
 };
-#define DETACH (&profiler_methods[2])
+#define DETACH (&profiler_methods[1])
 
 /* The standard interfaces, which sd-bus serves from vprofd's vtable. */
 static const Method standard_methods[] = {

@@ -15,6 +15,6 @@ typedef struct Tally {
 
 /* NULL: a method return. */
 void tally_add(Tally *t, const char *error_name);
-/* "ok 812, InvalidArgument 2100, ...", most frequent first. */
+/* "ok 812, InvalidArgs 2100, ...", most frequent first. */
 void tally_print(Tally *t, FILE *f);
 void tally_done(Tally *t);

@@ -195,8 +195,9 @@ class Matrix(vprof_env.TestCase):
                                 "dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1",
                                 "/org/vprof/Profiler1", "org.vprof.Profiler1.GetModules", f"uint32:{pid}"],
                                env=ENV.env, capture_output=True, text=True, timeout=30)
-            expected = "AccessDenied" if name in live else "NotAttached"
-            self.assertIn(f"org.vprof.Profiler1.Error.{expected}", r.stderr, name)
+            expected = ("org.freedesktop.DBus.Error.AccessDenied" if name in live
+                        else "org.vprof.Profiler1.Error.NotAttached")
+            self.assertIn(expected, r.stderr, name)
         # Whoever may see a target is told the truth: root, and user b for its own exited one.
         own = sleeper(self.a)
         for caller, pid, message in ((self.a, own.pid, "is not attached"), (None, unattached.pid, "is not attached"),
@@ -213,9 +214,11 @@ class Matrix(vprof_env.TestCase):
         root_proc = sleeper(None)
         r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={self.a}", "--clear-groups",
                             "dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1",
-                            "/org/vprof/Profiler1", "org.vprof.Profiler1.Attach", f"uint32:{root_proc.pid}"],
+                            "/org/vprof/Profiler1", "org.vprof.Profiler1.Attach", f"uint32:{root_proc.pid}",
+                            "uint64:0"],
                            env=ENV.env, capture_output=True, text=True, timeout=30)
-        self.assertIn("org.vprof.Profiler1.Error.AccessDenied", r.stderr)
+        self.assertIn("org.freedesktop.DBus.Error.AccessDenied", r.stderr)
+        self.assertIn("Access denied", r.stderr)
 
 
 POLKITD = "/usr/lib/polkit-1/polkitd"

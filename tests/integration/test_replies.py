@@ -52,7 +52,7 @@ class BoundedEcho(vprof_env.TestCase):
         for method in ("GetFunctions", "GetFunctionValues"):
             key = "x" * HUGE
             error, message = self.call(method, "usu", self.sleeper.pid, key, 0)
-            self.assertEqual(error, "org.vprof.Profiler1.Error.InvalidArgument")
+            self.assertEqual(error, "org.freedesktop.DBus.Error.InvalidArgs")
             self.assert_quoted(message, key, "x" * QUOTE_MAX)
             figure(f"{method} with a 16 MiB sort key: {error}, {len(message.encode())} bytes: {message[:40]}...")
 
@@ -85,13 +85,13 @@ class BoundedEcho(vprof_env.TestCase):
         figure(f"Properties.GetAll of a 16 MiB interface name: {len(message.encode())} bytes")
         # An object path has no length limit but the message's: a long one is no object of vprofd's.
         path = "/org/x" + "/a" * 20000
-        error, message = self.call("Attach", "u", 1, path=path)
+        error, message = self.call("Detach", "u", 1, path=path)
         self.assertEqual(error, "org.freedesktop.DBus.Error.UnknownObject")
         self.assert_quoted(message, path, path[:QUOTE_MAX])
         # Short names are sd-bus's to answer, as before.
         error, message = self.call("Get", "ss", INTERFACE, "NoSuchProperty", interface=PROPERTIES)
         self.assertEqual(error, "org.freedesktop.DBus.Error.UnknownProperty")
-        error, _ = self.call("Attach", "u", 1, path="/org/vprof/Profiler2")
+        error, _ = self.call("Detach", "u", 1, path="/org/vprof/Profiler2")
         self.assertEqual(error, "org.freedesktop.DBus.Error.UnknownObject")
         self.assertEqual(self.bus.call(NAME, PATH, PROPERTIES, "Get", "ss", INTERFACE, "Version")[0], None)
 

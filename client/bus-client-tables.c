@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "bus-client-tables.h"
+#include "bus-client.h"
+
+/* Decodes a table reply of method. */
+typedef int (*table_reader_fn)(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
+                               ReportTable **ret);
+
+/* Calls method with the PID as its only argument, or with none when pid is 0, and reads the reply. */
+static int get_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid, table_reader_fn read,
+                     sd_bus_error *error, ReportTable **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        if (pid > 0)
+                r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
+                                       &reply, "u", pid);
+        else
+                r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
+                                       &reply, NULL);
+        if (r < 0)
+                return r;
+        return read(reply, kind, method, error, ret);
+}
+
+/* The four table methods share one reply shape: the total, then an array of rows whose signature depends on
+ * the kind. */
+static int read_table(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
+                      ReportTable **ret)
+{
+        static const char *const row_signature[_REPORT_KIND_MAX] = {
+                [REPORT_FUNCTIONS] = "(ssttdd)",
+                [REPORT_MODULES] = "(sttdd)",
+                [REPORT_THREADS] = "(usttdd)",
+                [REPORT_PROCESSES] = "(usttdd)",
+        };
+        _cleanup_(report_table_freep) ReportTable *t = NULL;
+        const char *sig = row_signature[kind];
+        int r;
+
+        r = report_table_new(kind, &t);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_read(reply, "t", &t->total_samples);
+        if (r < 0)
+                return bus_bad_reply(error, method, r);
+        r = sd_bus_message_enter_container(reply, 'a', sig);
+        if (r < 0)
+                return bus_bad_reply(error, method, r);
+        for (;;) {
+                const char *name = NULL, *module = NULL;
+                uint64_t inclusive, exclusive;
+                double inclusive_percent, exclusive_percent;
+                uint32_t id = 0;
+
+                if (kind == REPORT_FUNCTIONS)
+                        r = sd_bus_message_read(reply, sig, &name, &module, &inclusive, &exclusive,
+                                                &inclusive_percent, &exclusive_percent);
+                else if (kind == REPORT_MODULES)
+                        r = sd_bus_message_read(reply, sig, &name, &inclusive, &exclusive,
+                                                &inclusive_percent, &exclusive_percent);
+                else
+                        r = sd_bus_message_read(reply, sig, &id, &name, &inclusive, &exclusive,
+                                                &inclusive_percent, &exclusive_percent);
+                if (r < 0)
+                        return bus_bad_reply(error, method, r);
+                if (r == 0)
+                        break;
+
+                r = report_table_append(t, id, name, module, inclusive, exclusive, inclusive_percent,
+                                        exclusive_percent);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return bus_bad_reply(error, method, r);
+
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
+                      ReportTable **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctions",
+                               error, &reply, "usu", pid, profile_sort_to_string(sort), limit);
+        if (r < 0)
+                return r;
+        return read_table(reply, REPORT_FUNCTIONS, "GetFunctions", error, ret);
+}
+
+int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
+{
+        return get_table(bus, "GetModules", REPORT_MODULES, pid, read_table, error, ret);
+}
+
+int bus_get_threads(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
+{
+        return get_table(bus, "GetThreads", REPORT_THREADS, pid, read_table, error, ret);
+}
+
+int bus_get_processes(sd_bus *bus, sd_bus_error *error, ReportTable **ret)
+{
+        return get_table(bus, "GetProcesses", REPORT_PROCESSES, 0, read_table, error, ret);
+}
+
+int bus_add_symbol_names(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetSymbolNames",
+                               error, &reply, "u", pid);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(sss)");
+        if (r < 0)
+                return bus_bad_reply(error, "GetSymbolNames", r);
+        for (;;) {
+                const char *module, *function, *mangled;
+
+                r = sd_bus_message_read(reply, "(sss)", &module, &function, &mangled);
+                if (r < 0)
+                        return bus_bad_reply(error, "GetSymbolNames", r);
+                if (r == 0)
+                        break;
+                r = report_table_set_mangled(t, module, function, mangled);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return bus_bad_reply(error, "GetSymbolNames", r);
+        return 0;
+}
+
+/* The four replies share one shape: the elapsed and application totals, then an array of rows made of a
+ * name part that depends on the kind and the ten numbers in ReportValue order. */
+static int read_values_table(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
+                             ReportTable **ret)
+{
+        /* The array's element type, and the same without the parentheses for entering one row. */
+        static const char *const row_signature[_REPORT_KIND_MAX][2] = {
+                [REPORT_FUNCTIONS] = {"(ssdddddddddd)", "ssdddddddddd"},
+                [REPORT_MODULES] = {"(sdddddddddd)", "sdddddddddd"},
+                [REPORT_THREADS] = {"(usdddddddddd)", "usdddddddddd"},
+                [REPORT_PROCESSES] = {"(usdddddddddd)", "usdddddddddd"},
+        };
+        _cleanup_(report_table_freep) ReportTable *t = NULL;
+        const char *sig = row_signature[kind][0], *contents = row_signature[kind][1];
+        int r;
+
+        r = report_table_new_values(kind, &t);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_read(reply, "dd", &t->elapsed_total, &t->application_total);
+        if (r < 0)
+                return bus_bad_reply(error, method, r);
+        r = sd_bus_message_enter_container(reply, 'a', sig);
+        if (r < 0)
+                return bus_bad_reply(error, method, r);
+        for (;;) {
+                const char *name = NULL, *module = NULL;
+                double values[_REPORT_VALUE_MAX];
+                uint32_t id = 0;
+
+                r = sd_bus_message_enter_container(reply, 'r', contents);
+                if (r < 0)
+                        return bus_bad_reply(error, method, r);
+                if (r == 0)
+                        break;
+
+                if (kind == REPORT_FUNCTIONS)
+                        r = sd_bus_message_read(reply, "ss", &name, &module);
+                else if (kind == REPORT_MODULES)
+                        r = sd_bus_message_read(reply, "s", &name);
+                else
+                        r = sd_bus_message_read(reply, "us", &id, &name);
+                for (size_t i = 0; r >= 0 && i < _REPORT_VALUE_MAX; i++)
+                        r = sd_bus_message_read_basic(reply, 'd', &values[i]);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return bus_bad_reply(error, method, r);
+
+                r = report_table_append_values(t, id, name, module, values);
+                if (r < 0)
+                        return r;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return bus_bad_reply(error, method, r);
+
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+int bus_get_function_values(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
+                            ReportTable **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctionValues",
+                               error, &reply, "usu", pid, profile_sort_to_string(sort), limit);
+        if (r < 0)
+                return r;
+        return read_values_table(reply, REPORT_FUNCTIONS, "GetFunctionValues", error, ret);
+}
+
+int bus_get_module_values(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
+{
+        return get_table(bus, "GetModuleValues", REPORT_MODULES, pid, read_values_table, error, ret);
+}
+
+int bus_get_thread_values(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
+{
+        return get_table(bus, "GetThreadValues", REPORT_THREADS, pid, read_values_table, error, ret);
+}
+
+int bus_get_process_values(sd_bus *bus, sd_bus_error *error, ReportTable **ret)
+{
+        return get_table(bus, "GetProcessValues", REPORT_PROCESSES, 0, read_values_table, error, ret);
+}
+
+/* One dictionary entry; the strings stay the reply's. Unknown keys are skipped. */
+static int read_symbols_entry(sd_bus_message *m, const char *key, void *userdata)
+{
+        ReportSymbols *s = userdata;
+
+        if (strcmp(key, "source") == 0)
+                return sd_bus_message_read(m, "v", "s", &s->source);
+        if (strcmp(key, "debug_file") == 0)
+                return sd_bus_message_read(m, "v", "s", &s->debug_file);
+        if (strcmp(key, "build_id") == 0)
+                return sd_bus_message_read(m, "v", "s", &s->build_id);
+        if (strcmp(key, "debuginfod") == 0)
+                return sd_bus_message_read(m, "v", "s", &s->debuginfod);
+        if (strcmp(key, "symbols") == 0)
+                return sd_bus_message_read(m, "v", "t", &s->symbols);
+        if (strcmp(key, "unnamed_functions") == 0)
+                return sd_bus_message_read(m, "v", "u", &s->unnamed_functions);
+        if (strcmp(key, "unnamed_samples") == 0)
+                return sd_bus_message_read(m, "v", "t", &s->unnamed_samples);
+        if (strcmp(key, "samples") == 0)
+                return sd_bus_message_read(m, "v", "t", &s->samples);
+        if (strcmp(key, "load_usec") == 0)
+                return sd_bus_message_read(m, "v", "t", &s->load_usec);
+        return sd_bus_message_skip(m, "v");
+}
+
+static int read_module(sd_bus_message *m, ReportTable *t)
+{
+        ReportSymbols s = {};
+        const char *module;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &module);
+        if (r < 0)
+                return r;
+        r = bus_read_dict(m, read_symbols_entry, &s);
+        if (r < 0)
+                return r;
+        /* report_table_set_symbols() copies: the strings here are the reply's. */
+        return report_table_set_symbols(t, module, &s);
+}
+
+int bus_add_module_symbols(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetModuleSymbols", error,
+                               &reply, "u", pid);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "(sa{sv})");
+        if (r < 0)
+                return bus_bad_reply(error, "GetModuleSymbols", r);
+        while ((r = sd_bus_message_enter_container(reply, 'r', "sa{sv}")) > 0) {
+                r = read_module(reply, t);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return bus_bad_reply(error, "GetModuleSymbols", r);
+                r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return bus_bad_reply(error, "GetModuleSymbols", r);
+        }
+        return r < 0 ? bus_bad_reply(error, "GetModuleSymbols", r) : 0;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include <systemd/sd-bus.h>
+
+#include "report-table.h"
+
+/* The table calls of org.vprof.Profiler1, decoded into report tables; the contract of bus-client.h (a negative
+ * errno, *error set when there is a D-Bus error to show). */
+
+/* GetFunctions, GetModules, GetThreads, GetProcesses: the sampling tables. */
+int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
+                      ReportTable **ret);
+int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);
+int bus_get_threads(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);
+int bus_get_processes(sd_bus *bus, sd_bus_error *error, ReportTable **ret);
+
+/* GetFunctionValues, GetModuleValues, GetThreadValues, GetProcessValues: tables of elapsed and application
+ * values (ReportTable.has_values). sort is one of the values keys (PROFILE_SORT_ELAPSED_INCLUSIVE...). */
+int bus_get_function_values(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
+                            ReportTable **ret);
+int bus_get_module_values(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);
+int bus_get_thread_values(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret);
+int bus_get_process_values(sd_bus *bus, sd_bus_error *error, ReportTable **ret);
+
+/* GetSymbolNames: gives the rows of t (a function table of pid) the mangled names of their symbols. */
+int bus_add_symbol_names(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error);
+/* GetModuleSymbols: gives the rows of t (the module table of pid) where their names come from. */
+int bus_add_module_symbols(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error);
