@@ -22,7 +22,7 @@ typedef struct Target Target;
 
 /* Who asks for a target: the caller's effective UID, and whether polkit allowed what the local rules refused.
  * Such a caller acts as root would (the target's attach_uid is 0), but the target still counts as the
- * caller's (target-slots.h). */
+ * caller's (manager-slots.h). */
 typedef struct AuthzCaller {
         uid_t uid;
         bool polkit_allowed;

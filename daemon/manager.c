@@ -12,7 +12,7 @@
 #include "bus-names.h"
 #include "log.h"
 #include "manager.h"
-#include "target-slots.h"
+#include "manager-slots.h"
 #include "time-util.h"
 
 /* The ring buffer wakes us when a quarter full; this timer drains what trickles in below that, so that tables
@@ -371,7 +371,7 @@ void manager_targets_changed(Manager *m)
 {
         update_drain_timer(m);
         update_idle_timer(m);
-        target_slots_update_retention(m);
+        manager_slots_update_retention(m);
         manager_notify_status(m, NULL);
         if (m->observer.targets_changed)
                 m->observer.targets_changed(m->observer.userdata);
@@ -440,7 +440,7 @@ int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCall
         if (m->exiting)
                 return -ESHUTDOWN;
         /* Before anything is opened; exited targets give way only once the new one is sure to come. */
-        r = target_slots_check(m, caller.uid);
+        r = manager_slots_check(m, caller.uid);
         if (r < 0)
                 return r;
         /* Polkit allowed what the local rules refused: attach as root would. */
@@ -460,7 +460,7 @@ int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCall
                 if (r < 0)
                         return r;
         }
-        target_slots_make_room(m, t);
+        manager_slots_make_room(m, t);
         r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)pid), t);
         if (r >= 0) {
                 r = m->sampler ? sampler_add_target(m->sampler, (uint32_t)pid, flags) : 0;
@@ -483,7 +483,7 @@ int manager_add_exited(Manager *m, Target *t)
 {
         int r;
 
-        if (target_slots_expired(m, t))
+        if (manager_slots_expired(m, t))
                 return -ETIME;
         if (hashmap_size(m->targets) >= m->config.max_targets)
                 return -E2BIG;
@@ -491,7 +491,7 @@ int manager_add_exited(Manager *m, Target *t)
         if (r < 0)
                 return r;
         update_idle_timer(m);
-        target_slots_update_retention(m);
+        manager_slots_update_retention(m);
         manager_notify_status(m, NULL);
         return 0;
 }

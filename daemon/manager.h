@@ -53,7 +53,7 @@ typedef struct Manager {
 
         unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
 
-        uint32_t max_targets_per_user; /* target-slots.h; 0: no limit per user */
+        uint32_t max_targets_per_user; /* manager-slots.h; 0: no limit per user */
         uint64_t exited_retention_usec; /* exited targets go this long after their exit; 0: never */
         sd_event_source *retention_timer; /* CLOCK_REALTIME, at the next exited target's time to go */
         uint64_t fd_limit; /* RLIMIT_NOFILE's soft limit, as fd-limit.h found it; 0: not checked */
@@ -107,7 +107,7 @@ void manager_sync(Manager *m);
 TargetContext manager_target_context(const Manager *m);
 
 /* flags: VPROF_TARGET_*. An attach for caller, which takes the slot of an exited target when a limit is full
- * (target-slots.h; the target that gives way is detached and logged). Errors as target_new(), -EDQUOT when the
+ * (manager-slots.h; the target that gives way is detached and logged). Errors as target_new(), -EDQUOT when the
  * caller's running targets fill its per-user limit, -E2BIG when running targets fill MaxTargets= or the BPF
  * targets map is full, and -ESHUTDOWN when the daemon is exiting (idle exit began: the call came in just before
  * the bus name was released). */

@@ -16,7 +16,7 @@
 #include "manager.h"
 #include "settings.h"
 #include "state-store.h"
-#include "target-slots.h"
+#include "manager-slots.h"
 #include "time-util.h"
 
 static Settings arg_settings;
@@ -203,7 +203,7 @@ static size_t default_ring_size(uint32_t frequency)
         return MIN(MAX(round_up_pow2(bytes), (size_t)1 << 20), (size_t)256 << 20);
 }
 
-/* The per-user limit and the retention of exited targets (target-slots.h); before the saved targets return. */
+/* The per-user limit and the retention of exited targets (manager-slots.h); before the saved targets return. */
 static int setup_target_slots(Manager *m)
 {
         const Settings *s = &arg_settings;
@@ -217,7 +217,7 @@ static int setup_target_slots(Manager *m)
         if (m->max_targets_per_user > 0)
                 snprintf(per_user, sizeof(per_user), "%u per user other than root", m->max_targets_per_user);
         if (s->exited_target_retention_sec > 0) {
-                r = target_slots_enable_retention(m, s->exited_target_retention_sec * USEC_PER_SEC);
+                r = manager_slots_enable_retention(m, s->exited_target_retention_sec * USEC_PER_SEC);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set up the retention of exited targets: %m");
                 snprintf(retention, sizeof(retention), ", %u s after its exit at most", s->exited_target_retention_sec);

@@ -7,7 +7,7 @@
 
 #include "manager.h"
 
-/* Who gets a target slot, and how long an exited target keeps one.
+/* The manager's target slots: who gets one, and how long an exited target keeps one.
  *
  * There are MaxTargets= slots in all, and a user other than root holds at most MaxTargetsPerUser= of them,
  * running or exited, counted by the UID that asked for the attach (owner_uid, also when polkit allowed it:
@@ -20,15 +20,15 @@
 
 /* Whether an attach for owner gets a slot, exited targets giving way if need be: 0 if so, -EDQUOT when owner's
  * running targets fill its per-user limit, -E2BIG when running targets fill MaxTargets=. Changes nothing. */
-int target_slots_check(Manager *m, uid_t owner);
+int manager_slots_check(Manager *m, uid_t owner);
 
-/* Makes room for newcomer, which target_slots_check() let in and which is not among the targets yet: detaches
+/* Makes room for newcomer, which manager_slots_check() let in and which is not among the targets yet: detaches
  * (and logs) exited targets until both limits leave a slot for it. */
-void target_slots_make_room(Manager *m, const Target *newcomer);
+void manager_slots_make_room(Manager *m, const Target *newcomer);
 
 /* Exited targets are detached usec (> 0) after their exit. */
-int target_slots_enable_retention(Manager *m, uint64_t usec);
+int manager_slots_enable_retention(Manager *m, uint64_t usec);
 /* Whether exited target t is past its retention time now. */
-bool target_slots_expired(Manager *m, const Target *t);
+bool manager_slots_expired(Manager *m, const Target *t);
 /* Sets the timer for the exited target that exited longest ago (off without one); after any change. */
-void target_slots_update_retention(Manager *m);
+void manager_slots_update_retention(Manager *m);

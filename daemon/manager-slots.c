@@ -3,7 +3,7 @@
 #include <inttypes.h>
 
 #include "log.h"
-#include "target-slots.h"
+#include "manager-slots.h"
 #include "time-util.h"
 
 #define ANY_OWNER ((uid_t)-1)
@@ -14,7 +14,7 @@ static bool has_user_limit(Manager *m, uid_t owner)
         return owner != 0 && m->max_targets_per_user > 0;
 }
 
-int target_slots_check(Manager *m, uid_t owner)
+int manager_slots_check(Manager *m, uid_t owner)
 {
         unsigned running = 0, owner_running = 0;
         Target *t;
@@ -84,7 +84,7 @@ static void evict(Manager *m, Target *victim, const Target *newcomer, const char
         (void)manager_remove_target(m, victim); /* exited: out of the sampler already, nothing can fail */
 }
 
-void target_slots_make_room(Manager *m, const Target *newcomer)
+void manager_slots_make_room(Manager *m, const Target *newcomer)
 {
         uid_t owner = newcomer->owner_uid;
         bool evicted = false;
@@ -101,10 +101,10 @@ void target_slots_make_room(Manager *m, const Target *newcomer)
                 evicted = true;
         }
         if (evicted)
-                target_slots_update_retention(m);
+                manager_slots_update_retention(m);
 }
 
-bool target_slots_expired(Manager *m, const Target *t)
+bool manager_slots_expired(Manager *m, const Target *t)
 {
         return t->exited && m->exited_retention_usec > 0 &&
                t->exit_usec + m->exited_retention_usec <= now_realtime(m);
@@ -124,7 +124,7 @@ static int on_retention_timer(sd_event_source *s _unused_, uint64_t usec _unused
         }
         /* Collected first: the map changes as they go. */
         HASHMAP_FOREACH(t, m->targets)
-                if (target_slots_expired(m, t))
+                if (manager_slots_expired(m, t))
                         expired[n++] = t;
         for (size_t i = 0; i < n; i++) {
                 log_info("Detached the exited target %d (%s) of UID %u: it exited %" PRIu64
@@ -137,7 +137,7 @@ static int on_retention_timer(sd_event_source *s _unused_, uint64_t usec _unused
         return 0;
 }
 
-void target_slots_update_retention(Manager *m)
+void manager_slots_update_retention(Manager *m)
 {
         Target *oldest;
         int r;
@@ -156,7 +156,7 @@ void target_slots_update_retention(Manager *m)
                 log_warning_errno(r, "Failed to set the retention timer of exited targets: %m");
 }
 
-int target_slots_enable_retention(Manager *m, uint64_t usec)
+int manager_slots_enable_retention(Manager *m, uint64_t usec)
 {
         int r;
 
@@ -167,6 +167,6 @@ int target_slots_enable_retention(Manager *m, uint64_t usec)
         r = sd_event_add_time(m->event, &m->retention_timer, CLOCK_REALTIME, 0, USEC_PER_SEC, on_retention_timer, m);
         if (r < 0)
                 return r;
-        target_slots_update_retention(m);
+        manager_slots_update_retention(m);
         return 0;
 }
