@@ -305,7 +305,6 @@ int bus_get_status(sd_bus *bus, sd_bus_error *error, DaemonStatus **ret)
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        s->off_cpu_default = -1;
 
         r = sd_bus_message_enter_container(reply, 'a', "{sv}");
         if (r < 0)
@@ -321,9 +320,6 @@ int bus_get_status(sd_bus *bus, sd_bus_error *error, DaemonStatus **ret)
                 r = sd_bus_message_read_basic(reply, 's', &name);
                 if (r < 0)
                         return bus_bad_reply(error, "GetAll", r);
-                /* A daemon before the per-user limit has neither property: its status says nothing of them. */
-                if (strcmp(name, "MaxTargetsPerUser") == 0)
-                        s->have_slots = true;
                 r = read_status_property(reply, name, s);
                 if (r == -ENOMEM)
                         return r;

@@ -22,8 +22,8 @@ typedef struct TargetInfo {
         uint64_t samples;
         uint64_t attached_usec;
         uint64_t flags; /* VPROF_ATTACH_* (bus-names.h) */
-        uint32_t ns_pid; /* the PID in the target's own PID namespace; 0 when the daemon does not say */
-        uint32_t frequency; /* of its tables' sample counts; 0 when the daemon does not say */
+        uint32_t ns_pid; /* the PID in the target's own PID namespace */
+        uint32_t frequency; /* of its tables' sample counts */
 } TargetInfo;
 
 typedef struct TargetList {
@@ -48,15 +48,14 @@ typedef struct DaemonStatus {
         uint64_t stack_errors;
         uint64_t stacks_truncated;
         uint64_t samples_unclaimed;
-        int off_cpu_default; /* a D-Bus boolean; -1 when the daemon does not say */
+        int off_cpu_default; /* a D-Bus boolean */
         uint64_t off_cpu_blocked;
         uint64_t off_cpu_preempted;
         uint64_t off_cpu_lost;
         uint64_t off_cpu_unclaimed;
-        uint32_t max_targets; /* 0 when the daemon does not say */
-        uint32_t max_targets_per_user; /* 0: none, or the daemon does not say */
-        uint64_t exited_retention_usec; /* 0: until detached, or the daemon does not say */
-        bool have_slots;                /* the daemon says the two above */
+        uint32_t max_targets;
+        uint32_t max_targets_per_user; /* 0: no limit per user */
+        uint64_t exited_retention_usec; /* 0: until detached */
         uint32_t max_functions;
         uint32_t max_stacks;
         uint64_t other_function_samples;

@@ -281,10 +281,9 @@ static int targets_json(const TargetList *l, OutputFlags flags)
                 if (r >= 0)
                         r = json_add_bool(e, "off_cpu", t->flags & VPROF_ATTACH_OFF_CPU);
                 if (r >= 0)
-                        r = t->ns_pid ? json_add_u64(e, "ns_pid", t->ns_pid) : json_add_string(e, "ns_pid", NULL);
+                        r = json_add_u64(e, "ns_pid", t->ns_pid);
                 if (r >= 0)
-                        r = t->frequency ? json_add_u64(e, "frequency", t->frequency)
-                                         : json_add_string(e, "frequency", NULL);
+                        r = json_add_u64(e, "frequency", t->frequency);
                 if (r < 0)
                         return r;
                 if (json_object_array_add(array, e) < 0)
@@ -314,7 +313,7 @@ int output_targets(const TargetList *l, OutputFlags flags)
                 return targets_json(l, flags);
 
         for (size_t i = 0; i < l->n_targets; i++)
-                namespaced = namespaced || (l->targets[i].ns_pid && l->targets[i].ns_pid != l->targets[i].pid);
+                namespaced = namespaced || l->targets[i].ns_pid != l->targets[i].pid;
         r = table_new(target_columns, ELEMENTSOF(target_columns), flags, &tb);
         if (r < 0)
                 return r;
@@ -327,7 +326,7 @@ int output_targets(const TargetList *l, OutputFlags flags)
                 char pid[16], ns_pid[16], samples[32], attached[64];
 
                 snprintf(pid, sizeof(pid), "%" PRIu32, t->pid);
-                snprintf(ns_pid, sizeof(ns_pid), "%" PRIu32, t->ns_pid ?: t->pid);
+                snprintf(ns_pid, sizeof(ns_pid), "%" PRIu32, t->ns_pid);
                 snprintf(samples, sizeof(samples), "%" PRIu64, t->samples);
                 format_timestamp(attached, sizeof(attached), t->attached_usec);
                 r = table_add_line(tb, 7,
@@ -376,8 +375,7 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
         if (r >= 0)
                 r = json_add_u64(o, "samples_unclaimed", s->samples_unclaimed);
         if (r >= 0)
-                r = s->off_cpu_default < 0 ? json_add_string(o, "off_cpu_default", NULL)
-                                           : json_add_bool(o, "off_cpu_default", s->off_cpu_default);
+                r = json_add_bool(o, "off_cpu_default", s->off_cpu_default);
         if (r >= 0)
                 r = json_add_u64(o, "off_cpu_blocked", s->off_cpu_blocked);
         if (r >= 0)
@@ -388,9 +386,9 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
                 r = json_add_u64(o, "off_cpu_unclaimed", s->off_cpu_unclaimed);
         if (r >= 0)
                 r = json_add_u64(o, "max_targets", s->max_targets);
-        if (r >= 0 && s->have_slots)
+        if (r >= 0)
                 r = json_add_u64(o, "max_targets_per_user", s->max_targets_per_user);
-        if (r >= 0 && s->have_slots)
+        if (r >= 0)
                 r = json_add_u64(o, "exited_target_retention_sec", s->exited_retention_usec / USEC_PER_SEC);
         if (r >= 0)
                 r = json_add_u64(o, "max_functions_per_target", s->max_functions);
@@ -439,16 +437,14 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Stacks truncated", truncated},
                 {"Samples unclaimed", unclaimed},
                 /* Attach follows the default; attach --off-cpu tracks off-CPU time anyway. */
-                {"Off-CPU", s->off_cpu_default < 0 ? NULL
-                            : s->off_cpu_default   ? "on for every target"
-                                                   : "per target (default off)"},
+                {"Off-CPU", s->off_cpu_default ? "on for every target" : "per target (default off)"},
                 {"Off-CPU blocked", off_cpu_blocked},
                 {"Off-CPU preempted", off_cpu_preempted},
                 {"Off-CPU lost", off_cpu_lost},
                 {"Off-CPU unclaimed", off_cpu_unclaimed},
-                {"Limits", s->max_targets ? limits : NULL},
-                {"Exited targets", s->have_slots ? exited : NULL},
-                {"Past the limits", s->max_targets ? folded : NULL},
+                {"Limits", limits},
+                {"Exited targets", exited},
+                {"Past the limits", folded},
                 {"Symbol cache", s->symbol_cache_size ? symbols : NULL},
         };
         int width = 0;
@@ -470,7 +466,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         snprintf(off_cpu_preempted, sizeof(off_cpu_preempted), "%" PRIu64, s->off_cpu_preempted);
         snprintf(off_cpu_lost, sizeof(off_cpu_lost), "%" PRIu64, s->off_cpu_lost);
         snprintf(off_cpu_unclaimed, sizeof(off_cpu_unclaimed), "%" PRIu64, s->off_cpu_unclaimed);
-        if (s->have_slots && s->max_targets_per_user > 0)
+        if (s->max_targets_per_user > 0)
                 snprintf(limits, sizeof(limits),
                          "%" PRIu32 " targets, %" PRIu32 " per user; %" PRIu32 " functions, %" PRIu32
                          " stacks per target", s->max_targets, s->max_targets_per_user, s->max_functions,
