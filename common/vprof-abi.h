@@ -92,3 +92,51 @@ struct vprof_target {
                            * records came after an exec(), whose addresses are the new image's */
         __u32 reserved;
 };
+
+/* Compiled unwind tables (common/unwind/unwind-table.h builds them, bpf/ walks them; docs/UNWINDING.md).
+ *
+ * A table is the call frame information of one file reduced to rows sorted by address: from a row's pc_offset
+ * (relative to the table's base, an ELF virtual address rounded down to VPROF_UNWIND_INDEX_SPAN) up to the next
+ * row's, one rule says how to find the caller's frame. The same 8-byte entry also serves as the table's index:
+ * entry k of the index covers the code [base + k * SPAN, base + (k + 1) * SPAN): a = the first row in effect
+ * there, b = the last row that starts there, so that a search looks at the rows of one span only. */
+struct vprof_unwind_entry {
+        __u32 a; /* row: pc_offset; index: first row */
+        __u32 b; /* row: rule (VPROF_UNWIND_RULE_*); index: last row */
+};
+
+#define VPROF_UNWIND_INDEX_SPAN_SHIFT 10
+#define VPROF_UNWIND_INDEX_SPAN (1u << VPROF_UNWIND_INDEX_SPAN_SHIFT)
+#define VPROF_UNWIND_MAX_ROWS (1u << 24)
+
+/* A rule: bits 0..3 its kind; bits 4..11 where the caller's rbp was saved; bits 12..31 a signed 20-bit offset.
+ * An all-zero rule is GAP, so zeroed memory reads as "no call frame information". The return address is always
+ * at CFA - 8 except for SIGNAL and END. */
+enum vprof_unwind_kind {
+        VPROF_UNWIND_GAP = 0,         /* no FDE covers the address: the frame-pointer step */
+        VPROF_UNWIND_CFA_RSP = 1,     /* CFA = rsp + off */
+        VPROF_UNWIND_CFA_RBP = 2,     /* CFA = rbp + off (alloca, functions with a frame pointer) */
+        VPROF_UNWIND_DEREF_RSP = 3,   /* CFA = *(rsp + deref_a) + deref_b */
+        VPROF_UNWIND_DEREF_RBP = 4,   /* CFA = *(rbp + deref_a) + deref_b (stack realignment, DRAP) */
+        VPROF_UNWIND_PLT = 5,         /* CFA = rsp + 8, + 8 more when (pc & 15) >= off (GCC's PLT entries) */
+        VPROF_UNWIND_SIGNAL = 6,      /* a signal frame (__restore_rt): registers from the ucontext at rsp */
+        VPROF_UNWIND_END = 7,         /* the return address is undefined (_start, clone, clone3): the end */
+        VPROF_UNWIND_REG_LEAF = 8,    /* CFA = register + off, at the innermost frame only */
+        VPROF_UNWIND_UNSUPPORTED = 9, /* anything else: the frame-pointer step, counted */
+};
+
+#define VPROF_UNWIND_RULE_KIND(r) ((r) & 0xfu)
+/* The rbp field: bit 11 set means "relative to the current rbp", clear "relative to the CFA"; bits 4..10 a
+ * signed count n of 8-byte words: rbp was saved at base + 8n. n = 0 relative to the CFA: rbp unchanged. For
+ * REG_LEAF bits 4..7 are the DWARF register number. */
+#define VPROF_UNWIND_RULE_RBP_FROM_RBP(r) (((r) >> 11) & 1u)
+#define VPROF_UNWIND_RULE_RBP_WORDS(r) ((__s32)((r) << 21) >> 25)
+#define VPROF_UNWIND_RULE_REG(r) (((r) >> 4) & 0xfu)
+#define VPROF_UNWIND_RULE_OFF(r) ((__s32)(r) >> 12)
+/* DEREF_*: bits 12..23 a signed byte offset a, bits 24..31 b / 8 (unsigned). */
+#define VPROF_UNWIND_RULE_DEREF_A(r) ((__s32)((r) << 8) >> 20)
+#define VPROF_UNWIND_RULE_DEREF_B(r) (((r) >> 24) * 8u)
+#define VPROF_UNWIND_RULE(kind, rbp_field, off) \
+        (((__u32)(kind) & 0xfu) | (((__u32)(rbp_field) & 0xffu) << 4) | ((__u32)(off) << 12))
+#define VPROF_UNWIND_OFF_MIN (-(1 << 19))
+#define VPROF_UNWIND_OFF_MAX ((1 << 19) - 1)
