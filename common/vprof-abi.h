@@ -7,7 +7,7 @@
 #include <linux/types.h>
 #endif
 
-#define VPROF_MAX_USER_FRAMES 127
+#define VPROF_MAX_USER_FRAMES 128
 #define VPROF_MAX_KERNEL_FRAMES 127
 #define VPROF_COMM_LEN 16
 #define VPROF_MAX_TARGETS_DEFAULT 1024
@@ -37,11 +37,44 @@ struct vprof_sample {
         __u16 user_depth;
         __u16 window_words;   /* valid words in user_window: 0 when the stack could not be read */
         __u16 exec_count;     /* the target's execs so far (mod 2^16) when the record was made */
+        /* The CFI walk (walk_end != VPROF_WALK_NONE): the first user frame (0 for frames[kernel_depth]) whose
+         * module had no unwind table yet, which the daemon may then compile; VPROF_NO_FRAME for none. */
+        __u16 fallback_frame;
+        __u8 walk_end;        /* enum vprof_walk_end */
+        __u8 walk_flags;      /* VPROF_WALK_* */
+        __u32 reserved;       /* 0 */
         char comm[VPROF_COMM_LEN];
         __u64 user_sp;        /* the user registers at the sample or at kernel entry */
         __u64 user_bp;
-        __u64 user_window[VPROF_STACK_WINDOW_WORDS]; /* user stack at user_sp, upwards */
+        __u64 user_window[VPROF_STACK_WINDOW_WORDS]; /* user stack at user_sp, upwards; with the CFI walk, only
+                                                      * when frame 0 took the frame-pointer step */
         __u64 frames[VPROF_MAX_FRAMES];
+};
+
+#define VPROF_NO_FRAME 0xffff
+/* A user frame after a signal frame is the interrupted instruction, not a return address: the daemon looks it up
+ * as it is, not one byte earlier. User addresses never have this bit. */
+#define VPROF_FRAME_EXACT (1ull << 63)
+
+/* How the walk of a user stack by the unwind tables ended (bpf/vprof.bpf.c): every walk ends in exactly one. */
+enum vprof_walk_end {
+        VPROF_WALK_NONE,   /* no CFI walk: the kernel's frame-pointer walk, bpf_get_stack() (UnwindTableMiB=0) */
+        VPROF_WALK_END,    /* an end marker (_start, clone) or a zero return address after a CFI step: complete */
+        VPROF_WALK_END_FP, /* the frame pointer chain ended (rbp or the return address 0) */
+        VPROF_WALK_DEPTH,  /* VPROF_MAX_USER_FRAMES frames and more to go */
+        VPROF_WALK_FAULT,  /* a read of the stack failed */
+        VPROF_WALK_BAD,    /* no progress: a caller's stack pointer not above the frame's */
+        _VPROF_WALK_END_MAX,
+};
+
+/* What happened on the way, set once whatever the number of frames. */
+enum {
+        VPROF_WALK_FELL_BACK = 1u << 0,   /* a frame-pointer step for want of a table (module not compiled, JIT) */
+        VPROF_WALK_NO_ROW = 1u << 1,      /* a frame-pointer step at a pc that its table does not cover */
+        VPROF_WALK_BAD_RULE = 1u << 2,    /* a frame-pointer step at a rule the walk cannot apply */
+        VPROF_WALK_UNKNOWN_PC = 1u << 3,  /* a pc outside every mapping the daemon pushed: dlopen(), a new map */
+        VPROF_WALK_NO_MAPPINGS = 1u << 4, /* no mappings for the process (not pushed yet, or an exec()): FP walk */
+        VPROF_WALK_LEAF_FP = 1u << 5,     /* frame 0 took the frame-pointer step: user_window is there */
 };
 
 #define VPROF_SAMPLE_HEADER_SIZE __builtin_offsetof(struct vprof_sample, frames)
@@ -78,6 +111,19 @@ enum vprof_stat {
         VPROF_STAT_OFF_CPU_BLOCKED,   /* handed to the daemon */
         VPROF_STAT_OFF_CPU_PREEMPTED,
         VPROF_STAT_OFF_CPU_RING_FULL, /* lost: the ring buffer was full when the thread came back */
+        /* Walks of a user stack by the unwind tables, a kept sample's or a switch-out's: each ends in exactly one
+         * of the five, in the order of enum vprof_walk_end; the qualifiers count walks with that VPROF_WALK_*
+         * flag. The kernel's frame-pointer walk (UnwindTableMiB=0) counts none of them. */
+        VPROF_STAT_UNWIND_END,
+        VPROF_STAT_UNWIND_END_FP,
+        VPROF_STAT_UNWIND_DEPTH,
+        VPROF_STAT_UNWIND_FAULT,
+        VPROF_STAT_UNWIND_BAD,
+        VPROF_STAT_UNWIND_FELL_BACK,
+        VPROF_STAT_UNWIND_NO_ROW,
+        VPROF_STAT_UNWIND_BAD_RULE,
+        VPROF_STAT_UNWIND_UNKNOWN_PC,
+        VPROF_STAT_UNWIND_NO_MAPPINGS,
         _VPROF_STAT_MAX,
 };
 
@@ -140,3 +186,39 @@ enum vprof_unwind_kind {
         (((__u32)(kind) & 0xfu) | (((__u32)(rbp_field) & 0xffu) << 4) | ((__u32)(off) << 12))
 #define VPROF_UNWIND_OFF_MIN (-(1 << 19))
 #define VPROF_UNWIND_OFF_MAX ((1 << 19) - 1)
+
+/* The tables in the BPF maps. unwind_arena: an array of struct vprof_unwind_entry (UnwindTableMiB=), each table
+ * a contiguous range [index | rows] of it. unwind_tables: the descriptors, by table id (0: none). A descriptor is
+ * published with rows_count stored last and retired by storing 0 there; the walk reads rows_count first and
+ * takes 0 for "no table". */
+#define VPROF_UNWIND_TABLES_MAX 4096
+struct vprof_unwind_table {
+        __u32 index_first;  /* arena entry of the index's first entry */
+        __u32 index_count;
+        __u32 rows_first;   /* arena entry of row 0, to which the index entries are relative */
+        __u32 rows_count;   /* 0: no table */
+        __u64 last_used_ns; /* bpf_ktime_get_ns() of a walk through the table, updated at most every second */
+};
+
+/* proc_mappings: by tgid, the executable mappings of a target, sorted by start, not overlapping. */
+#define VPROF_MAX_MAPPINGS_LOG2 8
+#define VPROF_MAX_MAPPINGS (1u << VPROF_MAX_MAPPINGS_LOG2)
+
+enum {
+        /* Frame-pointer steps by design: anonymous code (JIT), a file without call frame information or whose
+         * table failed. Counted as fell back, never reported in fallback_frame. */
+        VPROF_MAPPING_FP_ONLY = 1u << 0,
+};
+
+struct vprof_mapping {
+        __u64 start, end; /* [start, end) */
+        __u64 adj;        /* the mapping's load bias + its table's base: a row's pc_offset is pc - adj */
+        __u32 table;      /* unwind_tables id, 0: none (yet) */
+        __u32 flags;      /* VPROF_MAPPING_* */
+};
+
+struct vprof_mappings {
+        __u32 n;          /* mappings in m */
+        __u32 generation; /* the daemon's, for its own checks */
+        struct vprof_mapping m[VPROF_MAX_MAPPINGS];
+};
