@@ -205,7 +205,10 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
         }
         n_kernel = n;
         for (unsigned i = 0; i < udepth; i++) {
-                r = resolve_frame(d, t, user[i], false, i > 0, &frames[n]);
+                /* After a signal frame the walk gives the interrupted instruction, not a return address. */
+                bool exact = user[i] & VPROF_FRAME_EXACT;
+
+                r = resolve_frame(d, t, user[i] & ~VPROF_FRAME_EXACT, false, i > 0 && !exact, &frames[n]);
                 if (r < 0)
                         return r;
                 if (frames[n] == FRAME_NOT_CODE)

@@ -4,6 +4,7 @@
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,6 +27,11 @@ struct Sampler {
         struct bpf_link *switch_link; /* off-CPU tracking, while attached */
         struct bpf_link *exec_link;   /* counts targets' exec() calls */
         uint64_t off_cpu_dropped;
+        /* The unwind tables through mmap(): n_arena entries (0: the walk is off) and the descriptors. */
+        struct vprof_unwind_entry *arena;
+        uint32_t n_arena;
+        struct vprof_unwind_table *tables;
+        struct vprof_mappings *mappings; /* what sampler_set_mappings() fills in for the map */
         unsigned n_events;
         SamplerEvent event;
         char reason[256];
@@ -177,6 +183,66 @@ static int set_pid_namespace(struct vprof_bpf *skel)
         return 0;
 }
 
+/* Bytes the kernel maps for an array of n values of size bytes: whole pages. */
+static size_t array_mmap_size(size_t n, size_t size)
+{
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+        return (n * size + page - 1) / page * page;
+}
+
+/* The unwind tables' maps, sized before load: the arena from the setting; with the walk off, one entry each,
+ * since a map cannot be left out of the object. */
+static int size_unwind_maps(Sampler *s, const SamplerConfig *config)
+{
+        struct vprof_bpf *skel = s->skel;
+        uint32_t mib = config->unwind_table_mib;
+        int r;
+
+#if !defined(__x86_64__)
+        if (mib > 0) {
+                log_info("No unwind tables on this architecture: frame pointers only.");
+                mib = 0;
+        }
+#endif
+        if (mib > UINT32_MAX / ((1u << 20) / sizeof(struct vprof_unwind_entry)))
+                return log_error_errno(-EINVAL, "Unwind table arena of %" PRIu32 " MiB too large.", mib);
+        s->n_arena = mib * ((1u << 20) / sizeof(struct vprof_unwind_entry));
+        skel->rodata->cfi_walk = s->n_arena > 0;
+        r = bpf_map__set_max_entries(skel->maps.unwind_arena, MAX(s->n_arena, 1u));
+        if (r >= 0 && s->n_arena == 0)
+                r = bpf_map__set_max_entries(skel->maps.unwind_tables, 1);
+        if (r >= 0)
+                r = bpf_map__set_max_entries(skel->maps.proc_mappings, s->n_arena ? config->max_targets : 1);
+        if (r < 0)
+                return log_error_errno(r, "Failed to size the unwind table maps: %m");
+        return 0;
+}
+
+static int map_unwind_maps(Sampler *s)
+{
+        void *p;
+
+        if (s->n_arena == 0)
+                return 0;
+        p = mmap(NULL, array_mmap_size(s->n_arena, sizeof(*s->arena)), PROT_READ | PROT_WRITE, MAP_SHARED,
+                 bpf_map__fd(s->skel->maps.unwind_arena), 0);
+        if (p == MAP_FAILED)
+                return log_error_errno(-errno, "Failed to map the unwind table arena: %m");
+        s->arena = p;
+        p = mmap(NULL, array_mmap_size(VPROF_UNWIND_TABLES_MAX, sizeof(*s->tables)), PROT_READ | PROT_WRITE,
+                 MAP_SHARED, bpf_map__fd(s->skel->maps.unwind_tables), 0);
+        if (p == MAP_FAILED)
+                return log_error_errno(-errno, "Failed to map the unwind table descriptors: %m");
+        s->tables = p;
+        s->mappings = malloc(sizeof(*s->mappings));
+        if (!s->mappings)
+                return log_error_errno(-ENOMEM, "Out of memory.");
+        log_info("Unwinding user stacks with unwind tables in %" PRIu32 " MiB.",
+                 (uint32_t)((uint64_t)s->n_arena * sizeof(*s->arena) >> 20));
+        return 0;
+}
+
 int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdata, Sampler **ret)
 {
         _cleanup_(sampler_freep) Sampler *s = NULL;
@@ -213,11 +279,17 @@ int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdat
         r = bpf_map__set_max_entries(s->skel->maps.off_cpu, config->max_off_cpu_threads);
         if (r < 0)
                 return log_error_errno(r, "Failed to size the off-CPU map: %m");
+        r = size_unwind_maps(s, config);
+        if (r < 0)
+                return r;
 
         r = vprof_bpf__load(s->skel);
         if (r < 0)
                 return log_error_errno(r, "Failed to load the BPF program (vprofd needs root, or CAP_BPF and "
                                           "CAP_PERFMON): %m");
+        r = map_unwind_maps(s);
+        if (r < 0)
+                return r;
 
         s->exec_link = bpf_program__attach(s->skel->progs.vprof_exec);
         if (!s->exec_link)
@@ -245,6 +317,11 @@ Sampler *sampler_free(Sampler *s)
         bpf_link__destroy(s->switch_link);
         bpf_link__destroy(s->exec_link);
         ring_buffer__free(s->ring);
+        if (s->arena)
+                munmap(s->arena, array_mmap_size(s->n_arena, sizeof(*s->arena)));
+        if (s->tables)
+                munmap(s->tables, array_mmap_size(VPROF_UNWIND_TABLES_MAX, sizeof(*s->tables)));
+        free(s->mappings);
         vprof_bpf__destroy(s->skel);
         free(s->links);
         free(s->perf_fds);
@@ -280,6 +357,8 @@ int sampler_remove_target(Sampler *s, uint32_t tgid)
 {
         if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &tgid) < 0)
                 return negative_errno();
+        if (s->arena)
+                (void)sampler_drop_mappings(s, tgid);
         return 0;
 }
 
@@ -353,5 +432,83 @@ int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX])
                         sum += values[cpu];
                 ret[key] = sum;
         }
+        return 0;
+}
+
+uint32_t sampler_unwind_arena_entries(const Sampler *s)
+{
+        return s->arena ? s->n_arena : 0;
+}
+
+int sampler_publish_unwind_table(Sampler *s, uint32_t id, uint32_t first, const struct vprof_unwind_entry *index,
+                                 uint32_t n_index, const struct vprof_unwind_entry *rows, uint32_t n_rows)
+{
+        struct vprof_unwind_table *t;
+
+        if (!s->arena)
+                return -EOPNOTSUPP;
+        if (id == 0 || id >= VPROF_UNWIND_TABLES_MAX || n_index == 0 || n_rows == 0)
+                return -EINVAL;
+        if (first > s->n_arena || n_index > s->n_arena - first || n_rows > s->n_arena - first - n_index)
+                return -ERANGE;
+        t = &s->tables[id];
+        if (__atomic_load_n(&t->rows_count, __ATOMIC_RELAXED) != 0)
+                return -EBUSY;
+        memcpy(s->arena + first, index, (size_t)n_index * sizeof(*index));
+        memcpy(s->arena + first + n_index, rows, (size_t)n_rows * sizeof(*rows));
+        t->index_first = first;
+        t->index_count = n_index;
+        t->rows_first = first + n_index;
+        t->last_used_ns = 0;
+        /* Last, after everything the walk reads once it sees it non-zero. */
+        __atomic_store_n(&t->rows_count, n_rows, __ATOMIC_RELEASE);
+        return 0;
+}
+
+int sampler_retire_unwind_table(Sampler *s, uint32_t id)
+{
+        if (!s->arena)
+                return -EOPNOTSUPP;
+        if (id == 0 || id >= VPROF_UNWIND_TABLES_MAX)
+                return -EINVAL;
+        __atomic_store_n(&s->tables[id].rows_count, 0, __ATOMIC_RELEASE);
+        return 0;
+}
+
+uint64_t sampler_unwind_table_last_used(const Sampler *s, uint32_t id)
+{
+        if (!s->arena || id == 0 || id >= VPROF_UNWIND_TABLES_MAX)
+                return 0;
+        return __atomic_load_n(&s->tables[id].last_used_ns, __ATOMIC_RELAXED);
+}
+
+int sampler_set_mappings(Sampler *s, uint32_t tgid, const struct vprof_mapping *m, size_t n, uint32_t generation)
+{
+        if (!s->arena)
+                return -EOPNOTSUPP;
+        if (n > VPROF_MAX_MAPPINGS)
+                return -E2BIG;
+        /* The walk's search needs them sorted and apart; a table id past the descriptors would find none. */
+        for (size_t i = 0; i < n; i++)
+                if (m[i].start >= m[i].end || (i > 0 && m[i].start < m[i - 1].end) ||
+                    m[i].table >= VPROF_UNWIND_TABLES_MAX)
+                        return -EINVAL;
+        /* The whole value: a short copy would leave the entries past n as the last call left them, unused. */
+        memset(s->mappings, 0, sizeof(*s->mappings));
+        s->mappings->n = (uint32_t)n;
+        s->mappings->generation = generation;
+        if (n > 0)
+                memcpy(s->mappings->m, m, n * sizeof(*m));
+        if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.proc_mappings), &tgid, s->mappings, BPF_ANY) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int sampler_drop_mappings(Sampler *s, uint32_t tgid)
+{
+        if (!s->arena)
+                return -EOPNOTSUPP;
+        if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.proc_mappings), &tgid) < 0)
+                return errno == ENOENT ? 0 : negative_errno();
         return 0;
 }

@@ -28,6 +28,7 @@ typedef struct SamplerConfig {
         uint32_t max_targets;
         uint32_t max_off_cpu_threads; /* target threads off the CPU at once, for off-CPU tracking */
         bool off_cpu_default;         /* Attach tracks off-CPU time unless told otherwise */
+        uint32_t unwind_table_mib;    /* the unwind tables' arena; 0: the kernel's frame-pointer walk */
 } SamplerConfig;
 
 /* Called for every record the ring buffer yields, size bytes at data (a struct vprof_sample as the BPF program
@@ -61,3 +62,25 @@ int sampler_wakeup_fd(const Sampler *s);
 int sampler_drain(Sampler *s);
 /* Counters summed over CPUs. Records still in the ring count as kept. */
 int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX]);
+
+/* The unwind tables the BPF program walks user stacks with (common/vprof-abi.h). All -EOPNOTSUPP when the walk
+ * is off (unwind_table_mib 0, or not x86-64). */
+
+/* Entries of the arena, 0 when the walk is off. */
+uint32_t sampler_unwind_arena_entries(const Sampler *s);
+/* Table id (1 .. VPROF_UNWIND_TABLES_MAX - 1) from now on: its index and rows copied to the arena at first, then
+ * its descriptor published. The range and the id must be free: never published, or retired a second ago or more
+ * (a walk may still read a retired table for a short while). -EINVAL on a bad id or an empty table, -ERANGE past
+ * the arena's end, -EBUSY when the id is published. */
+int sampler_publish_unwind_table(Sampler *s, uint32_t id, uint32_t first, const struct vprof_unwind_entry *index,
+                                 uint32_t n_index, const struct vprof_unwind_entry *rows, uint32_t n_rows);
+/* Walks no longer use table id: its frames take the frame-pointer step. */
+int sampler_retire_unwind_table(Sampler *s, uint32_t id);
+/* bpf_ktime_get_ns() of a walk through table id, to within a second; 0 when none went through it. */
+uint64_t sampler_unwind_table_last_used(const Sampler *s, uint32_t id);
+/* The executable mappings of target tgid, as the walk finds a pc's table: at most VPROF_MAX_MAPPINGS, sorted by
+ * start, not overlapping (-EINVAL otherwise, -E2BIG for too many). Replaces those pushed before; generation is
+ * the caller's. */
+int sampler_set_mappings(Sampler *s, uint32_t tgid, const struct vprof_mapping *m, size_t n, uint32_t generation);
+/* No mappings for tgid: its walks take frame-pointer steps only. 0 when it had none. */
+int sampler_drop_mappings(Sampler *s, uint32_t tgid);
