@@ -9,6 +9,8 @@
 #define VPROF_MAX_FUNCTIONS_DEFAULT 65536
 #define VPROF_MAX_STACKS_DEFAULT 65536
 #define VPROF_SYMBOL_CACHE_MIB_DEFAULT 256
+/* Holds the tables of the files a typical host's processes map (about 3 MiB here) many times over. */
+#define VPROF_UNWIND_TABLE_MIB_DEFAULT 32
 #define VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT 10
 /* Per user but root: this many targets, or half of MaxTargets= when that is less, so that one user never
  * holds every slot. */
@@ -29,6 +31,7 @@ typedef struct Settings {
         uint32_t max_functions; /* per target */
         uint32_t max_stacks;    /* per target */
         uint32_t symbol_cache_mib;
+        uint32_t unwind_table_mib; /* 0: the kernel's frame-pointer walk */
         char *state_directory;          /* NULL: $STATE_DIRECTORY or the default; "": none */
         uint32_t snapshot_interval_sec; /* 0: only when stopping */
         uint32_t journal_interval_sec;  /* 0: no journal */

@@ -46,6 +46,10 @@ static void help(void)
                "                         more are counted in the [other] stack\n"
                "      --symbol-cache-size=MIB\n"
                "                         memory for parsed symbol tables, 1..65536 MiB (default %u)\n"
+               "      --unwind-table-size=MIB\n"
+               "                         kernel memory for the unwind tables that the BPF program\n"
+               "                         walks user stacks with, 0..4096 MiB (default %u; 0: frame\n"
+               "                         pointers only)\n"
                "      --off-cpu          track off-CPU time of every target attached with Attach\n"
                "                         (default: only of targets attached with the off-CPU flag)\n"
                "      --max-off-cpu-threads=N\n"
@@ -77,7 +81,7 @@ static void help(void)
                "      --version          show the version\n",
                VPROFD_CONFIG_FILE, VPROF_MAX_TARGETS_DEFAULT, VPROF_MAX_TARGETS_PER_USER_DEFAULT,
                VPROF_EXITED_TARGET_RETENTION_SEC_DEFAULT, VPROF_MAX_FUNCTIONS_DEFAULT, VPROF_MAX_STACKS_DEFAULT,
-               VPROF_SYMBOL_CACHE_MIB_DEFAULT, VPROF_MAX_OFF_CPU_THREADS_DEFAULT,
+               VPROF_SYMBOL_CACHE_MIB_DEFAULT, VPROF_UNWIND_TABLE_MIB_DEFAULT, VPROF_MAX_OFF_CPU_THREADS_DEFAULT,
                VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT, VPROFD_CONFIG_FILE);
 }
 
@@ -98,6 +102,7 @@ static const struct {
         { "max-functions", "MaxFunctionsPerTarget" },
         { "max-stacks", "MaxStacksPerTarget" },
         { "symbol-cache-size", "SymbolCacheMiB" },
+        { "unwind-table-size", "UnwindTableMiB" },
         { "off-cpu", "OffCpu", true },
         { "max-off-cpu-threads", "MaxOffCpuThreads" },
         { "exit-idle-time", "ExitIdleSec" },
@@ -249,6 +254,7 @@ static int run(int argc, char *argv[])
                 .max_targets = arg_settings.max_targets,
                 .max_off_cpu_threads = arg_settings.max_off_cpu_threads,
                 .off_cpu_default = arg_settings.off_cpu,
+                .unwind_table_mib = arg_settings.unwind_table_mib,
         };
         r = manager_new(&config, &m);
         if (r < 0)

@@ -83,6 +83,7 @@ START_TEST(test_defaults)
         ck_assert_uint_eq(s.max_functions, VPROF_MAX_FUNCTIONS_DEFAULT);
         ck_assert_uint_eq(s.max_stacks, VPROF_MAX_STACKS_DEFAULT);
         ck_assert_uint_eq(s.symbol_cache_mib, VPROF_SYMBOL_CACHE_MIB_DEFAULT);
+        ck_assert_uint_eq(s.unwind_table_mib, VPROF_UNWIND_TABLE_MIB_DEFAULT);
         ck_assert_ptr_null(s.state_directory);
         ck_assert_uint_eq(s.snapshot_interval_sec, 30);
         ck_assert_uint_eq(s.journal_interval_sec, 1);
@@ -117,6 +118,7 @@ START_TEST(test_file)
                               "MaxFunctionsPerTarget=5000\n"
                               "MaxStacksPerTarget=6000\n"
                               "SymbolCacheMiB=32\n"
+                              "UnwindTableMiB=0\n"
                               "StateDirectory=/var/lib/vprof-test\n"
                               "SnapshotIntervalSec=0\n"
                               "JournalIntervalSec=5\n"
@@ -137,6 +139,7 @@ START_TEST(test_file)
         ck_assert_uint_eq(s.max_functions, 5000);
         ck_assert_uint_eq(s.max_stacks, 6000);
         ck_assert_uint_eq(s.symbol_cache_mib, 32);
+        ck_assert_uint_eq(s.unwind_table_mib, 0);
         ck_assert_str_eq(s.state_directory, "/var/lib/vprof-test");
         ck_assert_uint_eq(s.snapshot_interval_sec, 0);
         ck_assert_uint_eq(s.journal_interval_sec, 5);
