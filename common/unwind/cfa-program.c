@@ -44,12 +44,15 @@
 /* GCC nests remember_state at most a few deep (one per epilogue in flight); deeper is a broken file. */
 #define STATE_STACK_MAX 16
 
-/* The state of the CFA program run up to pc. */
+/* The state of the CFA program run up to pc, or over the whole function when emit is set. */
 typedef struct Interp {
         const CfaCie *cie;
         uint64_t pc;
         uint64_t loc;  /* where the current row starts */
         uint64_t next; /* where the row after it starts, once an advance went beyond pc; UINT64_MAX before */
+        CfaRowFunc emit;
+        void *userdata;
+        uint64_t pc_end; /* emit: the end of the function */
         bool in_cie;
         Row row;
         Row initial; /* after the CIE's instructions: what DW_CFA_restore goes back to */
@@ -94,11 +97,23 @@ static int64_t factored(const Interp *in, uint64_t n)
         return (int64_t)(n * (uint64_t)in->cie->data_align);
 }
 
-/* 1 when the new row starts beyond pc: the current one is the answer. */
+/* 1 when the new row starts beyond pc: the current one is the answer. Over a whole function: the current row
+ * is emitted when the location moves, and 1 past the function's end. */
 static int set_loc(Interp *in, uint64_t loc)
 {
+        int r;
+
         if (loc < in->loc)
                 return -EBADMSG;
+        if (in->emit) {
+                if (loc == in->loc)
+                        return 0;
+                r = in->emit(in->loc, MIN(loc, in->pc_end), &in->row, in->userdata);
+                if (r < 0)
+                        return r;
+                in->loc = loc;
+                return loc >= in->pc_end;
+        }
         if (loc > in->pc) {
                 in->next = loc;
                 return 1;
@@ -111,9 +126,9 @@ static int advance(Interp *in, uint64_t delta)
 {
         uint64_t d = delta * in->cie->code_align;
 
-        /* Past the end of the address space is past pc too. */
+        /* Past the end of the address space is past pc too, and past the function's end. */
         if ((in->cie->code_align != 0 && d / in->cie->code_align != delta) || in->loc + d < in->loc)
-                return 1;
+                return in->emit ? set_loc(in, UINT64_MAX) : 1;
         return set_loc(in, in->loc + d);
 }
 
@@ -252,19 +267,40 @@ static int run_program(Interp *in, Cursor c)
                                 return -EBADMSG;
                         in->row.cfa_offset = s;
                         break;
-                case CFA_DEF_CFA_EXPRESSION:
-                        r = skip_block(&c);
+                case CFA_DEF_CFA_EXPRESSION: {
+                        Cursor expr;
+
+                        r = read_block(&c, &expr);
+                        if (r < 0)
+                                break;
+                        if (expr.end - expr.pos > UINT32_MAX)
+                                return -EBADMSG;
                         in->row.cfa_defined = true;
                         in->row.cfa_expression = true;
+                        in->row.cfa_expr = expr.data + expr.pos;
+                        in->row.cfa_expr_size = (uint32_t)(expr.end - expr.pos);
                         break;
+                }
                 case CFA_EXPRESSION:
-                case CFA_VAL_EXPRESSION:
+                case CFA_VAL_EXPRESSION: {
+                        Cursor expr;
+                        int col;
+
                         r = read_uleb128(&c, &reg);
                         if (r >= 0)
-                                r = skip_block(&c);
-                        if (r >= 0)
-                                set_rule(in, reg, RULE_EXPRESSION, 0);
+                                r = read_block(&c, &expr);
+                        if (r < 0)
+                                break;
+                        if (expr.end - expr.pos > UINT32_MAX)
+                                return -EBADMSG;
+                        set_rule(in, reg, op == CFA_EXPRESSION ? RULE_EXPRESSION : RULE_VAL_EXPRESSION, 0);
+                        col = column_of(in, reg);
+                        if (col >= 0) {
+                                in->row.columns[col].expr = expr.data + expr.pos;
+                                in->row.columns[col].expr_size = (uint32_t)(expr.end - expr.pos);
+                        }
                         break;
+                }
                 case CFA_GNU_ARGS_SIZE:
                         r = read_uleb128(&c, &n);
                         break;
@@ -299,6 +335,34 @@ int cfa_program_run(const CfaCie *cie, Cursor cie_insns, Cursor fde_insns, uint6
         *ret = in.row;
         *ret_lo = in.loc;
         *ret_hi = in.next;
+        return 0;
+}
+
+int cfa_program_rows(const CfaCie *cie, Cursor cie_insns, Cursor fde_insns, uint64_t pc_begin, uint64_t pc_end,
+                     CfaRowFunc emit, void *userdata)
+{
+        Interp in = { .cie = cie, .loc = pc_begin, .next = UINT64_MAX, .emit = emit, .userdata = userdata,
+                      .pc_end = pc_end, .in_cie = true };
+        int r;
+
+        assert(cie);
+        assert(emit);
+
+        if (pc_begin >= pc_end)
+                return 0;
+        for (int col = 0; col < N_COLUMNS; col++)
+                in.row.columns[col] = default_rule(col);
+        r = run_program(&in, cie_insns);
+        if (r == 0) {
+                in.initial = in.row;
+                in.in_cie = false;
+                r = run_program(&in, fde_insns);
+        }
+        if (r < 0)
+                return r;
+        /* Stopped past the end: every row is out. Else the last one holds to the end. */
+        if (r == 0)
+                return emit(in.loc, pc_end, &in.row, userdata);
         return 0;
 }
 
@@ -344,6 +408,7 @@ static int rule_value(const Rule *rule, uint64_t cfa, uint64_t current, const Un
         case RULE_REGISTER:
                 return register_value(regs, (uint64_t)rule->value, ret);
         case RULE_EXPRESSION:
+        case RULE_VAL_EXPRESSION:
                 return -EOPNOTSUPP;
         }
         return -EBADMSG;

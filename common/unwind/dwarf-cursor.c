@@ -80,18 +80,29 @@ int read_sleb128(Cursor *c, int64_t *ret)
         return 0;
 }
 
-int skip_block(Cursor *c)
+int read_block(Cursor *c, Cursor *ret)
 {
         uint64_t len;
+        Cursor block;
         int r;
 
-        r = read_uleb128(c, &len);
+        block = *c;
+        r = read_uleb128(&block, &len);
         if (r < 0)
                 return r;
-        if (len > c->end - c->pos)
+        if (len > block.end - block.pos)
                 return -EBADMSG;
-        c->pos += len;
+        block.end = block.pos + len;
+        c->pos = block.end;
+        *ret = block;
         return 0;
+}
+
+int skip_block(Cursor *c)
+{
+        Cursor ignored;
+
+        return read_block(c, &ignored);
 }
 
 int read_encoded(Cursor *c, uint8_t encoding, const uint64_t *datarel, uint64_t *ret)

@@ -29,6 +29,8 @@ int read_sleb128(Cursor *c, int64_t *ret);
 
 /* Skip a DWARF block: a ULEB128 length, then that many bytes. */
 int skip_block(Cursor *c);
+/* The same, giving the block's bytes as a cursor bounded to them. */
+int read_block(Cursor *c, Cursor *ret);
 
 /* A pointer in the given DW_EH_PE_* encoding. datarel: the base of DW_EH_PE_datarel, NULL where it has none
  * we know (.eh_frame itself: the GOT). An indirect pointer is given as the address where it is stored: only

@@ -117,7 +117,9 @@ static int parse_augmentation(Cursor *c, const char *letters, Cie *cie)
                         if (r >= 0)
                                 r = read_encoded(c, encoding & PE_FORMAT_MASK, NULL, &ignored);
                         break;
-                case 'S': /* a signal frame */
+                case 'S': /* a signal frame: the return address is the interrupted instruction, not a call's */
+                        cie->program.signal_frame = true;
+                        break;
                 case 'B': /* AArch64 pointer authentication */
                 case 'G': /* memory tagging */
                         break;
@@ -626,8 +628,40 @@ static int find_fde(const EhFrame *e, uint64_t pc, size_t *ret)
         return 0;
 }
 
+uint64_t eh_frame_table_pc(const EhFrame *e, size_t i)
+{
+        assert(e);
+        assert(i < e->n_entries);
+
+        return e->vaddr + (uint64_t)(int64_t)e->entries[i].pc;
+}
+
+int eh_frame_fde(const EhFrame *e, size_t i, EhFrameFde *ret)
+{
+        Fde fde;
+        Cie cie;
+        int r;
+
+        assert(e);
+        assert(i < e->n_entries);
+        assert(ret);
+
+        r = parse_fde(e, e->entries[i].fde, &fde, &cie);
+        if (r < 0)
+                return r;
+        *ret = (EhFrameFde) {
+                .pc_begin = fde.pc_begin,
+                .pc_range = fde.pc_range,
+                .cie = cie.program,
+                .cie_insns = cie.insns,
+                .fde_insns = fde.insns,
+        };
+        return 0;
+}
+
 /* The row at pc, from the CFI: the part of a step that depends on pc alone; and the pcs it holds for. */
-static int find_row(const EhFrame *e, uint64_t pc, Row *ret, uint64_t *ret_lo, uint64_t *ret_hi)
+static int find_row(const EhFrame *e, uint64_t pc, Row *ret, uint64_t *ret_lo, uint64_t *ret_hi,
+                    CfaCie *ret_cie)
 {
         size_t off;
         Cie cie;
@@ -647,6 +681,27 @@ static int find_row(const EhFrame *e, uint64_t pc, Row *ret, uint64_t *ret_lo, u
                 return r;
         /* The row ends with the function at the latest. */
         *ret_hi = MIN(*ret_hi, fde.pc_begin + fde.pc_range);
+        if (ret_cie)
+                *ret_cie = cie.program;
+        return 0;
+}
+
+int eh_frame_find_row(const EhFrame *e, uint64_t pc, Row *ret, CfaCie *ret_cie)
+{
+        uint64_t lo, hi;
+        CfaCie cie;
+        Row row;
+        int r;
+
+        assert(e);
+        assert(ret);
+
+        r = find_row(e, pc, &row, &lo, &hi, &cie);
+        if (r < 0)
+                return r;
+        *ret = row;
+        if (ret_cie)
+                *ret_cie = cie;
         return 0;
 }
 
@@ -669,7 +724,7 @@ int eh_frame_unwind_step(const EhFrame *e, uint64_t bias, const UnwindRegs *regs
                 uint64_t lo, hi;
 
                 /* An error is cached for its pc alone. Malformed CFI stays malformed. */
-                slot->error = find_row(e, pc, &slot->row, &lo, &hi);
+                slot->error = find_row(e, pc, &slot->row, &lo, &hi, NULL);
                 if (slot->error < 0 || pc < lo || pc >= hi)
                         lo = pc, hi = pc + 1;
                 slot->lo = lo;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfa-program.h"
+#include "dwarf-cursor.h"
 #include "macros.h"
 
 /* The call frame information of one x86-64 ELF file (.eh_frame, found through .eh_frame_hdr), for one
@@ -12,11 +15,6 @@
  * sampled ip says where that function keeps its return address. Pure: no /proc, no logging above debug. Every
  * read is bounded by the section, as the files come from untrusted processes. */
 typedef struct EhFrame EhFrame;
-
-/* The registers of one frame; ip and sp are run-time addresses. */
-typedef struct UnwindRegs {
-        uint64_t ip, sp, bp;
-} UnwindRegs;
 
 /* Load the CFI of the ELF file open at fd (the fd is not kept), read as elf-util.h says: -ENOENT when it has
  * no .eh_frame, -ENOEXEC when it is not ELF, -EOPNOTSUPP when it is not x86-64, -EFBIG when .eh_frame or its
@@ -37,6 +35,25 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(EhFrame *, eh_frame_free);
 
 /* Functions (FDEs) in the lookup table. */
 size_t eh_frame_count(const EhFrame *e);
+
+/* The FDE of a function of the table, parsed: what the compiler of unwind tables (unwind-table.h) goes through
+ * in address order. The cursors point into the EhFrame. */
+typedef struct EhFrameFde {
+        uint64_t pc_begin, pc_range; /* as the FDE says */
+        CfaCie cie;
+        Cursor cie_insns, fde_insns;
+} EhFrameFde;
+
+/* Where the table's i-th function starts (i < eh_frame_count()), in address order: a lookup of a pc from
+ * there up to the next one's start uses that function's FDE (and finds nothing past the FDE's range). The
+ * same as the FDE's pc_begin unless .eh_frame_hdr lies. */
+uint64_t eh_frame_table_pc(const EhFrame *e, size_t i);
+/* Its FDE and CIE: -EBADMSG when either is malformed. */
+int eh_frame_fde(const EhFrame *e, size_t i, EhFrameFde *ret);
+
+/* The row at pc (an ELF vaddr) by the CFA program run up to pc, as eh_frame_unwind_step() finds it (without
+ * its cache), and the function's CIE. -ENOENT no FDE covers pc; -EBADMSG malformed CFI. */
+int eh_frame_find_row(const EhFrame *e, uint64_t pc, Row *ret, CfaCie *ret_cie);
 
 /* One step from the frame at regs to its caller. bias: run-time address - ELF vaddr of the file's code.
  * regs->ip is looked up as it is: right for the innermost frame, interrupted at ip; for a frame whose ip is a

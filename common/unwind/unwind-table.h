@@ -12,11 +12,25 @@
  * every loop and allocation bounded), output plain arrays. Compiled in steps of a bounded number of FDEs, so
  * that the daemon's event loop never waits long for a large file. */
 
+/* Why a row of a CFA program became VPROF_UNWIND_UNSUPPORTED. */
+typedef enum UnwindUnsupported {
+        UNWIND_UNSUPPORTED_CFA,       /* CFA undefined, or an expression of none of the known forms */
+        UNWIND_UNSUPPORTED_REGISTER,  /* CFA in a register beyond r15, or in one while rbp is saved */
+        UNWIND_UNSUPPORTED_RANGE,     /* an offset beyond its field's bits */
+        UNWIND_UNSUPPORTED_RA,        /* the return address elsewhere than at CFA - 8 */
+        UNWIND_UNSUPPORTED_RBP,       /* rbp in a register, by an expression, or off the field's range */
+        UNWIND_UNSUPPORTED_MALFORMED, /* the CFA program fails from there (counted once per FDE) */
+        _UNWIND_UNSUPPORTED_MAX,
+} UnwindUnsupported;
+
 typedef struct UnwindTableStats {
         uint32_t fdes;            /* FDEs compiled */
         uint32_t fdes_skipped;    /* empty, overlapping or damaged FDEs left out */
         uint32_t cfa_rows;        /* rows of the CFA programs, before merging */
         uint32_t by_kind[16];     /* rows of the table by enum vprof_unwind_kind */
+        uint32_t fdes_overlapping; /* cut short by the next function's start (compiled, or left out if empty) */
+        uint32_t fdes_bad;        /* with a malformed FDE or CIE (left out) or CFA program (compiled up to there) */
+        uint32_t unsupported[_UNWIND_UNSUPPORTED_MAX]; /* UNSUPPORTED rows of the CFA programs, by reason */
 } UnwindTableStats;
 
 typedef struct UnwindTable {
@@ -31,17 +45,26 @@ typedef struct UnwindTable {
 
 typedef struct UnwindTableBuilder UnwindTableBuilder;
 
-/* A builder over e, which must outlive it. -ENOMEM; -ENOENT when e has no FDE. */
+/* A builder over e, which must outlive it (and is not used by another thread meanwhile). -ENOMEM; -ENOENT
+ * when e has no FDE. */
 int unwind_table_builder_new(const EhFrame *e, UnwindTableBuilder **ret);
 /* Compiles at most max_fdes more FDEs: 1 when all are done, 0 when more remain, negative errno on failure
  * (-EFBIG: more than VPROF_UNWIND_MAX_ROWS rows or 4 GiB of code; -ENOMEM). */
 int unwind_table_builder_step(UnwindTableBuilder *b, size_t max_fdes);
-/* The table, once step returned 1; the builder is spent. */
+/* The table, once step returned 1; the builder is spent. -ENOENT when no FDE could be compiled (every one
+ * damaged or empty), -EBUSY before the last step. */
 int unwind_table_builder_finish(UnwindTableBuilder *b, UnwindTable **ret);
 UnwindTableBuilder *unwind_table_builder_free(UnwindTableBuilder *b);
 UnwindTable *unwind_table_free(UnwindTable *t);
 
-/* The table's bytes as the BPF map holds them: index then rows. */
+/* The rule of one row of a function's CFA program (cie: its CIE): what the compiler stores for it. For the
+ * tests, which compare a table with the interpreter's rows. *ret_reason (may be NULL) is set for an
+ * UNSUPPORTED rule only. */
+uint32_t unwind_table_rule(const Row *row, const CfaCie *cie, UnwindUnsupported *ret_reason);
+/* "gap", "cfa-rsp"...: a kind's name for logs and tests; "invalid" for others. */
+const char *unwind_table_kind_name(uint32_t kind);
+
+/* The table's bytes as the BPF map holds them: index then rows (t->index: one block, the rows after it). */
 static inline size_t unwind_table_size(const UnwindTable *t)
 {
         return ((size_t)t->n_index + t->n_rows) * sizeof(struct vprof_unwind_entry);
