@@ -61,7 +61,7 @@ static int on_record(void *userdata, void *data, size_t size)
         Phase *p = *(Phase **)userdata;
         Record *r;
 
-        if (size < VPROF_SAMPLE_HEADER_SIZE || s->tgid != (uint32_t)p->pid || p->n >= MAX_RECORDS ||
+        if (!p || size < VPROF_SAMPLE_HEADER_SIZE || s->tgid != (uint32_t)p->pid || p->n >= MAX_RECORDS ||
             (s->flags & VPROF_SAMPLE_OFF_CPU) || s->kernel_depth > VPROF_MAX_KERNEL_FRAMES ||
             s->user_depth > VPROF_MAX_USER_FRAMES ||
             size < VPROF_SAMPLE_SIZE((size_t)s->kernel_depth + s->user_depth))
@@ -194,7 +194,7 @@ static void print_stats(Sampler *s)
         printf("\n");
 }
 
-/* The phase the records go to. */
+/* The phase the records go to; NULL: none, they are dropped. */
 static Phase *current;
 
 /* Samples for seconds, whatever the sampler was given, into p. */
@@ -202,7 +202,8 @@ static void run_phase(Sampler *s, Phase *p, double seconds)
 {
         struct timespec tick = { 0, 50 * 1000 * 1000 };
 
-        (void)sampler_drain(s); /* the previous phase's */
+        current = NULL;
+        (void)sampler_drain(s); /* taken before this phase */
         current = p;
 
         for (double t = 0; t < seconds; t += 0.05) {
