@@ -42,6 +42,7 @@ struct AddressSpace {
         ProcMaps *maps;
         FileEntry **files;       /* per mapping: NULL until an address in it is resolved */
         uint64_t last_read_usec;
+        uint64_t generation;     /* moves with every new snapshot: the read time, unique per process */
         bool gone;               /* exited: the snapshot is all there will be */
 
         /* JIT code: the perf map file, as last read, and what it was then (size, mtime, inode). */
@@ -170,6 +171,7 @@ int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret)
         if (!as->files)
                 return -ENOMEM;
         as->last_read_usec = now_usec(CLOCK_MONOTONIC);
+        as->generation = as->last_read_usec;
 
         *ret = TAKE_PTR(as);
         return 0;
@@ -257,6 +259,7 @@ static int address_space_reread(AddressSpace *as)
         free(as->files);
         as->maps = TAKE_PTR(maps);
         as->files = TAKE_PTR(files);
+        as->generation = MAX(now, as->generation + 1);
         return 1;
 }
 
@@ -493,6 +496,22 @@ int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, 
         *ret = (Symbol) { .module = module, .function = name, .offset = (name ? offset : vaddr) + adjust,
                           .code = m->executable };
         return 0;
+}
+
+const ProcMaps *address_space_maps(const AddressSpace *as, uint64_t *ret_generation)
+{
+        assert(as);
+
+        if (ret_generation)
+                *ret_generation = as->generation;
+        return as->maps;
+}
+
+int address_space_refresh(AddressSpace *as)
+{
+        assert(as);
+
+        return address_space_reread(as);
 }
 
 int address_space_code_attachment(AddressSpace *as, uint64_t addr, const FileAttachmentType *type,

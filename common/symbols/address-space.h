@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "macros.h"
+#include "proc-maps.h"
 #include "symbolizer.h"
 
 /* One process's view of the symbolizer's files: a snapshot of its /proc/PID/maps that outlives the process
@@ -28,6 +29,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(AddressSpace *, address_space_free);
  * -ENOMEM. */
 /* The strings in *ret stay valid until the next call on this address space or on the symbolizer. */
 int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, Symbol *ret);
+
+/* The process's mappings as last read, sorted by start; valid until the next call on as. *ret_generation
+ * (may be NULL) moves with every new reading, so that a copy made from them (the BPF program's, unwind-tables.h)
+ * knows when to be made again; no two readings of the same process's maps share one. */
+const ProcMaps *address_space_maps(const AddressSpace *as, uint64_t *ret_generation);
+/* Read the maps again now, unless they were read less than 100 ms ago or the process is gone: 1 when they were
+ * replaced, 0 when not, -ENOMEM. For a caller told that an address is in none of them. */
+int address_space_refresh(AddressSpace *as);
 
 /* For a layer above that reads more of a file than its symbols (the unwinder): the attachment of type
  * (symbolizer.h) of the file whose code is mapped at addr, loaded on first use, and the bias of the segment

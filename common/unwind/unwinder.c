@@ -1,27 +1,51 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
 #include <errno.h>
+#include <stdlib.h>
 
 #include "address-space.h"
 #include "eh-frame.h"
 #include "unwinder.h"
 
+/* A file's parsed CFI, shared by the symbolizer's cache entry of the file and the table builds under way, which
+ * may outlive the entry (dropped for the budget, or when no process maps the file any more). */
+typedef struct Cfi {
+        unsigned refs;
+        EhFrame *eh_frame;
+} Cfi;
+
+static Cfi *cfi_unref(Cfi *c)
+{
+        if (c && --c->refs == 0) {
+                eh_frame_free(c->eh_frame);
+                free(c);
+        }
+        return NULL;
+}
+
 static int cfi_load(int fd, void **ret_data, size_t *ret_bytes)
 {
         EhFrame *e = NULL;
+        Cfi *c;
         int r;
 
         r = eh_frame_load_fd(fd, &e);
         if (r < 0)
                 return r;
-        *ret_bytes = eh_frame_memory(e);
-        *ret_data = e;
+        c = malloc(sizeof(*c));
+        if (!c) {
+                eh_frame_free(e);
+                return -ENOMEM;
+        }
+        *c = (Cfi){ .refs = 1, .eh_frame = e };
+        *ret_bytes = eh_frame_memory(e) + sizeof(*c);
+        *ret_data = c;
         return 0;
 }
 
 static void cfi_free(void *data)
 {
-        eh_frame_free(data);
+        cfi_unref(data);
 }
 
 /* Each file's CFI, as the symbolizer's file cache keeps it for us. */
@@ -48,8 +72,9 @@ int unwinder_step(AddressSpace *as, const UnwindRegs *regs, bool return_address,
         r = address_space_code_attachment(as, ip, &cfi_attachment, &cfi, &bias);
         if (r < 0)
                 return r;
-        return eh_frame_unwind_step(cfi, bias, &(UnwindRegs) { .ip = ip, .sp = regs->sp, .bp = regs->bp },
-                                    window, n_words, ret_caller);
+        return eh_frame_unwind_step(((const Cfi *)cfi)->eh_frame, bias,
+                                    &(UnwindRegs) { .ip = ip, .sp = regs->sp, .bp = regs->bp }, window, n_words,
+                                    ret_caller);
 }
 
 int unwinder_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64_t bp, const uint64_t *window,
@@ -66,4 +91,71 @@ int unwinder_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64_t bp, const
                 return r;
         *ret_return_address = caller.ip;
         return 0;
+}
+
+int unwinder_code_bias(AddressSpace *as, uint64_t addr, uint64_t *ret_bias)
+{
+        const void *cfi;
+
+        assert(as);
+        assert(ret_bias);
+
+        return address_space_code_attachment(as, addr, &cfi_attachment, &cfi, ret_bias);
+}
+
+struct UnwinderTableBuild {
+        Cfi *cfi; /* a reference: the builder reads its EhFrame */
+        UnwindTableBuilder *builder;
+};
+
+int unwinder_table_build_new(AddressSpace *as, uint64_t addr, UnwinderTableBuild **ret)
+{
+        UnwinderTableBuild *b;
+        const void *cfi;
+        uint64_t bias;
+        int r;
+
+        assert(as);
+        assert(ret);
+
+        r = address_space_code_attachment(as, addr, &cfi_attachment, &cfi, &bias);
+        if (r < 0)
+                return r;
+        b = calloc(1, sizeof(*b));
+        if (!b)
+                return -ENOMEM;
+        r = unwind_table_builder_new(((const Cfi *)cfi)->eh_frame, &b->builder);
+        if (r < 0) {
+                free(b);
+                return r;
+        }
+        /* The cache's entry holds the data as const; the reference count is ours to move. */
+        b->cfi = (Cfi *)cfi;
+        b->cfi->refs++;
+        *ret = b;
+        return 0;
+}
+
+int unwinder_table_build_step(UnwinderTableBuild *b, size_t max_fdes)
+{
+        assert(b);
+
+        return unwind_table_builder_step(b->builder, max_fdes);
+}
+
+int unwinder_table_build_finish(UnwinderTableBuild *b, UnwindTable **ret)
+{
+        assert(b);
+
+        return unwind_table_builder_finish(b->builder, ret);
+}
+
+UnwinderTableBuild *unwinder_table_build_free(UnwinderTableBuild *b)
+{
+        if (!b)
+                return NULL;
+        unwind_table_builder_free(b->builder);
+        cfi_unref(b->cfi);
+        free(b);
+        return NULL;
 }

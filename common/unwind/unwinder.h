@@ -7,6 +7,7 @@
 
 #include "address-space.h"
 #include "eh-frame.h"
+#include "unwind-table.h"
 
 /* One step from a frame of a process to its caller, from the call frame information of the code: the
  * entry point of the unwinding layer. The frame-pointer walk done in BPF loses the caller of a function
@@ -27,3 +28,17 @@ int unwinder_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64_t bp, const
  * (its return address), sp and bp. Errors as unwinder_leaf(). */
 int unwinder_step(AddressSpace *as, const UnwindRegs *regs, bool return_address, const uint64_t *window,
                   size_t n_words, UnwindRegs *ret_caller);
+
+/* The bias (run-time address - ELF vaddr) of the segment holding addr, in a file with CFI: what a compiled table
+ * of the file (unwind-table.h) is placed at in this process. Errors as unwinder_leaf(). */
+int unwinder_code_bias(AddressSpace *as, uint64_t addr, uint64_t *ret_bias);
+
+/* The compilation of the unwind table of the file whose code is mapped at addr, from the CFI that steps use,
+ * in steps as unwind-table.h's builder. It holds that CFI, so it may go on after the process exits or the file
+ * leaves the symbolizer's cache. -ENOENT: no CFI there (as unwinder_leaf()), or none to compile. */
+typedef struct UnwinderTableBuild UnwinderTableBuild;
+int unwinder_table_build_new(AddressSpace *as, uint64_t addr, UnwinderTableBuild **ret);
+int unwinder_table_build_step(UnwinderTableBuild *b, size_t max_fdes);
+int unwinder_table_build_finish(UnwinderTableBuild *b, UnwindTable **ret);
+UnwinderTableBuild *unwinder_table_build_free(UnwinderTableBuild *b);
+DEFINE_TRIVIAL_CLEANUP_FUNC(UnwinderTableBuild *, unwinder_table_build_free);
