@@ -176,6 +176,23 @@ static void follow_exec(Drain *d, Target *t, const struct vprof_sample *s)
                  VPROF_COMM_LEN, s->comm);
 }
 
+/* What the BPF walk asks of the unwind tables: the table of the module of the first frame that fell back for
+ * want of one, fresh mappings after a pc outside them. */
+static void note_walk(Drain *d, Target *t, const struct vprof_sample *s)
+{
+        uint64_t addr = 0;
+
+        if ((s->walk_flags & VPROF_WALK_FELL_BACK) && s->fallback_frame < s->user_depth) {
+                uint64_t frame = s->frames[s->kernel_depth + s->fallback_frame];
+
+                /* A return address is looked up at its call; frame 0 and a frame after a signal are exact. */
+                addr = frame & ~VPROF_FRAME_EXACT;
+                if (s->fallback_frame > 0 && !(frame & VPROF_FRAME_EXACT) && addr > 0)
+                        addr--;
+        }
+        d->on_unwind(d->unwind_userdata, t, addr, s->walk_flags & VPROF_WALK_UNKNOWN_PC);
+}
+
 int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
 {
         uint32_t frames[VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS];
@@ -193,6 +210,8 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                 return 0;
         if (_unlikely_(s->exec_count != t->exec_count))
                 follow_exec(d, t, s);
+        if (_unlikely_(s->walk_flags & (VPROF_WALK_FELL_BACK | VPROF_WALK_UNKNOWN_PC)) && d->on_unwind)
+                note_walk(d, t, s);
         udepth = complete_user_stack(t, s, user);
 
         /* Innermost first: the kernel frames of a kernel-mode sample, then the user frames. Frame 0 of each

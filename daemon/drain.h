@@ -25,9 +25,16 @@ typedef struct DrainStats {
         uint64_t off_cpu_failed_preempted;
 } DrainStats;
 
+/* A record whose user stack the BPF walk could not finish with the tables it had: addr is the lookup address
+ * (a return address minus 1) of the first frame that took the frame-pointer step for want of a table, 0 when
+ * none did; unknown_pc says that a pc was outside the mappings the walk was given. */
+typedef void (*drain_unwind_fn)(void *userdata, Target *t, uint64_t addr, bool unknown_pc);
+
 typedef struct Drain {
         Hashmap *targets;       /* pid -> Target: whose records count; not owned */
         Symbolizer *symbolizer; /* kernel names, and a target's files after its exec(); not owned */
+        drain_unwind_fn on_unwind; /* NULL: none asked (the unwind tables, unwind-tables.h) */
+        void *unwind_userdata;
         DrainStats stats;
 } Drain;
 

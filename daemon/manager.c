@@ -60,6 +60,7 @@ Manager *manager_free(Manager *m)
         sd_event_source_disable_unref(m->retention_timer);
         sd_bus_slot_unref(m->idle_filter_slot);
         sd_bus_slot_unref(m->release_slot);
+        unwind_tables_free(m->unwind_tables);
         sampler_free(m->sampler);
         symbolizer_free(m->symbolizer);
         sd_bus_flush_close_unref(m->bus);
@@ -119,6 +120,11 @@ int manager_enable_debuginfod(Manager *m, const char *urls, uint32_t timeout_sec
         return 0;
 }
 
+static void on_unwind(void *userdata, Target *t, uint64_t addr, bool unknown_pc)
+{
+        unwind_tables_note(userdata, t, addr, unknown_pc);
+}
+
 static int on_record(void *userdata, void *data, size_t size)
 {
         drain_record(userdata, data, size);
@@ -145,6 +151,7 @@ static int target_leave_sampler(Manager *m, Target *t)
         r = m->sampler ? sampler_remove_target(m->sampler, (uint32_t)t->pid) : 0;
         if (r < 0 && r != -ENOENT)
                 return r;
+        unwind_tables_forget(m->unwind_tables, t->pid);
         if (t->flags & VPROF_TARGET_OFF_CPU)
                 (void)off_cpu_targets_changed(m, -1);
         return 0;
@@ -194,6 +201,8 @@ void manager_sync(Manager *m)
         r = sampler_drain(m->sampler);
         if (r < 0)
                 log_warning_errno(r, "Failed to drain the ring buffer: %m");
+        /* New targets, maps read anew (dlopen(), exec()), tables loaded: the BPF walk's mappings follow. */
+        unwind_tables_sync(m->unwind_tables);
         log_symbolizer_counts(m);
 }
 
@@ -348,6 +357,13 @@ int manager_start_sampling(Manager *m)
         r = sampler_new(&m->config, on_record, &m->drain, &m->sampler);
         if (r < 0)
                 return r;
+        if (sampler_unwind_arena_entries(m->sampler) > 0) {
+                r = unwind_tables_new(m->sampler, m->event, m->targets, &m->unwind_tables);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to set up the unwind tables: %m");
+                m->drain.on_unwind = on_unwind;
+                m->drain.unwind_userdata = m->unwind_tables;
+        }
         r = sd_event_add_io(m->event, &m->wakeup_source, sampler_wakeup_fd(m->sampler), EPOLLIN, on_wakeup, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the ring buffer: %m");

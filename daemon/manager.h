@@ -13,6 +13,7 @@
 #include "sampler.h"
 #include "symbolizer.h"
 #include "target.h"
+#include "unwind-tables.h"
 
 /* Accounting as the bus shows it. Off-CPU intervals: blocked and preempted ones were counted in a table or,
  * for a detached target, as unclaimed; lost ones were not. */
@@ -45,6 +46,7 @@ typedef struct Manager {
 
         SamplerConfig config;
         Sampler *sampler;
+        UnwindTables *unwind_tables; /* NULL: UnwindTableMiB=0, or not sampling */
         Symbolizer *symbolizer;
         Debuginfod *debuginfod; /* NULL: DebuginfodURLs= is empty, or libdebuginfod is missing */
         Hashmap *targets; /* pid -> Target */

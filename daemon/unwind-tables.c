@@ -1,0 +1,681 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "address-space.h"
+#include "log.h"
+#include "time-util.h"
+#include "unwind-arena.h"
+#include "unwind-tables.h"
+#include "unwinder.h"
+
+/* A retired table's range and id wait this long before reuse: a walk takes microseconds. */
+#define QUARANTINE_USEC USEC_PER_SEC
+/* A slice of a build: so many FDEs at a time, for at most this long, then the event loop runs again. */
+#define BUILD_STEP_FDES 200
+#define BUILD_SLICE_USEC (5 * USEC_PER_MSEC)
+/* An evicted table is not compiled again sooner, so that two files too large together do not take turns. */
+#define EVICTED_RETRY_USEC (30 * USEC_PER_SEC)
+/* A table loaded this recently is evicted only when no other one can be. */
+#define EVICT_GRACE_USEC (5 * USEC_PER_SEC)
+
+typedef enum SlotState {
+        SLOT_NEW,
+        SLOT_COMPILING,
+        SLOT_WAITING, /* compiled, waiting for room in the arena */
+        SLOT_LOADED,
+        SLOT_EVICTED,
+        SLOT_NO_CFI,  /* the last three for good: frame-pointer steps */
+        SLOT_FAILED,
+        SLOT_TOO_BIG,
+} SlotState;
+
+/* One file's table, by the file's build-id (else its device and inode). */
+typedef struct Slot {
+        char *key;
+        char *name;              /* the file's name, for the log */
+        SlotState state;
+        uint64_t state_usec;     /* CLOCK_MONOTONIC of the last change */
+        UnwinderTableBuild *build; /* COMPILING */
+        UnwindTable *table;      /* WAITING */
+        uint64_t build_usec;
+        uint32_t id, first, n;   /* LOADED: descriptor and arena range */
+        uint64_t base;           /* LOADED: the ELF vaddr of the rows' offset 0 */
+        unsigned refs;           /* mappings pushed with the table */
+} Slot;
+
+/* What was pushed for a target. */
+typedef struct PushedTarget {
+        uint64_t generation;     /* of its maps then */
+        uint64_t push_usec;
+        bool dirty;              /* a table of one of its files changed since */
+        Slot **refs;             /* LOADED slots its mappings reference, one per mapping */
+        size_t n_refs;
+} PushedTarget;
+
+struct UnwindTables {
+        Sampler *sampler;
+        sd_event *event;
+        Hashmap *targets;        /* pid -> Target, the manager's */
+        UnwindArena *arena;
+        Hashmap *by_key;         /* Slot.key -> Slot */
+        Hashmap *by_file;        /* "DEV:INO" (owned) -> Slot: the files of mapped code whose slot is known */
+        Hashmap *pushed;         /* pid -> PushedTarget */
+        Slot **queue;            /* COMPILING and WAITING slots, oldest first */
+        size_t n_queue, cap_queue;
+        sd_event_source *build_source; /* idle priority; on while some slot compiles */
+        sd_event_source *retry_timer;  /* for WAITING slots: the end of the next quarantine */
+        bool push_all;           /* a table was loaded, evicted or given up: push every target */
+        UnwindTablesStats stats;
+};
+
+static const char *const state_names[] = {
+        [SLOT_NEW] = "new", [SLOT_COMPILING] = "compiling", [SLOT_WAITING] = "waiting", [SLOT_LOADED] = "loaded",
+        [SLOT_EVICTED] = "evicted",     [SLOT_NO_CFI] = "no CFI",   [SLOT_FAILED] = "failed",
+        [SLOT_TOO_BIG] = "too big",
+};
+
+static bool state_final(SlotState s)
+{
+        return s == SLOT_NO_CFI || s == SLOT_FAILED || s == SLOT_TOO_BIG;
+}
+
+static void set_state(Slot *s, SlotState state)
+{
+        log_debug("Unwind table of %s: %s.", s->name, state_names[state]);
+        s->state = state;
+        s->state_usec = now_usec(CLOCK_MONOTONIC);
+}
+
+static void slot_free(Slot *s)
+{
+        if (!s)
+                return;
+        unwinder_table_build_free(s->build);
+        unwind_table_free(s->table);
+        free(s->key);
+        free(s->name);
+        free(s);
+}
+
+static void pushed_free(PushedTarget *p)
+{
+        if (!p)
+                return;
+        free(p->refs);
+        free(p);
+}
+
+UnwindTables *unwind_tables_free(UnwindTables *u)
+{
+        PushedTarget *p;
+        Slot *s;
+        void *key;
+
+        if (!u)
+                return NULL;
+        sd_event_source_disable_unref(u->build_source);
+        sd_event_source_disable_unref(u->retry_timer);
+        if (u->pushed) {
+                HASHMAP_FOREACH(p, u->pushed)
+                        pushed_free(p);
+                hashmap_free(u->pushed);
+        }
+        if (u->by_file) {
+                for (size_t i = 0; hashmap_iterate(u->by_file, &i, &key, NULL);)
+                        free(key);
+                hashmap_free(u->by_file);
+        }
+        if (u->by_key) {
+                HASHMAP_FOREACH(s, u->by_key)
+                        slot_free(s);
+                hashmap_free(u->by_key);
+        }
+        free(u->queue);
+        unwind_arena_free(u->arena);
+        free(u);
+        return NULL;
+}
+
+static int on_build(sd_event_source *source, void *userdata);
+
+int unwind_tables_new(Sampler *sampler, sd_event *event, Hashmap *targets, UnwindTables **ret)
+{
+        _cleanup_(unwind_tables_freep) UnwindTables *u = NULL;
+        uint32_t size = sampler_unwind_arena_entries(sampler);
+        int r;
+
+        if (size == 0)
+                return -EOPNOTSUPP;
+        u = calloc(1, sizeof(*u));
+        if (!u)
+                return -ENOMEM;
+        u->sampler = sampler;
+        u->event = event;
+        u->targets = targets;
+        u->by_key = hashmap_new(&string_hash_ops);
+        u->by_file = hashmap_new(&string_hash_ops);
+        u->pushed = hashmap_new(&uint64_hash_ops);
+        if (!u->by_key || !u->by_file || !u->pushed)
+                return -ENOMEM;
+        r = unwind_arena_new(size, VPROF_UNWIND_TABLES_MAX, QUARANTINE_USEC, &u->arena);
+        if (r < 0)
+                return r;
+        u->stats.arena_bytes = (uint64_t)size * sizeof(struct vprof_unwind_entry);
+
+        /* Builds yield to everything else: samples, bus calls, timers. */
+        r = sd_event_add_defer(event, &u->build_source, on_build, u);
+        if (r < 0)
+                return r;
+        r = sd_event_source_set_priority(u->build_source, SD_EVENT_PRIORITY_IDLE);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(u->build_source, SD_EVENT_OFF);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(u);
+        return 0;
+}
+
+/* The by_file key of a mapping's file. */
+static void file_key(const ProcMap *m, char buf[static 64])
+{
+        snprintf(buf, 64, "%" PRIx32 ":%" PRIx32 ":%" PRIu64, m->dev_major, m->dev_minor, m->inode);
+}
+
+static void queue_remove(UnwindTables *u, Slot *s)
+{
+        for (size_t i = 0; i < u->n_queue; i++)
+                if (u->queue[i] == s) {
+                        memmove(u->queue + i, u->queue + i + 1, (u->n_queue - i - 1) * sizeof(*u->queue));
+                        u->n_queue--;
+                        return;
+                }
+}
+
+static int queue_add(UnwindTables *u, Slot *s)
+{
+        if (u->n_queue == u->cap_queue) {
+                size_t cap = MAX(u->cap_queue * 2, (size_t)16);
+                Slot **q = realloc(u->queue, cap * sizeof(*q));
+
+                if (!q)
+                        return -ENOMEM;
+                u->queue = q;
+                u->cap_queue = cap;
+        }
+        u->queue[u->n_queue++] = s;
+        return 0;
+}
+
+static void update_build_source(UnwindTables *u)
+{
+        bool compiling = false;
+
+        for (size_t i = 0; i < u->n_queue && !compiling; i++)
+                compiling = u->queue[i]->state == SLOT_COMPILING;
+        (void)sd_event_source_set_enabled(u->build_source, compiling ? SD_EVENT_ON : SD_EVENT_OFF);
+}
+
+/* A file's table no longer in the arena: its range and id after the quarantine. */
+static void unload(UnwindTables *u, Slot *s, uint64_t now)
+{
+        (void)sampler_retire_unwind_table(u->sampler, s->id);
+        (void)unwind_arena_release(u->arena, s->first, s->n, now);
+        unwind_arena_release_id(u->arena, s->id, now);
+        s->id = s->first = s->n = 0;
+        u->push_all = true;
+}
+
+/* The table to give way: one no mapping references, else the least recently walked; tables just loaded last. */
+static Slot *eviction_victim(UnwindTables *u, uint64_t now)
+{
+        Slot *s, *best = NULL;
+        uint64_t best_used = 0;
+        int best_class = 0;
+
+        HASHMAP_FOREACH(s, u->by_key) {
+                uint64_t used;
+                int class;
+
+                if (s->state != SLOT_LOADED)
+                        continue;
+                used = sampler_unwind_table_last_used(u->sampler, s->id);
+                class = (now - s->state_usec < EVICT_GRACE_USEC ? 2 : 0) + (s->refs > 0 ? 1 : 0);
+                if (!best || class < best_class || (class == best_class && used < best_used)) {
+                        best = s;
+                        best_used = used;
+                        best_class = class;
+                }
+        }
+        return best;
+}
+
+static void evict(UnwindTables *u, Slot *s, uint64_t now)
+{
+        log_debug("Evicting the unwind table of %s (%" PRIu32 " KiB) for room.", s->name,
+                  (uint32_t)((uint64_t)s->n * sizeof(struct vprof_unwind_entry) >> 10));
+        unload(u, s, now);
+        set_state(s, SLOT_EVICTED);
+        u->stats.evicted++;
+}
+
+static int on_retry(sd_event_source *source, uint64_t usec, void *userdata);
+
+static void arm_retry(UnwindTables *u)
+{
+        uint64_t when = unwind_arena_next_release(u->arena);
+        int r;
+
+        if (when == 0)
+                when = now_usec(CLOCK_MONOTONIC) + QUARANTINE_USEC;
+        if (u->retry_timer) {
+                r = sd_event_source_set_time(u->retry_timer, when);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(u->retry_timer, SD_EVENT_ONESHOT);
+        } else
+                r = sd_event_add_time(u->event, &u->retry_timer, CLOCK_MONOTONIC, when, 10 * USEC_PER_MSEC,
+                                      on_retry, u);
+        if (r < 0)
+                log_debug_errno(r, "Failed to arm the unwind table timer: %m");
+}
+
+/* A compiled table into the arena: 1 when it is loaded, 0 when it waits for room, <0 when it never will. */
+static int place(UnwindTables *u, Slot *s)
+{
+        UnwindTable *t = s->table;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        uint32_t n = t->n_index + t->n_rows, first = 0, id = 0;
+        bool evicted = false, room = false;
+        int r;
+
+        if (n > unwind_arena_size(u->arena) / 2)
+                return -EFBIG;
+        for (;;) {
+                if (unwind_arena_largest_free(u->arena, now) >= n && unwind_arena_alloc_id(u->arena, now, &id) >= 0) {
+                        room = true;
+                        break;
+                }
+                /* The ranges of evicted tables come back after their quarantine: wait for them rather than
+                 * evict more, unless even they would not do. */
+                if (unwind_arena_next_release(u->arena) != 0 &&
+                    unwind_arena_size(u->arena) - unwind_arena_used(u->arena) >= n)
+                        break;
+                Slot *victim = eviction_victim(u, now);
+                if (!victim)
+                        break;
+                evict(u, victim, now);
+                evicted = true;
+        }
+        /* At once: no mapping may keep the id of an evicted table until it is reused. */
+        if (evicted)
+                unwind_tables_sync(u);
+        if (!room)
+                return 0;
+        r = unwind_arena_alloc(u->arena, n, now, &first);
+        if (r >= 0) {
+                r = sampler_publish_unwind_table(u->sampler, id, first, t->index, t->n_index, t->rows, t->n_rows);
+                if (r < 0)
+                        (void)unwind_arena_release(u->arena, first, n, now);
+        }
+        if (r < 0) {
+                unwind_arena_release_id(u->arena, id, now);
+                return r;
+        }
+        s->id = id;
+        s->first = first;
+        s->n = n;
+        s->base = t->base;
+        log_debug("Unwind table of %s loaded: %" PRIu32 " rows, %" PRIu32 " KiB, compiled in %.1f ms.", s->name,
+                  t->n_rows, (uint32_t)((uint64_t)n * sizeof(struct vprof_unwind_entry) >> 10),
+                  (double)s->build_usec / 1000.0);
+        s->table = unwind_table_free(s->table);
+        set_state(s, SLOT_LOADED);
+        u->push_all = true;
+        return 1;
+}
+
+/* The compiled tables waiting, in order, as far as they go in. */
+static void place_waiting(UnwindTables *u)
+{
+        for (size_t i = 0; i < u->n_queue;) {
+                Slot *s = u->queue[i];
+                int r;
+
+                if (s->state != SLOT_WAITING) {
+                        i++;
+                        continue;
+                }
+                r = place(u, s);
+                if (r == 0) {
+                        arm_retry(u);
+                        break;
+                }
+                queue_remove(u, s);
+                if (r < 0) {
+                        s->table = unwind_table_free(s->table);
+                        if (r == -EFBIG) {
+                                log_info("The unwind table of %s would take more than half of UnwindTableMiB=: "
+                                         "its stacks go by frame pointers.", s->name);
+                                u->stats.too_big++;
+                                set_state(s, SLOT_TOO_BIG);
+                        } else {
+                                log_debug_errno(r, "Cannot load the unwind table of %s: %m", s->name);
+                                u->stats.failed++;
+                                set_state(s, SLOT_FAILED);
+                        }
+                        u->push_all = true;
+                }
+        }
+        if (u->push_all)
+                unwind_tables_sync(u);
+}
+
+static int on_retry(sd_event_source *source _unused_, uint64_t usec _unused_, void *userdata)
+{
+        place_waiting(userdata);
+        return 0;
+}
+
+/* One slice of the oldest build. */
+static int on_build(sd_event_source *source _unused_, void *userdata)
+{
+        UnwindTables *u = userdata;
+        uint64_t start = now_usec(CLOCK_THREAD_CPUTIME_ID), spent;
+        Slot *s = NULL;
+        int r;
+
+        for (size_t i = 0; i < u->n_queue && !s; i++)
+                if (u->queue[i]->state == SLOT_COMPILING)
+                        s = u->queue[i];
+        if (!s) {
+                update_build_source(u);
+                return 0;
+        }
+        do
+                r = unwinder_table_build_step(s->build, BUILD_STEP_FDES);
+        while (r == 0 && now_usec(CLOCK_THREAD_CPUTIME_ID) - start < BUILD_SLICE_USEC);
+        if (r == 0) {
+                spent = now_usec(CLOCK_THREAD_CPUTIME_ID) - start;
+                s->build_usec += spent;
+                u->stats.build_usec += spent;
+                return 0; /* more next time */
+        }
+        if (r > 0)
+                r = unwinder_table_build_finish(s->build, &s->table);
+        spent = now_usec(CLOCK_THREAD_CPUTIME_ID) - start;
+        s->build_usec += spent;
+        u->stats.build_usec += spent;
+
+        s->build = unwinder_table_build_free(s->build);
+        if (r < 0) {
+                queue_remove(u, s);
+                log_debug_errno(r, "Cannot compile the unwind table of %s: %m", s->name);
+                if (r == -ENOENT) {
+                        u->stats.no_cfi++;
+                        set_state(s, SLOT_NO_CFI);
+                } else {
+                        u->stats.failed++;
+                        set_state(s, SLOT_FAILED);
+                }
+                u->push_all = true;
+                unwind_tables_sync(u);
+        } else {
+                u->stats.compiled++;
+                set_state(s, SLOT_WAITING);
+                place_waiting(u);
+        }
+        update_build_source(u);
+        return 0;
+}
+
+/* Start compiling the table of the file mapped at addr in as. */
+static void start_build(UnwindTables *u, Slot *s, AddressSpace *as, uint64_t addr)
+{
+        int r;
+
+        r = unwinder_table_build_new(as, addr, &s->build);
+        if (r >= 0)
+                r = queue_add(u, s);
+        if (r < 0) {
+                s->build = unwinder_table_build_free(s->build);
+                log_debug_errno(r, "No unwind table for %s: %m", s->name);
+                if (r == -ENOENT)
+                        u->stats.no_cfi++;
+                else
+                        u->stats.failed++;
+                set_state(s, r == -ENOENT ? SLOT_NO_CFI : SLOT_FAILED);
+                u->push_all = true;
+                return;
+        }
+        set_state(s, SLOT_COMPILING);
+        update_build_source(u);
+}
+
+static Slot *slot_new(UnwindTables *u, const char *key, const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        Slot *s = calloc(1, sizeof(*s));
+
+        if (!s)
+                return NULL;
+        s->key = strdup(key);
+        s->name = strdup(slash ? slash + 1 : path);
+        if (!s->key || !s->name || hashmap_put(u->by_key, s->key, s) < 0) {
+                slot_free(s);
+                return NULL;
+        }
+        return s;
+}
+
+static PushedTarget *pushed_get(UnwindTables *u, pid_t pid)
+{
+        return hashmap_get(u->pushed, UINT64_TO_PTR((uint64_t)pid));
+}
+
+void unwind_tables_note(UnwindTables *u, Target *t, uint64_t addr, bool unknown_pc)
+{
+        char fkey[64], *fkey_copy;
+        const ProcMap *m;
+        PushedTarget *p;
+        FileInfo info;
+        Slot *s;
+
+        if (!u || !t->address_space || t->exited)
+                return;
+        /* Code mapped since the maps were read (dlopen()): read them again, and push them at the next sync. */
+        if (unknown_pc)
+                (void)address_space_refresh(t->address_space);
+        if (addr == 0)
+                return;
+        m = proc_maps_find(address_space_maps(t->address_space, NULL), addr);
+        if (!m) {
+                (void)address_space_refresh(t->address_space);
+                return;
+        }
+        if (!m->executable || !m->path || m->path[0] != '/')
+                return;
+        p = pushed_get(u, t->pid);
+        file_key(m, fkey);
+        s = hashmap_get(u->by_file, fkey);
+        if (s) {
+                uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+                if (s->state == SLOT_EVICTED && now - s->state_usec >= EVICTED_RETRY_USEC)
+                        start_build(u, s, t->address_space, addr);
+                /* A record taken before the last push, or a push that missed this table: push again. */
+                else if (p && (s->state == SLOT_LOADED || state_final(s->state)) && p->push_usec < s->state_usec)
+                        p->dirty = true;
+                return;
+        }
+
+        /* A file not seen before (or not since no mapping held its table): by build-id, a table another file
+         * with the same contents has. */
+        if (address_space_file_info(t->address_space, addr, &info) < 0)
+                return;
+        if (info.build_id)
+                s = hashmap_get(u->by_key, info.build_id);
+        else {
+                char key[80];
+
+                snprintf(key, sizeof(key), "file:%s", fkey);
+                s = hashmap_get(u->by_key, key);
+                if (!s)
+                        s = slot_new(u, key, m->path);
+        }
+        if (!s && info.build_id)
+                s = slot_new(u, info.build_id, m->path);
+        if (!s)
+                return;
+        fkey_copy = strdup(fkey);
+        if (!fkey_copy || hashmap_put(u->by_file, fkey_copy, s) < 0) {
+                free(fkey_copy);
+                return;
+        }
+        if (s->state == SLOT_NEW)
+                start_build(u, s, t->address_space, addr);
+        else if (s->state == SLOT_EVICTED && now_usec(CLOCK_MONOTONIC) - s->state_usec >= EVICTED_RETRY_USEC)
+                start_build(u, s, t->address_space, addr);
+        else if (p)
+                p->dirty = true;
+}
+
+/* The slots that no mapping references any more lose their files: a file's device and inode stand for it only
+ * while something maps it (the inode may be reused after). */
+static void slot_unref(UnwindTables *u, Slot *s)
+{
+        void *key, *value;
+
+        if (--s->refs > 0)
+                return;
+        for (size_t i = 0; hashmap_iterate(u->by_file, &i, &key, &value);)
+                if (value == s) {
+                        hashmap_remove(u->by_file, key);
+                        free(key);
+                }
+}
+
+static void push_target(UnwindTables *u, Target *t, bool force)
+{
+        struct vprof_mapping m[VPROF_MAX_MAPPINGS];
+        Slot *refs[VPROF_MAX_MAPPINGS], **copy = NULL;
+        const ProcMaps *maps;
+        uint64_t generation;
+        PushedTarget *p;
+        size_t n = 0, n_refs = 0;
+        int r;
+
+        if (!t->address_space || t->exited)
+                return;
+        maps = address_space_maps(t->address_space, &generation);
+        p = pushed_get(u, t->pid);
+        if (p && !force && !p->dirty && p->generation == generation)
+                return;
+
+        for (size_t i = 0; i < maps->n; i++) {
+                const ProcMap *pm = &maps->maps[i];
+                char fkey[64];
+                uint64_t bias;
+                Slot *s;
+
+                /* The walk's search takes addresses for positive numbers: no [vsyscall]. */
+                if (!pm->executable || pm->start >= pm->end || pm->end > (UINT64_C(1) << 63))
+                        continue;
+                if (n == ELEMENTSOF(m)) {
+                        u->stats.mappings_dropped++;
+                        continue;
+                }
+                m[n] = (struct vprof_mapping){ .start = pm->start, .end = pm->end };
+                if (!pm->path || pm->path[0] != '/') {
+                        m[n++].flags = VPROF_MAPPING_FP_ONLY; /* anonymous code (JIT), the vDSO */
+                        continue;
+                }
+                file_key(pm, fkey);
+                s = hashmap_get(u->by_file, fkey);
+                if (s && state_final(s->state))
+                        m[n].flags = VPROF_MAPPING_FP_ONLY;
+                else if (s && s->state == SLOT_LOADED && unwinder_code_bias(t->address_space, pm->start, &bias) >= 0) {
+                        m[n].table = s->id;
+                        m[n].adj = bias + s->base;
+                        refs[n_refs++] = s;
+                }
+                n++;
+        }
+
+        if (!p) {
+                p = calloc(1, sizeof(*p));
+                if (!p || hashmap_put(u->pushed, UINT64_TO_PTR((uint64_t)t->pid), p) < 0) {
+                        free(p);
+                        return;
+                }
+        }
+        if (n_refs > 0) {
+                copy = malloc(n_refs * sizeof(*copy));
+                if (!copy) {
+                        p->dirty = true;
+                        return;
+                }
+                memcpy(copy, refs, n_refs * sizeof(*copy));
+        }
+        r = sampler_set_mappings(u->sampler, (uint32_t)t->pid, m, n, (uint32_t)generation);
+        if (r < 0) {
+                log_debug_errno(r, "Cannot push the mappings of %d for the unwind tables: %m", (int)t->pid);
+                free(copy);
+                p->dirty = true;
+                return;
+        }
+        for (size_t i = 0; i < n_refs; i++)
+                copy[i]->refs++;
+        for (size_t i = 0; i < p->n_refs; i++)
+                slot_unref(u, p->refs[i]);
+        free(p->refs);
+        p->refs = copy;
+        p->n_refs = n_refs;
+        p->generation = generation;
+        p->push_usec = now_usec(CLOCK_MONOTONIC);
+        p->dirty = false;
+}
+
+void unwind_tables_sync(UnwindTables *u)
+{
+        bool all;
+        Target *t;
+
+        if (!u)
+                return;
+        all = u->push_all;
+        u->push_all = false;
+        HASHMAP_FOREACH(t, u->targets)
+                push_target(u, t, all);
+}
+
+void unwind_tables_forget(UnwindTables *u, pid_t pid)
+{
+        PushedTarget *p;
+
+        if (!u)
+                return;
+        p = hashmap_remove(u->pushed, UINT64_TO_PTR((uint64_t)pid));
+        if (!p)
+                return;
+        for (size_t i = 0; i < p->n_refs; i++)
+                slot_unref(u, p->refs[i]);
+        pushed_free(p);
+}
+
+void unwind_tables_get_stats(const UnwindTables *u, UnwindTablesStats *ret)
+{
+        Slot *s;
+
+        if (!u) {
+                *ret = (UnwindTablesStats){};
+                return;
+        }
+        *ret = u->stats;
+        ret->tables = 0;
+        HASHMAP_FOREACH(s, u->by_key)
+                ret->tables += s->state == SLOT_LOADED;
+        ret->bytes = (uint64_t)unwind_arena_used(u->arena) * sizeof(struct vprof_unwind_entry);
+}
