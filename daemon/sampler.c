@@ -488,10 +488,11 @@ int sampler_set_mappings(Sampler *s, uint32_t tgid, const struct vprof_mapping *
                 return -EOPNOTSUPP;
         if (n > VPROF_MAX_MAPPINGS)
                 return -E2BIG;
-        /* The walk's search needs them sorted and apart; a table id past the descriptors would find none. */
+        /* The walk's search needs them sorted, apart, and below 2^63 (it takes the sign of a difference); a
+         * table id past the descriptors would find none. */
         for (size_t i = 0; i < n; i++)
-                if (m[i].start >= m[i].end || (i > 0 && m[i].start < m[i - 1].end) ||
-                    m[i].table >= VPROF_UNWIND_TABLES_MAX)
+                if (m[i].start >= m[i].end || m[i].end > (UINT64_C(1) << 63) ||
+                    (i > 0 && m[i].start < m[i - 1].end) || m[i].table >= VPROF_UNWIND_TABLES_MAX)
                         return -EINVAL;
         /* The whole value: a short copy would leave the entries past n as the last call left them, unused. */
         memset(s->mappings, 0, sizeof(*s->mappings));

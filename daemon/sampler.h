@@ -79,7 +79,7 @@ int sampler_retire_unwind_table(Sampler *s, uint32_t id);
 /* bpf_ktime_get_ns() of a walk through table id, to within a second; 0 when none went through it. */
 uint64_t sampler_unwind_table_last_used(const Sampler *s, uint32_t id);
 /* The executable mappings of target tgid, as the walk finds a pc's table: at most VPROF_MAX_MAPPINGS, sorted by
- * start, not overlapping (-EINVAL otherwise, -E2BIG for too many). Replaces those pushed before; generation is
+ * start, not overlapping, below 2^63 (no [vsyscall]; -EINVAL otherwise, -E2BIG for too many). Replaces those pushed before; generation is
  * the caller's. */
 int sampler_set_mappings(Sampler *s, uint32_t tgid, const struct vprof_mapping *m, size_t n, uint32_t generation);
 /* No mappings for tgid: its walks take frame-pointer steps only. 0 when it had none. */

@@ -321,7 +321,7 @@ static int push_mappings(Sampler *s, AddressSpace *as, Tables *tables, pid_t pid
                 const void *e = NULL;
                 uint64_t bias = 0, base = 0;
 
-                if (!pm->executable)
+                if (!pm->executable || pm->end > (UINT64_C(1) << 63)) /* [vsyscall]: not for the walk */
                         continue;
                 m[n] = (struct vprof_mapping){ .start = pm->start, .end = pm->end };
                 if (!pm->path || pm->path[0] != '/' ||
