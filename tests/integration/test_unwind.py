@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""User stacks through code built without frame pointers (vprof-nofp): vprofd compiles the unwind tables of the
+files a target's samples fall back in, and the BPF program walks the whole stack with them, down to _start.
+With --unwind-table-size=0 the kernel's frame-pointer walk gives the leaf's few callers the stack window holds,
+and never main. A stack deeper than the walk's 128 frames is cut and counted."""
+import os
+import time
+
+import vprof_env
+
+ENV = None
+CHAIN = ["nofp_lib_spin", "nofp_lib_work", "nofp_recurse", "nofp_run", "main", "_start"]
+
+
+def functions(pid):
+    return {row["function"]: row for row in ENV.ctl_json("report", pid)["functions"]}
+
+
+def profile_nofp(env, *args, warmup=1.5, seconds=3.0):
+    """vprof-nofp attached, its tables cleared after warmup seconds (the time the daemon takes to compile the
+    tables of the files the first samples fell back in), then sampled for seconds more; its functions."""
+    p = env.spawn_demo("--seconds", warmup + seconds + 30, *args, binary=os.environ["VPROF_NOFP"])
+    r = env.ctl("attach", p.pid)
+    assert r.returncode == 0, r.stderr
+    env.go(p)
+    time.sleep(warmup)
+    r = env.ctl("reset", p.pid)
+    assert r.returncode == 0, r.stderr
+    time.sleep(seconds)
+    rows = {row["function"]: row for row in env.ctl_json("report", p.pid)["functions"]}
+    status = env.ctl_json("status")
+    env.ctl("detach", p.pid)
+    p.kill()
+    p.wait(30)
+    return rows, status
+
+
+class Tables(vprof_env.TestCase):
+    def test_whole_stack_through_code_without_frame_pointers(self):
+        rows, _ = profile_nofp(ENV)
+        for f in CHAIN:
+            pct = rows.get(f, {}).get("inclusive_percent", 0.0)
+            print(f"\nunwind: {f} inclusive {pct:.2f}%", end="")
+            # Every sample is in the chain (a few in nofp_run's clock reads between calls).
+            self.assertGreater(pct, 97.0 if f != "nofp_lib_spin" else 90.0, f)
+
+    def test_deeper_than_the_walk(self):
+        before = ENV.ctl_json("status")
+        rows, after = profile_nofp(ENV, "--depth", "200", warmup=1.5, seconds=1.5)
+        # 128 frames: the leaf, its library caller, then nofp_recurse; main only from samples between two
+        # recursions (nofp_run reading the clock).
+        self.assertGreater(rows["nofp_recurse"]["inclusive_percent"], 90.0)
+        self.assertLess(rows.get("main", {}).get("inclusive_percent", 0.0), 5.0)
+        self.assertGreater(after["stacks_truncated"], before["stacks_truncated"])
+
+
+class FramePointersOnly(vprof_env.TestCase):
+    def test_kernel_walk_loses_the_callers(self):
+        env = vprof_env.VprofEnv(frequency=999, extra_args=["--unwind-table-size=0"]).start()
+        try:
+            rows, _ = profile_nofp(env, warmup=0.2, seconds=1.5)
+            self.assertGreater(rows["nofp_lib_spin"]["exclusive_percent"], 90.0)
+            # The stack window puts back a few callers of the leaf; main is far beyond it (but for a sample in
+            # nofp_run between two calls).
+            self.assertLess(rows.get("main", {}).get("inclusive_percent", 0.0), 5.0)
+        finally:
+            problems = env.stop()
+        self.assertEqual(problems, [])
+
+
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env(frequency=999)
+
+
+if __name__ == "__main__":
+    vprof_env.main()
