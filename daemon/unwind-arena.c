@@ -120,8 +120,10 @@ static int release_due(UnwindArena *a, uint64_t now_usec)
                 a->quarantined -= a->quarantine[k].n;
                 k++;
         }
-        memmove(a->quarantine, a->quarantine + k, (a->n_quarantine - k) * sizeof(*a->quarantine));
-        a->n_quarantine -= k;
+        if (k > 0) {
+                memmove(a->quarantine, a->quarantine + k, (a->n_quarantine - k) * sizeof(*a->quarantine));
+                a->n_quarantine -= k;
+        }
         return r;
 }
 
