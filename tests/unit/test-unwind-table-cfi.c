@@ -397,6 +397,28 @@ START_TEST(test_handmade_too_big)
 }
 END_TEST
 
+/* A function running past 2 GiB from .eh_frame, beyond which no lookup reaches (32-bit offsets): cut there. */
+START_TEST(test_handmade_reach)
+{
+        const uint64_t limit = FAKE_EH_FRAME_VADDR + UINT64_C(0x80000000);
+        _cleanup_(eh_frame_freep) EhFrame *e = NULL;
+        _cleanup_(unwind_table_freep) UnwindTable *t = NULL;
+        Cfi c = {};
+
+        cfi_cie(&c, false, NULL, 0);
+        cfi_fde(&c, (uint32_t)(limit - 0x100), 0x1000, (const uint8_t[]) { 0x0e, 0x10 }, 2);
+        e = cfi_load(&c, false);
+        ck_assert_uint_eq(eh_frame_table_limit(e), limit);
+        t = compile(e);
+        check_invariants(t);
+        ck_assert_uint_eq(t->end, limit);
+        ck_assert_uint_eq(rule_at(t, limit - 1), RULE(CFA_RSP, 0, 16));
+        ck_assert_uint_eq(rule_at(t, limit), GAP_RULE);
+        for (uint64_t pc = limit - 0x200; pc < limit + 0x1000; pc++)
+                check_pc(t, e, pc);
+}
+END_TEST
+
 /* What cfa_program_rows() gave. */
 static struct {
         uint64_t lo[8], hi[8];
@@ -482,6 +504,7 @@ int main(void)
         tcase_add_test(tc, test_handmade_dense);
         tcase_add_test(tc, test_handmade_lying_header);
         tcase_add_test(tc, test_handmade_too_big);
+        tcase_add_test(tc, test_handmade_reach);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
