@@ -636,6 +636,15 @@ uint64_t eh_frame_table_pc(const EhFrame *e, size_t i)
         return e->vaddr + (uint64_t)(int64_t)e->entries[i].pc;
 }
 
+uint64_t eh_frame_table_limit(const EhFrame *e)
+{
+        const uint64_t reach = (uint64_t)INT32_MAX + 1;
+
+        assert(e);
+
+        return e->vaddr > UINT64_MAX - reach ? UINT64_MAX : e->vaddr + reach;
+}
+
 int eh_frame_fde(const EhFrame *e, size_t i, EhFrameFde *ret)
 {
         Fde fde;

@@ -50,6 +50,9 @@ typedef struct EhFrameFde {
 uint64_t eh_frame_table_pc(const EhFrame *e, size_t i);
 /* Its FDE and CIE: -EBADMSG when either is malformed. */
 int eh_frame_fde(const EhFrame *e, size_t i, EhFrameFde *ret);
+/* The first address past the table's reach (2 GiB past .eh_frame, as the 32-bit offsets of .eh_frame_hdr):
+ * lookups there and beyond find nothing, whatever an FDE's range says. UINT64_MAX when it wraps around. */
+uint64_t eh_frame_table_limit(const EhFrame *e);
 
 /* The row at pc (an ELF vaddr) by the CFA program run up to pc, as eh_frame_unwind_step() finds it (without
  * its cache), and the function's CIE. -ENOENT no FDE covers pc; -EBADMSG malformed CFI. */

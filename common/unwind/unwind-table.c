@@ -345,16 +345,17 @@ static int end_function(UnwindTableBuilder *b, uint64_t vaddr)
 }
 
 /* The i-th function of the table. Its FDE holds from where the table says it starts up to the next one's
- * start, within its own range: a lookup takes the last function that starts at or below the address, as
- * eh_frame_unwind_step() does. */
+ * start (the last one up to the table's reach), within its own range: a lookup takes the last function that
+ * starts at or below the address, as eh_frame_unwind_step() does. */
 static int compile_function(UnwindTableBuilder *b, size_t i)
 {
-        uint64_t lo = eh_frame_table_pc(b->e, i), hi = UINT64_MAX, start, end;
+        uint64_t lo = eh_frame_table_pc(b->e, i), hi = eh_frame_table_limit(b->e), start, end;
         FunctionRows f;
         EhFrameFde fde;
         int r;
 
-        if (i + 1 < b->n_entries)
+        /* The next start, unless the table's addresses go round the 64-bit space there. */
+        if (i + 1 < b->n_entries && eh_frame_table_pc(b->e, i + 1) >= lo)
                 hi = eh_frame_table_pc(b->e, i + 1);
         /* Another FDE for the same address replaces it; an address below the previous function's end is a
          * table gone round the 32-bit space. */

@@ -24,12 +24,12 @@ typedef enum UnwindUnsupported {
 } UnwindUnsupported;
 
 typedef struct UnwindTableStats {
-        uint32_t fdes;            /* FDEs compiled */
-        uint32_t fdes_skipped;    /* empty, overlapping or damaged FDEs left out */
-        uint32_t cfa_rows;        /* rows of the CFA programs, before merging */
-        uint32_t by_kind[16];     /* rows of the table by enum vprof_unwind_kind */
-        uint32_t fdes_overlapping; /* cut short by the next function's start (compiled, or left out if empty) */
-        uint32_t fdes_bad;        /* with a malformed FDE or CIE (left out) or CFA program (compiled up to there) */
+        uint32_t fdes;             /* FDEs compiled */
+        uint32_t fdes_skipped;     /* empty, superseded (another at the same start) or damaged FDEs left out */
+        uint32_t cfa_rows;         /* rows of the CFA programs, before merging */
+        uint32_t by_kind[16];      /* rows of the table by enum vprof_unwind_kind */
+        uint32_t fdes_overlapping; /* cut short by the next function's start (or by the table's reach) */
+        uint32_t fdes_bad;         /* a malformed FDE or CIE (left out), or CFA program (compiled up to there) */
         uint32_t unsupported[_UNWIND_UNSUPPORTED_MAX]; /* UNSUPPORTED rows of the CFA programs, by reason */
 } UnwindTableStats;
 
