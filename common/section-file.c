@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "section-file.h"
+#include "unaligned-le.h"
 
 #define HEADER_CRC_OFFSET 24
 #define SECTION_HEADER_SIZE 16
@@ -28,32 +29,6 @@ uint32_t section_crc32(uint32_t crc, const void *data, size_t size)
         for (size_t i = 0; i < size; i++)
                 crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
         return ~crc;
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-        v = htole32(v);
-        memcpy(p, &v, sizeof(v));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-        v = htole64(v);
-        memcpy(p, &v, sizeof(v));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-        uint32_t v;
-        memcpy(&v, p, sizeof(v));
-        return le32toh(v);
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-        uint64_t v;
-        memcpy(&v, p, sizeof(v));
-        return le64toh(v);
 }
 
 /* Room for n more bytes; NULL (and the error recorded) when there is none. */

@@ -5,34 +5,9 @@
 #include <string.h>
 
 #include "section-journal.h"
+#include "unaligned-le.h"
 
 #define HEADER_CRC_OFFSET 28
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-        v = htole32(v);
-        memcpy(p, &v, sizeof(v));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-        v = htole64(v);
-        memcpy(p, &v, sizeof(v));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-        uint32_t v;
-        memcpy(&v, p, sizeof(v));
-        return le32toh(v);
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-        uint64_t v;
-        memcpy(&v, p, sizeof(v));
-        return le64toh(v);
-}
 
 void section_journal_header(const SectionJournalHeader *h, uint8_t ret[SECTION_JOURNAL_HEADER_SIZE])
 {

@@ -5,6 +5,7 @@ nearly all have a stack never seen before, runs on both CPUs at 10 kHz (tens of 
 than the allocator's slack can hide) against a vprofd with small limits on
 distinct stacks and functions per target, and with a /etc/vprofd.conf-style file for the other settings."""
 import os
+import subprocess
 import time
 
 import vprof_env
@@ -18,7 +19,8 @@ FREQUENCY = 10000
 
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
-        return {line.split(":")[0]: int(line.split()[1]) for line in f if line.startswith(("VmRSS", "VmHWM"))}
+        return {line.split(":")[0]: int(line.split()[1]) for line in f
+                if line.startswith(("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"))}
 
 
 class ConfiguredEnv(vprof_env.VprofEnv):
@@ -34,6 +36,8 @@ class ConfiguredEnv(vprof_env.VprofEnv):
 
 
 WARMUP = 2
+# vprofd built with AddressSanitizer (tools/test.sh's second run).
+SANITIZED = "libasan" in subprocess.run(["ldd", os.environ["VPROFD"]], capture_output=True, text=True).stdout
 # Under AddressSanitizer (tools/test.sh's second run) freed memory waits in a quarantine of up to 256 MiB before
 # it is reused, so the daemon's RSS grows with every free: a bound on growth would measure the quarantine, not
 # vprofd. Without it ASan reuses memory as malloc does; nothing changes for a build without ASan.
@@ -49,11 +53,11 @@ def run_and_measure(env):
     assert r.returncode == 0, r.stderr
     env.go(p)
     time.sleep(WARMUP)
-    mid = rss_kib(env.daemon.pid)["VmRSS"]
+    mid = rss_kib(env.daemon.pid)
     p.wait(SECONDS + 30)
     env.ctl("status")  # drains the ring buffer
-    end = rss_kib(env.daemon.pid)["VmRSS"]
-    return p.pid, mid, end
+    end = rss_kib(env.daemon.pid)
+    return p.pid, mid["VmRSS"], end["VmRSS"]
 
 
 class ManyDistinctStacks(vprof_env.TestCase):
@@ -106,7 +110,12 @@ class ManyDistinctStacks(vprof_env.TestCase):
         # default limits it keeps growing with every new stack.
         capped = self.rss_peak - self.rss_mid
         free = self.free_peak - self.free_mid
-        self.assertLess(capped, 1024, f"RSS grew by {capped} KiB after the stack limit was reached")
+        # The absolute bound holds for the plain build (seen: +4 KiB). Under AddressSanitizer, even without its
+        # quarantine, the daemon's anonymous memory grew by 1 to 7 MiB from run to run, more on a loaded machine:
+        # ASan's allocator keeps what each size class took, with its shadow. There only the comparison with the
+        # default limits below applies.
+        if not SANITIZED:
+            self.assertLess(capped, 1024, f"RSS grew by {capped} KiB after the stack limit was reached")
         self.assertGreater(self.free_n_stacks, 4 * MAX_STACKS)
         self.assertGreater(free, capped + 4096, f"default limits: +{free} KiB, limited: +{capped} KiB")
 

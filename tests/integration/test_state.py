@@ -237,16 +237,33 @@ class State(vprof_env.TestCase):
                f"replayed: {restored} samples")
 
     def test_reset_and_detach_reach_the_journal(self):
-        # Killed right after a reset and a detach, before the snapshot they request: the journal has both, so the
-        # reset target comes back with its new tables only and the detached one does not come back.
+        # Killed right after a reset and a detach, before the snapshot they request (due 1 s later): the journal
+        # has both, so the reset target comes back with its new tables only and the detached one does not come
+        # back. Both calls go out at once and the kill follows at once; on a loaded machine (the sanitizer run)
+        # the requested snapshot may still come first, which the daemon's log shows: then the premise failed,
+        # not vprofd, and the scenario is tried again.
         env = self.env("--snapshot-interval=0")
         kept, gone = self.busy_demo(env), self.busy_demo(env)
-        time.sleep(3)
-        old = self.report(env, kept.pid)["total_samples"]
-        self.assertEqual(env.ctl("reset", kept.pid).returncode, 0)
-        self.assertEqual(env.ctl("detach", gone.pid).returncode, 0)
-        time.sleep(0.3)
-        self.restart(env, signal.SIGKILL)
+        for attempt in range(3):
+            time.sleep(3)
+            old = self.report(env, kept.pid)["total_samples"]
+            saves = env.log_text().count("Saved ")
+            calls = [subprocess.Popen([os.environ["VPROFCTL"], verb, str(pid)], env=env.env,
+                                      stdout=subprocess.DEVNULL)
+                     for verb, pid in (("reset", kept.pid), ("detach", gone.pid))]
+            for c in calls:
+                self.assertEqual(c.wait(60), 0)
+            env.daemon.kill()
+            env.daemon.wait(15)
+            if env.log_text().count("Saved ") == saves:
+                break
+            print(f"\nstate: attempt {attempt + 1}: the requested snapshot came before the kill; again",
+                  file=sys.stderr)
+            env.start_daemon()
+            self.assertEqual(env.ctl("attach", gone.pid).returncode, 0)
+        else:
+            self.fail("the snapshot requested by the reset came before the kill three times")
+        env.start_daemon()
         log = env.log_text()
         self.assertIn(f"Not restoring {gone.pid} (vprof-demo): it was detached after the snapshot, the journal says.",
                       log)
@@ -254,7 +271,7 @@ class State(vprof_env.TestCase):
         restored = int(re.search(rf"Restored {kept.pid} \(vprof-demo\): attached again, counting on from (\d+) "
                                  r"samples", log).group(1))
         self.assertLess(restored, old // 2)
-        figure(f"reset at {old} samples and killed 0.3 s later: restored with {restored}")
+        figure(f"reset at {old} samples and killed at once: restored with {restored}")
 
     def test_full_file_system_at_stop(self):
         # The state directory on a file system that is full when the daemon stops: a failure exit that says the
