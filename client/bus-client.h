@@ -65,6 +65,27 @@ typedef struct DaemonStatus {
         uint64_t symbol_cache_used;
         uint64_t symbol_files_skipped;
         uint64_t symbol_files_damaged;
+        /* The unwind tables (0 bytes: the kernel's frame-pointer walk) and how the BPF walks ended. */
+        uint64_t unwind_table_size;
+        uint64_t unwind_table_used;
+        uint32_t unwind_tables_loaded;
+        uint64_t unwind_tables_compiled;
+        uint64_t unwind_tables_evicted;
+        uint64_t unwind_tables_too_big;
+        uint64_t unwind_tables_failed;
+        uint64_t unwind_files_without_cfi;
+        uint64_t unwind_compile_usec;
+        uint64_t unwind_mappings_dropped;
+        uint64_t walks_complete;
+        uint64_t walks_end_fp;
+        uint64_t walks_depth;
+        uint64_t walks_fault;
+        uint64_t walks_bad;
+        uint64_t walks_fell_back;
+        uint64_t walks_no_row;
+        uint64_t walks_bad_rule;
+        uint64_t walks_unknown_pc;
+        uint64_t walks_no_mappings;
 } DaemonStatus;
 
 DaemonStatus *daemon_status_free(DaemonStatus *s);

@@ -340,6 +340,32 @@ int output_targets(const TargetList *l, OutputFlags flags)
         return scols_print_table(tb);
 }
 
+/* The unwind tables' and the walks' counters, by their JSON keys. */
+static const struct {
+        const char *key;
+        size_t offset;
+} status_unwind_counters[] = {
+        {"unwind_table_size", offsetof(DaemonStatus, unwind_table_size)},
+        {"unwind_table_used", offsetof(DaemonStatus, unwind_table_used)},
+        {"unwind_tables_compiled", offsetof(DaemonStatus, unwind_tables_compiled)},
+        {"unwind_tables_evicted", offsetof(DaemonStatus, unwind_tables_evicted)},
+        {"unwind_tables_too_big", offsetof(DaemonStatus, unwind_tables_too_big)},
+        {"unwind_tables_failed", offsetof(DaemonStatus, unwind_tables_failed)},
+        {"unwind_files_without_cfi", offsetof(DaemonStatus, unwind_files_without_cfi)},
+        {"unwind_compile_usec", offsetof(DaemonStatus, unwind_compile_usec)},
+        {"unwind_mappings_dropped", offsetof(DaemonStatus, unwind_mappings_dropped)},
+        {"walks_complete", offsetof(DaemonStatus, walks_complete)},
+        {"walks_ended_at_frame_pointer", offsetof(DaemonStatus, walks_end_fp)},
+        {"walks_at_depth_limit", offsetof(DaemonStatus, walks_depth)},
+        {"walks_faulted", offsetof(DaemonStatus, walks_fault)},
+        {"walks_bad", offsetof(DaemonStatus, walks_bad)},
+        {"walks_fell_back", offsetof(DaemonStatus, walks_fell_back)},
+        {"walks_outside_cfi", offsetof(DaemonStatus, walks_no_row)},
+        {"walks_bad_rule", offsetof(DaemonStatus, walks_bad_rule)},
+        {"walks_unknown_pc", offsetof(DaemonStatus, walks_unknown_pc)},
+        {"walks_no_mappings", offsetof(DaemonStatus, walks_no_mappings)},
+};
+
 static int status_json(const DaemonStatus *s, OutputFlags flags)
 {
         _cleanup_json_ json_object *o = NULL;
@@ -408,17 +434,49 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
                 r = json_add_u64(o, "symbol_files_skipped", s->symbol_files_skipped);
         if (r >= 0)
                 r = json_add_u64(o, "symbol_files_damaged", s->symbol_files_damaged);
+        if (r >= 0)
+                r = json_add_u64(o, "unwind_tables_loaded", s->unwind_tables_loaded);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(status_unwind_counters); i++)
+                r = json_add_u64(o, status_unwind_counters[i].key,
+                                 *(const uint64_t *)((const uint8_t *)s + status_unwind_counters[i].offset));
         if (r < 0)
                 return r;
 
         return print_json(o, flags);
 }
 
+/* Three lines: the tables, how the walks ended, and what made them take frame-pointer steps. */
+static void format_unwind_status(const DaemonStatus *s, char *tables, size_t tables_size, char *walks,
+                                 size_t walks_size, char *fell_back, size_t fell_back_size)
+{
+        if (s->unwind_table_size == 0) {
+                snprintf(tables, tables_size, "off (UnwindTableMiB=0): user stacks by frame pointers");
+                return;
+        }
+        snprintf(tables, tables_size,
+                 "%" PRIu32 " loaded, %.1f of %.0f MiB; %" PRIu64 " compiled in %.1f ms, %" PRIu64
+                 " evicted, %" PRIu64 " too big, %" PRIu64 " failed, %" PRIu64 " files without CFI",
+                 s->unwind_tables_loaded, (double)s->unwind_table_used / (1 << 20),
+                 (double)s->unwind_table_size / (1 << 20), s->unwind_tables_compiled,
+                 (double)s->unwind_compile_usec / 1000.0, s->unwind_tables_evicted, s->unwind_tables_too_big,
+                 s->unwind_tables_failed, s->unwind_files_without_cfi);
+        snprintf(walks, walks_size,
+                 "%" PRIu64 " complete, %" PRIu64 " ended at a frame pointer, %" PRIu64 " at the depth limit, %" PRIu64
+                 " faulted, %" PRIu64 " bad",
+                 s->walks_complete, s->walks_end_fp, s->walks_depth, s->walks_fault, s->walks_bad);
+        snprintf(fell_back, fell_back_size,
+                 "%" PRIu64 " without a table, %" PRIu64 " outside CFI, %" PRIu64 " at a rule not walked, %" PRIu64
+                 " at an unknown address, %" PRIu64 " without mappings; %" PRIu64 " mappings not pushed",
+                 s->walks_fell_back, s->walks_no_row, s->walks_bad_rule, s->walks_unknown_pc,
+                 s->walks_no_mappings, s->unwind_mappings_dropped);
+}
+
 int output_status(const DaemonStatus *s, OutputFlags flags)
 {
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
-                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[128], exited[64];
+                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[128], exited[64], tables[192],
+                walks[192], fell_back[192];
         const struct {
                 const char *key;
                 const char *value;
@@ -446,6 +504,9 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Exited targets", exited},
                 {"Past the limits", folded},
                 {"Symbol cache", s->symbol_cache_size ? symbols : NULL},
+                {"Unwind tables", tables},
+                {"Stack walks", s->unwind_table_size ? walks : NULL},
+                {"Walk fallbacks", s->unwind_table_size ? fell_back : NULL},
         };
         int width = 0;
 
@@ -486,6 +547,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         snprintf(folded, sizeof(folded),
                  "%" PRIu32 " targets; samples in [other] functions %" PRIu64 ", in no stack %" PRIu64,
                  s->targets_at_limit, s->other_function_samples, s->other_stack_samples);
+        format_unwind_status(s, tables, sizeof(tables), walks, sizeof(walks), fell_back, sizeof(fell_back));
 
         for (size_t i = 0; i < ELEMENTSOF(lines); i++)
                 width = MAX(width, (int)strlen(lines[i].key));

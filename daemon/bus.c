@@ -42,6 +42,10 @@ DEFINE_PROPERTY_GET(property_get_off_cpu_default, "b", (int)m->config.off_cpu_de
 DEFINE_PROPERTY_GET(property_get_symbol_cache_size, "t", (uint64_t)symbolizer_budget(m->symbolizer))
 DEFINE_PROPERTY_GET(property_get_symbol_cache_used, "t", (uint64_t)symbolizer_memory(m->symbolizer))
 DEFINE_PROPERTY_GET(property_get_symbol_files_skipped, "t", symbolizer_skipped_files(m->symbolizer))
+/* Bytes of the arena the tables are loaded into; 0: UnwindTableMiB=0, the kernel's frame-pointer walk. */
+DEFINE_PROPERTY_GET(property_get_unwind_table_size, "t",
+                    m->sampler ? sampler_unwind_arena_entries(m->sampler) * (uint64_t)sizeof(struct vprof_unwind_entry)
+                               : 0u)
 DEFINE_PROPERTY_GET(property_get_symbol_files_damaged, "t", symbolizer_damaged_files(m->symbolizer))
 
 /* The counters (ManagerStats) as of the call being answered: GetAll asks for every property in turn, and
@@ -250,6 +254,27 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("SamplesInOtherStacks", other_stack_samples),
         SD_BUS_PROPERTY("TargetsAtLimit", "u", property_get_counter_u32,
                         offsetof(Manager, stats_snapshot.targets_at_limit), 0),
+        SD_BUS_PROPERTY("UnwindTableSize", "t", property_get_unwind_table_size, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        COUNTER("UnwindTableUsed", unwind.bytes),
+        SD_BUS_PROPERTY("UnwindTablesLoaded", "u", property_get_counter_u32, offsetof(Manager, stats_snapshot.unwind.tables),
+                        0),
+        COUNTER("UnwindTablesCompiled", unwind.compiled),
+        COUNTER("UnwindTablesEvicted", unwind.evicted),
+        COUNTER("UnwindTablesTooBig", unwind.too_big),
+        COUNTER("UnwindTablesFailed", unwind.failed),
+        COUNTER("UnwindFilesWithoutCFI", unwind.no_cfi),
+        COUNTER("UnwindCompileUSec", unwind.build_usec),
+        COUNTER("UnwindMappingsDropped", unwind.mappings_dropped),
+        COUNTER("WalksComplete", walks_complete),
+        COUNTER("WalksEndedAtFramePointer", walks_end_fp),
+        COUNTER("WalksAtDepthLimit", walks_depth),
+        COUNTER("WalksFaulted", walks_fault),
+        COUNTER("WalksBad", walks_bad),
+        COUNTER("WalksFellBack", walks_fell_back),
+        COUNTER("WalksOutsideCFI", walks_no_row),
+        COUNTER("WalksBadRule", walks_bad_rule),
+        COUNTER("WalksUnknownPC", walks_unknown_pc),
+        COUNTER("WalksNoMappings", walks_no_mappings),
         SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("u", pid, "t", flags), SD_BUS_NO_RESULT, method_attach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Detach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_detach,

@@ -598,7 +598,19 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                 .off_cpu_lost = stats[VPROF_STAT_OFF_CPU_UNTRACKED] + stats[VPROF_STAT_OFF_CPU_RING_FULL] +
                                 m->drain.stats.off_cpu_failed_blocked + m->drain.stats.off_cpu_failed_preempted,
                 .off_cpu_unclaimed = m->drain.stats.off_cpu_unclaimed + sampler_off_cpu_dropped(m->sampler),
+                .walks_complete = stats[VPROF_STAT_UNWIND_END],
+                .walks_end_fp = stats[VPROF_STAT_UNWIND_END_FP],
+                .walks_depth = stats[VPROF_STAT_UNWIND_DEPTH],
+                .walks_fault = stats[VPROF_STAT_UNWIND_FAULT],
+                .walks_bad = stats[VPROF_STAT_UNWIND_BAD],
+                .walks_fell_back = stats[VPROF_STAT_UNWIND_FELL_BACK],
+                .walks_no_row = stats[VPROF_STAT_UNWIND_NO_ROW],
+                .walks_bad_rule = stats[VPROF_STAT_UNWIND_BAD_RULE],
+                .walks_unknown_pc = stats[VPROF_STAT_UNWIND_UNKNOWN_PC],
+                .walks_no_mappings = stats[VPROF_STAT_UNWIND_NO_MAPPINGS],
         };
+        if (m->unwind_tables)
+                unwind_tables_get_stats(m->unwind_tables, &ret->unwind);
         count_limits(m, ret);
         return 0;
 }

@@ -24,6 +24,11 @@ typedef struct ManagerStats {
          * many targets reached either limit. */
         uint64_t other_function_samples, other_stack_samples;
         uint32_t targets_at_limit;
+        /* How the BPF program's walks of user stacks by the unwind tables ended (each in one of the first five)
+         * and what they met on the way (docs/UNWINDING.md); all 0 with UnwindTableMiB=0. */
+        uint64_t walks_complete, walks_end_fp, walks_depth, walks_fault, walks_bad;
+        uint64_t walks_fell_back, walks_no_row, walks_bad_rule, walks_unknown_pc, walks_no_mappings;
+        UnwindTablesStats unwind;
 } ManagerStats;
 
 /* Whoever keeps the tables in files (the state store, state-store.h) hears of the targets' changes through

@@ -151,7 +151,17 @@ class Client(vprof_env.TestCase):
                                   "max_functions_per_target", "max_stacks_per_target",
                                   "samples_in_other_functions", "samples_in_other_stacks", "targets_at_limit",
                                   "symbol_cache_size", "symbol_cache_used", "symbol_files_skipped",
-                                  "symbol_files_damaged"})
+                                  "symbol_files_damaged", "unwind_table_size", "unwind_table_used",
+                                  "unwind_tables_loaded", "unwind_tables_compiled", "unwind_tables_evicted",
+                                  "unwind_tables_too_big", "unwind_tables_failed", "unwind_files_without_cfi",
+                                  "unwind_compile_usec", "unwind_mappings_dropped", "walks_complete",
+                                  "walks_ended_at_frame_pointer", "walks_at_depth_limit", "walks_faulted",
+                                  "walks_bad", "walks_fell_back", "walks_outside_cfi", "walks_bad_rule",
+                                  "walks_unknown_pc", "walks_no_mappings"})
+        self.assertEqual(s["unwind_table_size"], 32 << 20)  # the default
+        # The demo's samples were walked: its tables (the demo's, libc's) were compiled and loaded.
+        self.assertGreater(s["unwind_tables_compiled"], 0)
+        self.assertGreater(s["walks_complete"], 0)
         self.assertEqual(s["symbol_cache_size"], 256 << 20)  # the default
         self.assertGreater(s["symbol_cache_used"], 0)
         self.assertEqual(s["symbol_files_skipped"], 0)

@@ -19,7 +19,8 @@ def functions(pid):
 
 def profile_nofp(env, *args, warmup=1.5, seconds=3.0):
     """vprof-nofp attached, its tables cleared after warmup seconds (the time the daemon takes to compile the
-    tables of the files the first samples fell back in), then sampled for seconds more; its functions."""
+    tables of the files the first samples fell back in), then sampled for seconds more; its functions, and the
+    status at the reset and at the end."""
     p = env.spawn_demo("--seconds", warmup + seconds + 30, *args, binary=os.environ["VPROF_NOFP"])
     r = env.ctl("attach", p.pid)
     assert r.returncode == 0, r.stderr
@@ -27,43 +28,68 @@ def profile_nofp(env, *args, warmup=1.5, seconds=3.0):
     time.sleep(warmup)
     r = env.ctl("reset", p.pid)
     assert r.returncode == 0, r.stderr
+    at_reset = env.ctl_json("status")
     time.sleep(seconds)
     rows = {row["function"]: row for row in env.ctl_json("report", p.pid)["functions"]}
     status = env.ctl_json("status")
     env.ctl("detach", p.pid)
     p.kill()
     p.wait(30)
-    return rows, status
+    return rows, at_reset, status
 
 
 class Tables(vprof_env.TestCase):
     def test_whole_stack_through_code_without_frame_pointers(self):
-        rows, _ = profile_nofp(ENV)
+        rows, _, _ = profile_nofp(ENV)
         for f in CHAIN:
             pct = rows.get(f, {}).get("inclusive_percent", 0.0)
             print(f"\nunwind: {f} inclusive {pct:.2f}%", end="")
             # Every sample is in the chain (a few in nofp_run's clock reads between calls).
             self.assertGreater(pct, 97.0 if f != "nofp_lib_spin" else 90.0, f)
 
+    def test_status_counts_tables_and_walks(self):
+        # From the reset on: before it, the first samples fell back in files not compiled yet, and frame-pointer
+        # steps in code without frame pointers end without progress (walks_bad).
+        _, before, after = profile_nofp(ENV)
+        delta = {k: after[k] - before[k] for k in after if k.startswith("walks_")}
+        ended = sum(delta[k] for k in ("walks_complete", "walks_ended_at_frame_pointer", "walks_at_depth_limit",
+                                       "walks_faulted", "walks_bad"))
+        print(f"\nunwind: walks {delta}", end="")
+        # Every kept sample's user stack was walked once and ended one way; nearly all reached _start.
+        self.assertEqual(ended, after["samples_kept"] - before["samples_kept"])
+        self.assertGreater(delta["walks_complete"], 0.97 * ended)
+        self.assertGreaterEqual(after["unwind_tables_loaded"], 2)  # vprof-nofp's and its library's
+        self.assertGreater(after["unwind_table_used"], 0)
+        self.assertLessEqual(after["unwind_table_used"], after["unwind_table_size"])
+        self.assertEqual(after["unwind_tables_failed"], 0)
+        self.assertEqual(after["unwind_tables_too_big"], 0)
+        text = ENV.ctl("status").stdout
+        self.assertRegex(text, r"Unwind tables: \d+ loaded, [0-9.]+ of 32 MiB; \d+ compiled in [0-9.]+ ms")
+        self.assertRegex(text, r"Stack walks: \d+ complete, \d+ ended at a frame pointer, \d+ at the depth limit")
+
     def test_deeper_than_the_walk(self):
-        before = ENV.ctl_json("status")
-        rows, after = profile_nofp(ENV, "--depth", "200", warmup=1.5, seconds=1.5)
+        rows, before, after = profile_nofp(ENV, "--depth", "200", warmup=1.5, seconds=1.5)
         # 128 frames: the leaf, its library caller, then nofp_recurse; main only from samples between two
         # recursions (nofp_run reading the clock).
         self.assertGreater(rows["nofp_recurse"]["inclusive_percent"], 90.0)
         self.assertLess(rows.get("main", {}).get("inclusive_percent", 0.0), 5.0)
         self.assertGreater(after["stacks_truncated"], before["stacks_truncated"])
+        self.assertGreater(after["walks_at_depth_limit"], before["walks_at_depth_limit"])
 
 
 class FramePointersOnly(vprof_env.TestCase):
     def test_kernel_walk_loses_the_callers(self):
         env = vprof_env.VprofEnv(frequency=999, extra_args=["--unwind-table-size=0"]).start()
         try:
-            rows, _ = profile_nofp(env, warmup=0.2, seconds=1.5)
+            rows, _, _ = profile_nofp(env, warmup=0.2, seconds=1.5)
             self.assertGreater(rows["nofp_lib_spin"]["exclusive_percent"], 90.0)
             # The stack window puts back a few callers of the leaf; main is far beyond it (but for a sample in
             # nofp_run between two calls).
             self.assertLess(rows.get("main", {}).get("inclusive_percent", 0.0), 5.0)
+            status = env.ctl_json("status")
+            self.assertEqual(status["unwind_table_size"], 0)
+            self.assertEqual(status["walks_complete"] + status["walks_ended_at_frame_pointer"], 0)
+            self.assertIn("Unwind tables: off (UnwindTableMiB=0)", env.ctl("status").stdout)
         finally:
             problems = env.stop()
         self.assertEqual(problems, [])
