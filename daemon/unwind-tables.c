@@ -255,8 +255,11 @@ static Slot *eviction_victim(UnwindTables *u, uint64_t now)
 
 static void evict(UnwindTables *u, Slot *s, uint64_t now)
 {
-        log_debug("Evicting the unwind table of %s (%" PRIu32 " KiB) for room.", s->name,
-                  (uint32_t)((uint64_t)s->n * sizeof(struct vprof_unwind_entry) >> 10));
+        /* The first at info: the operator may want a larger UnwindTableMiB=; the rest are counted. */
+        log_full_errno(u->stats.evicted == 0 ? LOG_INFO : LOG_DEBUG, 0,
+                       "Evicting the unwind table of %s (%" PRIu32 " KiB) for room%s.", s->name,
+                       (uint32_t)((uint64_t)s->n * sizeof(struct vprof_unwind_entry) >> 10),
+                       u->stats.evicted == 0 ? "; later evictions are counted in UnwindTablesEvicted" : "");
         unload(u, s, now);
         set_state(s, SLOT_EVICTED);
         u->stats.evicted++;

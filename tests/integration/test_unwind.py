@@ -5,6 +5,7 @@ files a target's samples fall back in, and the BPF program walks the whole stack
 With --unwind-table-size=0 the kernel's frame-pointer walk gives the leaf's few callers the stack window holds,
 and never main. A stack deeper than the walk's 128 frames is cut and counted."""
 import os
+import subprocess
 import time
 
 import vprof_env
@@ -90,6 +91,57 @@ class FramePointersOnly(vprof_env.TestCase):
             self.assertEqual(status["unwind_table_size"], 0)
             self.assertEqual(status["walks_complete"] + status["walks_ended_at_frame_pointer"], 0)
             self.assertIn("Unwind tables: off (UnwindTableMiB=0)", env.ctl("status").stdout)
+        finally:
+            problems = env.stop()
+        self.assertEqual(problems, [])
+
+
+class SmallArena(vprof_env.TestCase):
+    """UnwindTableMiB=1: libcrypto's table (566 KiB) takes more than half of it, and python3.11's, libc's,
+    perl's and bash's (479 + 193 + 238 + 143 KiB) do not fit together, so tables are evicted: each counted, the
+    daemon and the walks go on, and the arena never holds more than its size."""
+
+    def test_eviction_and_too_big_are_counted(self):
+        env = vprof_env.VprofEnv(frequency=999, extra_args=["--unwind-table-size=1"]).start()
+        programs = [
+            ["/usr/bin/python3.11", "-c",
+             "import hashlib\nd = b'x' * 65536\nwhile True:\n    hashlib.sha256(d).digest(); sum(range(3000))"],
+            ["/usr/bin/perl", "-e", "my $x = 0; while (1) { $x += $_ for 1 .. 1000 }"],
+            ["/usr/bin/bash", "-c", "while :; do x=$((x + 1)); done"],
+        ]
+        procs = []
+        try:
+            for cmd in programs:
+                p = subprocess.Popen(cmd)
+                env.children.append(p)
+                procs.append(p)
+                r = env.ctl("attach", p.pid)
+                self.assertEqual(r.returncode, 0, r.stderr)
+            # The first samples fall back in each file; its table is compiled, loaded, or evicted for another.
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                status = env.ctl_json("status")
+                if status["unwind_tables_evicted"] > 0 and status["unwind_tables_too_big"] > 0:
+                    break
+                time.sleep(0.5)
+            print(f"\nunwind: small arena {({k: v for k, v in status.items() if k.startswith('unwind_')})}", end="")
+            self.assertEqual(status["unwind_table_size"], 1 << 20)
+            self.assertGreaterEqual(status["unwind_tables_too_big"], 1)  # libcrypto
+            self.assertGreaterEqual(status["unwind_tables_evicted"], 1)
+            self.assertGreaterEqual(status["unwind_tables_loaded"], 1)
+            self.assertLessEqual(status["unwind_table_used"], status["unwind_table_size"])
+            self.assertEqual(status["unwind_tables_failed"], 0)
+            self.assertIn("would take more than half of UnwindTableMiB=", env.log_text())
+            self.assertIn("Evicting the unwind table of", env.log_text())
+            for p in procs:
+                rows = env.ctl_json("report", p.pid)["functions"]
+                self.assertGreater(len(rows), 0)
+            ended = sum(status[k] for k in ("walks_complete", "walks_ended_at_frame_pointer",
+                                            "walks_at_depth_limit", "walks_faulted", "walks_bad"))
+            self.assertGreater(ended, 0)
+            for p in procs:
+                self.assertEqual(env.ctl("detach", p.pid).returncode, 0)
+            self.assertEqual(env.ctl_json("status")["targets"], 0)
         finally:
             problems = env.stop()
         self.assertEqual(problems, [])
