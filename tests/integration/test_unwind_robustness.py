@@ -16,7 +16,12 @@ vprofd must not crash and must keep answering; every walk must be counted once b
 outcome counters of the BPF program (its `stats` map, read with bpftool until the bus has them), where the five
 ends add up to the samples of targets, kept or lost; and the well-behaved target's stacks must stay whole
 (main and _start in every sample, its functions near their truth). Then two busy targets on both CPUs at 999 Hz
-for 20 s lose no sample."""
+for 20 s lose no sample.
+
+What vprof-dlopen's own profile shows is not checked: the daemon reads a process's maps again only for an
+address outside every mapping it knows (address_space_find(), at most every 100 ms), and keeps the names of the
+user addresses it resolved (resolve_frame()'s frame cache), so a library unloaded and replaced by another at the
+same addresses keeps the first one's name, and its walks use the mappings (the table) of the last snapshot."""
 import json
 import os
 import re
