@@ -12,8 +12,15 @@ Every function vprof reports is checked, within TOLERANCE points, inclusive and 
 
 - the workload's functions against the truth it wrote;
 - the callers of its work (main, _start, split_run, libc's __libc_start_*) against 100% inclusive, 0% exclusive;
-- every other function (the clock reads, the kernel's system calls and interrupts) against 0%: what the
-  workload measured nothing in, its unmeasured share (under 0.5%) and the interrupts inside its pieces of work.
+- every other function in user space (the clock reads: libc's clock_gettime, the vDSO's) against 0%: the
+  workload's unmeasured share is under 0.5%.
+
+Kernel functions are the exception. The workload's thread spends some of its CPU time in the kernel while it
+runs its functions (the timer interrupts, the scheduler's switches, more on a busy machine: 1-2% of the
+samples), which its clock counts in whatever function was running, and vprof in the kernel function of frame 0
+(COUNTING.md), so the workload's functions get its exclusive truth less that kernel share (the samples of every
+kernel function: interrupts fall at random, in each function in proportion to its time); and the kernel
+functions themselves, of which the workload knows nothing, only a bound: each under KERNEL_BOUND.
 
 At 999 Hz for 10 s the sampling error of a share is a few tenths of a point (a periodic sample of a steady
 workload), well inside TOLERANCE."""
@@ -27,8 +34,11 @@ import vprof_env
 
 ENV = None
 TOLERANCE = 1.5
+KERNEL_BOUND = 5.0
 WARMUP = 2.0
 SECONDS = 10.0
+# Modules in brackets that are not the kernel's.
+USER_PSEUDO_MODULES = {"[vdso]", "[anon]", "[heap]", "[stack]", "[unknown]", "[other]"}
 # Above the work in every sample: inclusive 100%, exclusive 0%.
 CALLERS = {"main", "_start", "split_run", "__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl"}
 
@@ -67,6 +77,12 @@ class Accuracy(vprof_env.TestCase):
               f"{'excl':>7} {'true':>7} {'diff':>6}", file=sys.stderr)
         errors = []
 
+        def is_kernel(r):
+            return r["module"].startswith("[") and r["module"] not in USER_PSEUDO_MODULES
+
+        kernel = sum(r["exclusive_percent"] for r in report["functions"] if is_kernel(r))
+        user_share = 1.0 - kernel / 100.0
+
         def compare(r, true_incl, true_excl):
             di, de = r["inclusive_percent"] - true_incl, r["exclusive_percent"] - true_excl
             if max(r["inclusive_percent"], true_incl) >= 0.1:
@@ -81,15 +97,26 @@ class Accuracy(vprof_env.TestCase):
             found = rows.pop(name, [])
             module = library if name.startswith("split_lib_") else program
             self.assertEqual([r["module"] for r in found], [module], f"{name}: {found}")
-            compare(found[0], t["inclusive_percent"], t["exclusive_percent"])
+            compare(found[0], t["inclusive_percent"], t["exclusive_percent"] * user_share)
         for name in callers:
             self.assertIn(name, rows, f"{name} missing")
         for name in sorted(rows, key=lambda n: -max(r["inclusive_percent"] for r in rows[n])):
             for r in rows[name]:
                 if name in CALLERS:
                     compare(r, 100.0, 0.0)
-                else:
+                elif not is_kernel(r):
                     compare(r, 0.0, 0.0)
+        print(f"  kernel functions: {kernel:.2f}% of the samples in all, each inclusive and exclusive under "
+              f"{KERNEL_BOUND:g}%", file=sys.stderr)
+        for r in report["functions"]:
+            if not is_kernel(r):
+                continue
+            if r["inclusive_percent"] >= 0.1:
+                print(f"  {r['function'][:28]:<28} {r['module'][:26]:<26} {r['inclusive_percent']:7.2f} "
+                      f"{'':>7} {'':>6}   {r['exclusive_percent']:7.2f}", file=sys.stderr)
+            if max(r["inclusive_percent"], r["exclusive_percent"]) >= KERNEL_BOUND:
+                errors.append(f"{r['function']} ({r['module']}): {r['inclusive_percent']:.2f}% inclusive, "
+                              f"{r['exclusive_percent']:.2f}% exclusive")
         self.assertEqual(errors, [])
 
     def test_without_frame_pointers(self):
