@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The library that vprof-dlopen loads and unloads again and again, built without frame pointers: once with call
- * frame information, once without any (tests/workloads/meson.build). */
+/* The library that vprof-dlopen loads and unloads again and again, built without frame pointers: once with
+ * call frame information, once without any (tests/workloads/meson.build). */
 #include <stdint.h>
 
 __attribute__((noinline)) static uint64_t plugin_spin(uint64_t x, unsigned n)

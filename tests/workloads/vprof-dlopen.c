@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* A process whose code comes and goes: it loads each library of its command line in turn with dlopen(), calls
- * its dlopen_plugin_work() (a few milliseconds of spinning), and unloads it with dlclose(), for N seconds. Its
- * libraries map and unmap all the time, at the same addresses or at others, while a profiler walks its stacks
- * by the tables of what was there a moment ago. Built without frame pointers.
+/* A process whose code comes and goes: it loads each library of its command line in turn with dlopen(),
+ * calls its dlopen_plugin_work() (a few milliseconds of spinning), and unloads it with dlclose(), for N
+ * seconds. Its libraries map and unmap all the time, at the same addresses or at others, while a profiler
+ * walks its stacks by the tables of what was there a moment ago. Built without frame pointers.
  *
  * Usage: vprof-dlopen [--seconds N] [--wait-stdin] LIBRARY... */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "workload-util.h"
