@@ -349,7 +349,8 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, const FileAtta
                         if (fd >= 0 && !file_entry_is(entry, fd))
                                 fd = safe_close(fd);
                 }
-                r = symbolizer_load_attachment(as->symbolizer, entry, type, fd, m->path);
+                r = symbolizer_load_attachment(as->symbolizer, entry, type, fd, m->path,
+                                               address_space_root(as, root));
                 if (r < 0)
                         return r;
         }

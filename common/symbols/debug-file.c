@@ -144,3 +144,19 @@ int debug_file_find(const DebugFileQuery *q, DebugFileAccept accept, void *userd
         }
         return 0;
 }
+
+int debug_file_open(const char *root, const char *path)
+{
+        _cleanup_close_ int root_fd = -1;
+
+        assert(path);
+
+        if (path[0] != '/')
+                return -EINVAL;
+        if (root) {
+                root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (root_fd < 0)
+                        return negative_errno();
+        }
+        return open_in_root(root_fd, path);
+}

@@ -34,3 +34,7 @@ typedef int (*DebugFileAccept)(int fd, DebugFileKind kind, const char *path, voi
 
 /* 1 when accept took a file, 0 when no candidate was taken, < 0 on an error of accept or -ENOMEM. */
 int debug_file_find(const DebugFileQuery *q, DebugFileAccept accept, void *userdata);
+
+/* The debug file found before at path (as the target sees it) opened again, inside root as the search does
+ * (NULL: ours), read-only: the descriptor, or -errno. */
+int debug_file_open(const char *root, const char *path);

@@ -67,6 +67,7 @@ struct Symbolizer {
 int symbolizer_get_file(Symbolizer *s, int fd, const char *path, const char *root, FileEntry **ret);
 
 /* Loads the attachment of type of entry from the file open at fd (-1: the file could not be opened again, it
- * gets none), once: counted in the budget, or dropped when it does not fit. 0, or -ENOMEM. */
+ * gets none), once: counted in the budget, or dropped when it does not fit. path and root as for
+ * symbolizer_get_file(), for finding the file's debug file. 0, or -ENOMEM. */
 int symbolizer_load_attachment(Symbolizer *s, FileEntry *entry, const FileAttachmentType *type, int fd,
-                               const char *path);
+                               const char *path, const char *root);

@@ -14,6 +14,7 @@
 #include "hashmap.h"
 #include "kallsyms.h"
 #include "log.h"
+#include "open-util.h"
 #include "symbolizer-internal.h"
 #include "symbolizer.h"
 #include "time-util.h"
@@ -548,9 +549,48 @@ int symbolizer_get_file(Symbolizer *s, int fd, const char *path, const char *roo
         return 0;
 }
 
-int symbolizer_load_attachment(Symbolizer *s, FileEntry *entry, const FileAttachmentType *type, int fd,
-                               const char *path)
+static int take_debug_fd(int fd, DebugFileKind kind _unused_, const char *path _unused_, void *userdata)
 {
+        int *ret = userdata;
+
+        *ret = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        return *ret < 0 ? negative_errno() : 1;
+}
+
+/* The separate debug file of entry, for an attachment: the one its symbols came from, opened again; else,
+ * for a file with .symtab, whose debug file was never looked for, one by its build-id (a .gnu_debuglink is
+ * recorded for stripped files only). The descriptor, -1 when there is none, or -ENOMEM. */
+static int file_entry_open_debug_file(Symbolizer *s, const FileEntry *entry, const char *root)
+{
+        DebugFileQuery q;
+        int fd = -1, r;
+
+        if (entry->debug_file) {
+                fd = entry->source == SYMBOL_SOURCE_DEBUGINFOD ? open_regular(entry->debug_file, 0)
+                                                               : debug_file_open(root, entry->debug_file);
+                if (fd < 0)
+                        log_debug_errno(fd, "Cannot open debug file %s again: %m", entry->debug_file);
+                return fd == -ENOMEM ? fd : MAX(fd, -1);
+        }
+        if (entry->source != SYMBOL_SOURCE_SYMTAB || !elf_symbols_build_id(entry->elf))
+                return -1;
+        q = (DebugFileQuery) {
+                .root = root,
+                .debug_dir = symbolizer_debug_directory(s),
+                .binary_dev = (dev_t)entry->key.dev,
+                .binary_ino = (ino_t)entry->key.ino,
+                .build_id = elf_symbols_build_id(entry->elf),
+        };
+        r = debug_file_find(&q, take_debug_fd, &fd);
+        if (r == -ENOMEM)
+                return r;
+        return r > 0 ? fd : -1;
+}
+
+int symbolizer_load_attachment(Symbolizer *s, FileEntry *entry, const FileAttachmentType *type, int fd,
+                               const char *path, const char *root)
+{
+        _cleanup_close_ int debug_fd = -1;
         uint64_t start;
         size_t bytes = 0;
         void *data = NULL;
@@ -563,7 +603,13 @@ int symbolizer_load_attachment(Symbolizer *s, FileEntry *entry, const FileAttach
         if (entry->attachment_loaded)
                 return 0;
         start = now_usec(CLOCK_MONOTONIC);
-        r = fd < 0 ? -ENOENT : type->load(fd, &data, &bytes);
+        if (fd >= 0 && type->load_with_debug) {
+                debug_fd = file_entry_open_debug_file(s, entry, root);
+                if (debug_fd == -ENOMEM)
+                        return debug_fd;
+                r = type->load_with_debug(fd, debug_fd, &data, &bytes);
+        } else
+                r = fd < 0 ? -ENOENT : type->load(fd, &data, &bytes);
         entry->load_usec += now_usec(CLOCK_MONOTONIC) - start;
         if (r == -ENOMEM)
                 return r;

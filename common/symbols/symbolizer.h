@@ -62,6 +62,10 @@ typedef struct FileAttachmentType {
          * damaged). The file is not tried again. */
         int (*load)(int fd, void **ret_data, size_t *ret_bytes);
         void (*free)(void *data);
+        /* Optional, called in place of load: the same with the file's separate debug file open at debug_fd
+         * (not kept), -1 when there is none: the one its symbols came from, else, for a file with .symtab,
+         * one found by its build-id. */
+        int (*load_with_debug)(int fd, int debug_fd, void **ret_data, size_t *ret_bytes);
 } FileAttachmentType;
 
 int symbolizer_new(Symbolizer **ret);

@@ -9,7 +9,6 @@
 /* The other pointer encodings: the low nibble is the format, bits 4-6 what it is relative to. */
 #define PE_ULEB128 0x01
 #define PE_UDATA2 0x02
-#define PE_UDATA4 0x03
 #define PE_UDATA8 0x04
 #define PE_SIGNED 0x08
 #define PE_SLEB128 0x09

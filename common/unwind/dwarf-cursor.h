@@ -4,12 +4,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Reading the little-endian fields, LEB128 numbers and DW_EH_PE_* pointers of .eh_frame and .eh_frame_hdr.
- * The bytes come from untrusted processes: every read checks the cursor's end and fails with -EBADMSG past it,
- * leaving its output untouched. */
+/* Reading the little-endian fields, LEB128 numbers and DW_EH_PE_* pointers of .eh_frame and .eh_frame_hdr
+ * (and of .debug_frame, whose addresses read as absolute DW_EH_PE_* pointers of their size). The bytes come
+ * from untrusted processes: every read checks the cursor's end and fails with -EBADMSG past it, leaving its
+ * output untouched. */
 
 /* Pointer encodings, DW_EH_PE_*, that callers name: the rest stay with read_encoded(). */
 #define PE_ABSPTR 0x00
+#define PE_UDATA4 0x03
 #define PE_FORMAT_MASK 0x0f
 #define PE_OMIT 0xff
 

@@ -1,25 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cfa-program.h"
 #include "dwarf-cursor.h"
+#include "eh-frame-internal.h"
 #include "eh-frame.h"
-#include "elf-util.h"
 #include "log.h"
 
-/* The formats are those of the LSB (.eh_frame, .eh_frame_hdr) and DWARF 5 section 6.4 (CIE and FDE). */
+/* The formats are those of the LSB (.eh_frame, .eh_frame_hdr) and DWARF 5 section 6.4 (CIE and FDE, and
+ * .debug_frame's own). */
 
-/* One function: its start, relative to .eh_frame like the 32-bit .eh_frame_hdr table, and its FDE. */
+/* One function: its start, relative to the table's base like the 32-bit .eh_frame_hdr table, and its FDE. */
 typedef struct EhFrameEntry {
         int32_t pc;
-        uint32_t fde;
+        uint32_t fde; /* its offset in .eh_frame, or with ENTRY_DEBUG_FRAME in .debug_frame */
 } EhFrameEntry;
+
+/* The entry's FDE is in .debug_frame: sections are at most 2 GiB (the loader reads at most EH_FRAME_MAX),
+ * table_add() refuses the FDEs beyond. After .eh_frame's in the sort, at the same pc. */
+#define ENTRY_DEBUG_FRAME (UINT32_C(1) << 31)
 
 /* A row (or an error) and the pcs it holds for, [lo, hi), as found by the FDE search, the FDE's parsing and the
  * CFA program. An empty slot has lo == hi. */
@@ -29,10 +31,6 @@ typedef struct RowSlot {
         Row row;
 } RowSlot;
 
-/* The most bytes of .eh_frame or .eh_frame_hdr read from a file (elf-util.h): the largest programs have a
- * few tens of MiB. Larger is refused, -EFBIG. */
-#define EH_FRAME_MAX (UINT64_C(256) << 20)
-
 /* Slots of the row cache, at most: a sampled program keeps stopping at the same few thousand places, and finding
  * and running their CFI again costs thousands of instructions a step, against tens for a hit. */
 #define ROW_CACHE_MAX 4096
@@ -40,10 +38,25 @@ typedef struct RowSlot {
  * pcs sampled near each other in it share one slot. */
 #define ROW_CACHE_GRANULE_SHIFT 5
 
+/* The two formats differ in their records' ids, their CIEs' versions and what their addresses are. */
+typedef enum CfiFormat {
+        CFI_EH_FRAME,
+        CFI_DEBUG_FRAME,
+} CfiFormat;
+
+typedef struct CfiSection {
+        uint8_t *data;  /* .eh_frame up to its terminator; .debug_frame whole */
+        size_t size;    /* 0: none */
+        uint64_t vaddr; /* of data[0], for .eh_frame's pc-relative pointers; 0 for .debug_frame, never loaded
+                         */
+        CfiFormat format;
+} CfiSection;
+
 struct EhFrame {
-        uint8_t *data; /* .eh_frame, up to its terminator */
-        size_t size;
-        uint64_t vaddr;
+        CfiSection eh_frame, debug_frame;
+        /* The entries' pcs are relative to it: .eh_frame's address when it has FDEs, as .eh_frame_hdr's are,
+         * else the lowest function of .debug_frame. */
+        uint64_t base;
         EhFrameEntry *entries; /* sorted by pc */
         size_t n_entries;
         /* Direct-mapped by pc, a power of two of slots: filled by eh_frame_unwind_step(), which is why the
@@ -64,16 +77,23 @@ typedef struct Fde {
         Cursor insns;
 } Fde;
 
-/* The header of the CIE or FDE at off: the offset of its id field, its end, and the id (0 for a CIE, else the
- * distance back from the id field to the FDE's CIE). -ENODATA at the zero-length terminator. */
-static int read_record(const uint8_t *data, size_t size, size_t off, size_t *ret_id_off, size_t *ret_end,
-                       uint32_t *ret_id)
+/* The header of a CIE or an FDE. */
+typedef struct Record {
+        size_t body; /* past the CIE id or CIE pointer */
+        size_t end;
+        bool is_cie;
+        uint64_t cie; /* an FDE's: the offset of its CIE in the section, unchecked (UINT64_MAX: before it) */
+} Record;
+
+/* The header of the CIE or FDE at off. -ENODATA at a zero length: .eh_frame's terminator. */
+static int read_record(const CfiSection *s, size_t off, Record *ret)
 {
-        Cursor c = { .data = data, .pos = off, .end = size };
+        Cursor c = { .data = s->data, .pos = off, .end = s->size };
+        size_t id_size = 4, id_off;
         uint64_t len, id;
         int r;
 
-        if (off > size)
+        if (off > s->size)
                 return -EBADMSG;
         r = read_le(&c, 4, &len);
         if (r < 0)
@@ -84,16 +104,29 @@ static int read_record(const uint8_t *data, size_t size, size_t off, size_t *ret
                 r = read_le(&c, 8, &len);
                 if (r < 0)
                         return r;
+                /* The id is 4 bytes in .eh_frame even with a 64-bit length; an offset's size in
+                 * .debug_frame. */
+                if (s->format == CFI_DEBUG_FRAME)
+                        id_size = 8;
         }
-        if (len < 4 || len > c.end - c.pos)
+        if (len < id_size || len > c.end - c.pos)
                 return -EBADMSG;
-        *ret_id_off = c.pos;
-        *ret_end = c.pos + len;
-        /* The id is 4 bytes in .eh_frame even with a 64-bit length. */
-        r = read_le(&c, 4, &id);
+        id_off = c.pos;
+        c.end = c.pos + len;
+        r = read_le(&c, id_size, &id);
         if (r < 0)
                 return r;
-        *ret_id = (uint32_t)id;
+
+        *ret = (Record) { .body = c.pos, .end = c.end };
+        if (s->format == CFI_EH_FRAME) {
+                /* 0, or the distance back from the id field to the CIE. */
+                ret->is_cie = id == 0;
+                ret->cie = id <= id_off ? id_off - id : UINT64_MAX;
+        } else {
+                /* All ones, or the CIE's offset from the section's start. */
+                ret->is_cie = id == (id_size == 8 ? UINT64_MAX : UINT32_MAX);
+                ret->cie = id;
+        }
         return 0;
 }
 
@@ -133,35 +166,61 @@ static int parse_augmentation(Cursor *c, const char *letters, Cie *cie)
         return 0;
 }
 
-static int parse_cie(const EhFrame *e, size_t off, Cie *ret)
+/* .debug_frame's addresses: of the size its version 4 CIEs give, else the file's (8: x86-64 is ELFCLASS64);
+ * absolute, so that they read as DW_EH_PE_* pointers of no base. No segment selector before them: another
+ * architecture's. */
+static int parse_address_size(Cursor *c, Cie *cie)
 {
-        Cursor c = { .data = e->data, .vaddr = e->vaddr };
-        Cie cie = { .program.fde_encoding = PE_ABSPTR };
-        const char *augmentation, *nul;
-        size_t id_off, end;
-        uint32_t id;
-        uint8_t version;
+        uint8_t address_size, segment_selector_size;
         int r;
 
-        r = read_record(e->data, e->size, off, &id_off, &end, &id);
+        r = read_u8(c, &address_size);
+        if (r >= 0)
+                r = read_u8(c, &segment_selector_size);
+        if (r < 0)
+                return r;
+        if (!IN_SET(address_size, 4, 8) || segment_selector_size != 0)
+                return -EBADMSG;
+        cie->program.fde_encoding = address_size == 4 ? PE_UDATA4 : PE_ABSPTR;
+        return 0;
+}
+
+static int parse_cie(const CfiSection *s, size_t off, Cie *ret)
+{
+        Cursor c = { .data = s->data, .vaddr = s->vaddr };
+        Cie cie = { .program.fde_encoding = PE_ABSPTR };
+        const char *augmentation, *nul;
+        uint8_t version;
+        Record rec;
+        int r;
+
+        r = read_record(s, off, &rec);
         if (r < 0)
                 return r == -ENODATA ? -EBADMSG : r;
-        if (id != 0)
+        if (!rec.is_cie)
                 return -EBADMSG;
-        c.pos = id_off + 4;
-        c.end = end;
+        c.pos = rec.body;
+        c.end = rec.end;
 
         r = read_u8(&c, &version);
         if (r < 0)
                 return r;
-        /* Version 4 is .debug_frame's, not .eh_frame's. */
-        if (!IN_SET(version, 1, 3))
+        /* Version 4 is .debug_frame's only. */
+        if (!IN_SET(version, 1, 3) && !(version == 4 && s->format == CFI_DEBUG_FRAME))
                 return -EBADMSG;
         augmentation = (const char *)c.data + c.pos;
         nul = memchr(augmentation, '\0', c.end - c.pos);
         if (!nul)
                 return -EBADMSG;
         c.pos += (size_t)(nul - augmentation) + 1;
+        /* Augmentations with data are .eh_frame's: in .debug_frame we could not tell how to size it. */
+        if (s->format == CFI_DEBUG_FRAME && augmentation[0] != '\0')
+                return -EBADMSG;
+        if (version == 4) {
+                r = parse_address_size(&c, &cie);
+                if (r < 0)
+                        return r;
+        }
         r = read_uleb128(&c, &cie.program.code_align);
         if (r >= 0)
                 r = read_sleb128(&c, &cie.program.data_align);
@@ -199,26 +258,25 @@ static int parse_cie(const EhFrame *e, size_t off, Cie *ret)
 }
 
 /* The FDE at off, and its CIE. */
-static int parse_fde(const EhFrame *e, size_t off, Fde *ret_fde, Cie *ret_cie)
+static int parse_fde(const CfiSection *s, size_t off, Fde *ret_fde, Cie *ret_cie)
 {
-        Cursor c = { .data = e->data, .vaddr = e->vaddr };
-        size_t id_off, end;
-        uint32_t id;
+        Cursor c = { .data = s->data, .vaddr = s->vaddr };
         Fde fde = {};
+        Record rec;
         Cie cie;
         int r;
 
-        r = read_record(e->data, e->size, off, &id_off, &end, &id);
+        r = read_record(s, off, &rec);
         if (r < 0)
                 return r == -ENODATA ? -EBADMSG : r;
-        if (id == 0 || id > id_off)
+        if (rec.is_cie || rec.cie >= s->size)
                 return -EBADMSG;
-        r = parse_cie(e, id_off - id, &cie);
+        r = parse_cie(s, (size_t)rec.cie, &cie);
         if (r < 0)
                 return r;
 
-        c.pos = id_off + 4;
-        c.end = end;
+        c.pos = rec.body;
+        c.end = rec.end;
         r = read_encoded(&c, cie.program.fde_encoding, NULL, &fde.pc_begin);
         if (r >= 0)
                 r = read_encoded(&c, cie.program.fde_encoding & PE_FORMAT_MASK, NULL, &fde.pc_range);
@@ -233,12 +291,18 @@ static int parse_fde(const EhFrame *e, size_t off, Fde *ret_fde, Cie *ret_cie)
         return 0;
 }
 
-static int table_add(EhFrame *e, size_t *allocated, uint64_t pc, size_t fde)
+static const CfiSection *entry_section(const EhFrame *e, const EhFrameEntry *entry, size_t *ret_off)
 {
-        int64_t rel = (int64_t)(pc - e->vaddr);
+        *ret_off = entry->fde & ~ENTRY_DEBUG_FRAME;
+        return entry->fde & ENTRY_DEBUG_FRAME ? &e->debug_frame : &e->eh_frame;
+}
+
+static int table_add(EhFrame *e, size_t *allocated, uint64_t pc, size_t fde, uint32_t section_bit)
+{
+        int64_t rel = (int64_t)(pc - e->base);
 
         /* Out of reach of a 32-bit table, as of .eh_frame_hdr's: not code of this file. */
-        if (rel < INT32_MIN || rel > INT32_MAX || fde > UINT32_MAX)
+        if (rel < INT32_MIN || rel > INT32_MAX || fde >= ENTRY_DEBUG_FRAME)
                 return 0;
         if (e->n_entries == *allocated) {
                 size_t a = MAX(*allocated * 2, (size_t)64);
@@ -249,7 +313,8 @@ static int table_add(EhFrame *e, size_t *allocated, uint64_t pc, size_t fde)
                 e->entries = entries;
                 *allocated = a;
         }
-        e->entries[e->n_entries++] = (EhFrameEntry) { .pc = (int32_t)rel, .fde = (uint32_t)fde };
+        e->entries[e->n_entries++] =
+                (EhFrameEntry) { .pc = (int32_t)rel, .fde = (uint32_t)fde | section_bit };
         return 0;
 }
 
@@ -299,6 +364,17 @@ static int hdr_start(Cursor *c, uint8_t *ret_count_encoding, uint8_t *ret_table_
         return read_encoded(c, ptr_encoding, &c->vaddr, ret_eh_frame);
 }
 
+int eh_frame_hdr_target(const void *hdr, size_t hdr_size, uint64_t hdr_vaddr, uint64_t *ret)
+{
+        Cursor c = { .data = hdr, .end = hdr_size, .vaddr = hdr_vaddr };
+        uint8_t count_encoding, table_encoding;
+
+        assert(hdr || hdr_size == 0);
+        assert(ret);
+
+        return hdr_start(&c, &count_encoding, &table_encoding, ret);
+}
+
 /* The binary search table of .eh_frame_hdr, decoded into ours: the linker sorted it already, and it spares
  * parsing every CIE and FDE. -ENOENT when there is none. */
 static int load_hdr_table(EhFrame *e, const void *hdr, size_t hdr_size, uint64_t hdr_vaddr)
@@ -312,7 +388,7 @@ static int load_hdr_table(EhFrame *e, const void *hdr, size_t hdr_size, uint64_t
         r = hdr_start(&c, &count_encoding, &table_encoding, &eh_frame);
         if (r < 0)
                 return r;
-        if (eh_frame != e->vaddr)
+        if (eh_frame != e->eh_frame.vaddr)
                 return -EBADMSG;
         if (count_encoding == PE_OMIT || table_encoding == PE_OMIT)
                 return -ENOENT;
@@ -337,9 +413,9 @@ static int load_hdr_table(EhFrame *e, const void *hdr, size_t hdr_size, uint64_t
                         r = read_encoded(&c, table_encoding, &hdr_vaddr, &fde);
                 if (r < 0)
                         return r;
-                if (fde < e->vaddr || fde - e->vaddr >= e->size)
+                if (fde < e->eh_frame.vaddr || fde - e->eh_frame.vaddr >= e->eh_frame.size)
                         return -EBADMSG;
-                r = table_add(e, &allocated, pc, (size_t)(fde - e->vaddr));
+                r = table_add(e, &allocated, pc, (size_t)(fde - e->eh_frame.vaddr), 0);
                 if (r < 0)
                         return r;
         }
@@ -347,85 +423,242 @@ static int load_hdr_table(EhFrame *e, const void *hdr, size_t hdr_size, uint64_t
         return 0;
 }
 
-/* Without a usable header: every FDE of .eh_frame, once. A malformed record ends the scan; the FDEs before it
- * stay usable. */
-static int scan_eh_frame(EhFrame *e)
+/* Called by scan() for each FDE that parsed and covers code. */
+typedef int (*FdeFunc)(EhFrame *e, size_t off, const Fde *fde, void *userdata);
+
+/* A function that a linker discarded leaves its FDE in .debug_frame (not in .eh_frame, which it edits), its
+ * address resolved to a tombstone: 0 (GNU ld), or all ones, a range that wraps around (lld). No x86-64
+ * program has code at 0, its ELF header. */
+static bool fde_discarded(const CfiSection *s, const Fde *fde, const Cie *cie)
 {
-        size_t allocated = 0, off = 0;
+        uint64_t top = (cie->program.fde_encoding & PE_FORMAT_MASK) == PE_UDATA4 ? UINT32_MAX : UINT64_MAX;
+
+        return s->format == CFI_DEBUG_FRAME &&
+               (fde->pc_begin == 0 || fde->pc_begin > top || fde->pc_range > top - fde->pc_begin);
+}
+
+/* Every FDE of s that covers code, in the section's order, once. A malformed record ends the scan; the FDEs
+ * before it stay usable. Bounded by the section's bytes: a record takes 8 at least. */
+static int scan(EhFrame *e, const CfiSection *s, FdeFunc f, void *userdata)
+{
+        size_t off = 0;
         int r;
 
-        while (off < e->size) {
-                size_t id_off, end;
-                uint32_t id;
+        while (off < s->size) {
+                Record rec;
                 Fde fde;
                 Cie cie;
 
-                if (read_record(e->data, e->size, off, &id_off, &end, &id) < 0)
+                r = read_record(s, off, &rec);
+                /* A zero word in .debug_frame, which has no terminator: padding between two contributions.
+                 */
+                if (r == -ENODATA && s->format == CFI_DEBUG_FRAME) {
+                        off += 4;
+                        continue;
+                }
+                if (r < 0)
                         break;
                 /* Zero-length FDEs are left over from functions the linker discarded. */
-                if (id != 0 && parse_fde(e, off, &fde, &cie) >= 0 && fde.pc_range > 0) {
-                        r = table_add(e, &allocated, fde.pc_begin, off);
+                if (!rec.is_cie && parse_fde(s, off, &fde, &cie) >= 0 && fde.pc_range > 0 &&
+                    !fde_discarded(s, &fde, &cie)) {
+                        r = f(e, off, &fde, userdata);
                         if (r < 0)
                                 return r;
                 }
-                off = end;
+                off = rec.end;
         }
+        return 0;
+}
+
+static int add_eh_frame_fde(EhFrame *e, size_t off, const Fde *fde, void *userdata)
+{
+        return table_add(e, userdata, fde->pc_begin, off, 0);
+}
+
+static int lowest_pc(EhFrame *e _unused_, size_t off _unused_, const Fde *fde, void *userdata)
+{
+        uint64_t *lowest = userdata;
+
+        *lowest = MIN(*lowest, fde->pc_begin);
+        return 0;
+}
+
+/* What .debug_frame's scan adds to a table of n_eh_frame entries from .eh_frame. */
+typedef struct DebugFrameScan {
+        size_t allocated;
+        size_t n_eh_frame;
+        size_t added;
+} DebugFrameScan;
+
+/* Whether .eh_frame's FDEs (the first n of the table, sorted) describe some of [lo, lo + range): the one
+ * starting in it, or the one before it, when its range reaches lo. rel is lo relative to the base. */
+static bool eh_frame_covers(const EhFrame *e, size_t n, int64_t rel, uint64_t lo, uint64_t range)
+{
+        int64_t rel_end = rel + (int64_t)MIN(range, (uint64_t)UINT32_MAX + 1);
+        size_t a = 0, b = n, off;
+        Fde fde;
+        Cie cie;
+
+        /* The first entry at or above lo. */
+        while (a < b) {
+                size_t mid = a + (b - a) / 2;
+
+                if (e->entries[mid].pc < rel)
+                        a = mid + 1;
+                else
+                        b = mid;
+        }
+        if (a < n && e->entries[a].pc < rel_end)
+                return true;
+        if (a == 0)
+                return false;
+        /* A damaged FDE covers nothing: the table has no rule for it either. */
+        off = e->entries[a - 1].fde;
+        if (parse_fde(&e->eh_frame, off, &fde, &cie) < 0)
+                return false;
+        return lo >= fde.pc_begin && lo - fde.pc_begin < fde.pc_range;
+}
+
+/* .debug_frame's FDE, for code that .eh_frame has none for: the CFI the program itself would use comes first
+ * (and has the signal frames' "S"). */
+static int add_debug_frame_fde(EhFrame *e, size_t off, const Fde *fde, void *userdata)
+{
+        DebugFrameScan *d = userdata;
+        int64_t rel = (int64_t)(fde->pc_begin - e->base);
+        size_t n = e->n_entries;
+        int r;
+
+        if (rel < INT32_MIN || rel > INT32_MAX ||
+            eh_frame_covers(e, d->n_eh_frame, rel, fde->pc_begin, fde->pc_range))
+                return 0;
+        r = table_add(e, &d->allocated, fde->pc_begin, off, ENTRY_DEBUG_FRAME);
+        if (r < 0)
+                return r;
+        d->added += e->n_entries - n;
+        return 0;
+}
+
+/* .debug_frame's FDEs into the table after .eh_frame's, which are sorted: 0, and *ret_added of them. The
+ * table's base is .eh_frame's when it has entries, else the lowest function here. */
+static int scan_debug_frame(EhFrame *e, size_t *ret_added)
+{
+        DebugFrameScan d = { .allocated = e->n_entries, .n_eh_frame = e->n_entries };
+        int r;
+
+        if (e->n_entries == 0) {
+                uint64_t lowest = UINT64_MAX;
+
+                r = scan(e, &e->debug_frame, lowest_pc, &lowest);
+                if (r < 0)
+                        return r;
+                e->base = lowest;
+        }
+        r = scan(e, &e->debug_frame, add_debug_frame_fde, &d);
+        if (r < 0)
+                return r;
         table_sort(e);
+        *ret_added = d.added;
         return 0;
 }
 
 /* How much of data is .eh_frame: up to and with its terminator, or all of it. */
 static size_t eh_frame_extent(const uint8_t *data, size_t size)
 {
-        size_t off = 0, id_off, end;
-        uint32_t id;
+        const CfiSection s = { .data = (uint8_t *)data, .size = size, .format = CFI_EH_FRAME };
+        size_t off = 0;
+        Record rec;
         int r;
 
         while (off < size) {
-                r = read_record(data, size, off, &id_off, &end, &id);
+                r = read_record(&s, off, &rec);
                 if (r == -ENODATA)
                         return off + 4;
                 if (r < 0)
                         return size;
-                off = end;
+                off = rec.end;
         }
         return size;
 }
 
-int eh_frame_new(const void *eh_frame, size_t eh_frame_size, uint64_t eh_frame_vaddr, const void *hdr,
-                 size_t hdr_size, uint64_t hdr_vaddr, EhFrame **ret)
+static int section_copy(CfiSection *s, const void *data, size_t size, uint64_t vaddr, CfiFormat format)
 {
-        _cleanup_(eh_frame_freep) EhFrame *e = NULL;
+        *s = (CfiSection) { .size = size, .vaddr = vaddr, .format = format };
+        if (size == 0)
+                return 0;
+        s->data = malloc(size);
+        if (!s->data)
+                return -ENOMEM;
+        memcpy(s->data, data, size);
+        return 0;
+}
+
+/* The table of .eh_frame's FDEs: through the header's, else by a scan. */
+static int load_eh_frame_table(EhFrame *e, const CfiSections *s)
+{
+        size_t allocated = 0;
         int r = -ENOENT;
 
-        assert(eh_frame || eh_frame_size == 0);
-        assert(hdr || hdr_size == 0);
+        if (e->eh_frame.size == 0)
+                return 0;
+        if (s->hdr)
+                r = load_hdr_table(e, s->hdr, s->hdr_size, s->hdr_vaddr);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                if (s->hdr)
+                        log_debug_errno(r, "No usable .eh_frame_hdr table, scanning .eh_frame: %m");
+                table_reset(e);
+                r = scan(e, &e->eh_frame, add_eh_frame_fde, &allocated);
+                if (r < 0)
+                        return r;
+                table_sort(e);
+        }
+        return 0;
+}
+
+int eh_frame_new_sections(const CfiSections *s, EhFrame **ret)
+{
+        _cleanup_(eh_frame_freep) EhFrame *e = NULL;
+        size_t added = 0;
+        int r;
+
+        assert(s);
+        assert(s->eh_frame || s->eh_frame_size == 0);
+        assert(s->hdr || s->hdr_size == 0);
+        assert(s->debug_frame || s->debug_frame_size == 0);
         assert(ret);
 
-        if (eh_frame_size == 0)
+        if (s->eh_frame_size == 0 && s->debug_frame_size == 0)
                 return -ENOENT;
 
         e = calloc(1, sizeof(*e));
         if (!e)
                 return -ENOMEM;
-        e->size = eh_frame_extent(eh_frame, eh_frame_size);
-        e->vaddr = eh_frame_vaddr;
-        e->data = malloc(e->size);
-        if (!e->data)
-                return -ENOMEM;
-        memcpy(e->data, eh_frame, e->size);
-
-        if (hdr)
-                r = load_hdr_table(e, hdr, hdr_size, hdr_vaddr);
-        if (r == -ENOMEM)
+        r = section_copy(&e->eh_frame, s->eh_frame,
+                         s->eh_frame_size > 0 ? eh_frame_extent(s->eh_frame, s->eh_frame_size) : 0,
+                         s->eh_frame_vaddr, CFI_EH_FRAME);
+        if (r < 0)
                 return r;
-        if (r < 0) {
-                if (hdr)
-                        log_debug_errno(r, "No usable .eh_frame_hdr table, scanning .eh_frame: %m");
-                table_reset(e);
-                r = scan_eh_frame(e);
+        e->base = s->eh_frame_vaddr;
+        r = load_eh_frame_table(e, s);
+        if (r < 0)
+                return r;
+
+        if (s->debug_frame_size > 0) {
+                /* Read in place: copied only when one of its FDEs is taken. */
+                e->debug_frame = (CfiSection) { .data = (uint8_t *)s->debug_frame,
+                                                .size = s->debug_frame_size,
+                                                .format = CFI_DEBUG_FRAME };
+                r = scan_debug_frame(e, &added);
+                e->debug_frame = (CfiSection) { .format = CFI_DEBUG_FRAME };
                 if (r < 0)
                         return r;
+                if (added > 0) {
+                        r = section_copy(&e->debug_frame, s->debug_frame, s->debug_frame_size, 0,
+                                         CFI_DEBUG_FRAME);
+                        if (r < 0)
+                                return r;
+                }
         }
         if (e->n_entries == 0)
                 return -ENOENT;
@@ -442,9 +675,22 @@ int eh_frame_new(const void *eh_frame, size_t eh_frame_size, uint64_t eh_frame_v
         return 0;
 }
 
+int eh_frame_new(const void *eh_frame, size_t eh_frame_size, uint64_t eh_frame_vaddr, const void *hdr,
+                 size_t hdr_size, uint64_t hdr_vaddr, EhFrame **ret)
+{
+        return eh_frame_new_sections(&(CfiSections) { .eh_frame = eh_frame,
+                                                      .eh_frame_size = eh_frame_size,
+                                                      .eh_frame_vaddr = eh_frame_vaddr,
+                                                      .hdr = hdr,
+                                                      .hdr_size = hdr_size,
+                                                      .hdr_vaddr = hdr_vaddr },
+                                     ret);
+}
+
 size_t eh_frame_memory(const EhFrame *e)
 {
-        return e ? sizeof(*e) + e->size + e->n_entries * sizeof(EhFrameEntry) + e->row_cache_size * sizeof(RowSlot)
+        return e ? sizeof(*e) + e->eh_frame.size + e->debug_frame.size +
+                               e->n_entries * sizeof(EhFrameEntry) + e->row_cache_size * sizeof(RowSlot)
                  : 0;
 }
 
@@ -452,7 +698,8 @@ EhFrame *eh_frame_free(EhFrame *e)
 {
         if (!e)
                 return NULL;
-        free(e->data);
+        free(e->eh_frame.data);
+        free(e->debug_frame.data);
         free(e->entries);
         free(e->row_cache);
         free(e);
@@ -464,152 +711,10 @@ size_t eh_frame_count(const EhFrame *e)
         return e ? e->n_entries : 0;
 }
 
-/* A file without section headers still has the loader's PT_GNU_EH_FRAME: 0 and *ret (NULL when there is
- * none), or -EFBIG, -EIO. */
-static int find_hdr_segment(ElfFile *f, Elf_Data **ret, uint64_t *ret_vaddr)
+/* The entry of the FDE whose function may cover pc: the last one starting at or below it. */
+static int find_fde(const EhFrame *e, uint64_t pc, const EhFrameEntry **ret)
 {
-        size_t n;
-        int r;
-
-        if (elf_getphdrnum(f->elf, &n) < 0)
-                return 0;
-        for (size_t i = 0; i < n; i++) {
-                GElf_Phdr phdr;
-
-                if (!gelf_getphdr(f->elf, (int)i, &phdr) || phdr.p_type != PT_GNU_EH_FRAME)
-                        continue;
-                r = elf_file_chunk(f, phdr.p_offset, phdr.p_filesz, ELF_T_BYTE, EH_FRAME_MAX, ret);
-                if (IN_SET(r, -EFBIG, -EIO))
-                        return r;
-                if (r >= 0)
-                        *ret_vaddr = phdr.p_vaddr;
-                return 0;
-        }
-        return 0;
-}
-
-/* .eh_frame found through the header's pointer, when there are no section headers: it runs to the end of
- * its segment at most (or EH_FRAME_MAX), eh_frame_new() finds its terminator. 0 and *ret (NULL when there is
- * none), or -EIO. */
-static int find_eh_frame_from_hdr(ElfFile *f, const Elf_Data *hdr, uint64_t hdr_vaddr, Elf_Data **ret,
-                                  uint64_t *ret_vaddr)
-{
-        Cursor c = { .data = hdr->d_buf, .end = hdr->d_size, .vaddr = hdr_vaddr };
-        uint8_t count_encoding, table_encoding;
-        uint64_t vaddr;
-        size_t n;
-        int r;
-
-        if (hdr_start(&c, &count_encoding, &table_encoding, &vaddr) < 0 || elf_getphdrnum(f->elf, &n) < 0)
-                return 0;
-        for (size_t i = 0; i < n; i++) {
-                GElf_Phdr phdr;
-                uint64_t delta;
-
-                if (!gelf_getphdr(f->elf, (int)i, &phdr) || phdr.p_type != PT_LOAD || vaddr < phdr.p_vaddr ||
-                    vaddr - phdr.p_vaddr >= phdr.p_filesz)
-                        continue;
-                delta = vaddr - phdr.p_vaddr;
-                if (phdr.p_offset > UINT64_MAX - delta)
-                        return 0;
-                r = elf_file_chunk(f, phdr.p_offset + delta, MIN(phdr.p_filesz - delta, EH_FRAME_MAX),
-                                   ELF_T_BYTE, EH_FRAME_MAX, ret);
-                if (r == -EIO)
-                        return r;
-                if (r >= 0)
-                        *ret_vaddr = vaddr;
-                return 0;
-        }
-        return 0;
-}
-
-int eh_frame_load_fd(int fd, EhFrame **ret)
-{
-        _cleanup_(elf_file_freep) ElfFile *f = NULL;
-        Elf_Data *eh_frame = NULL, *hdr = NULL;
-        uint64_t eh_frame_vaddr = 0, hdr_vaddr = 0;
-        Elf_Scn *scn = NULL;
-        size_t shstrndx;
-        int r;
-
-        assert(ret);
-
-        r = elf_file_open(fd, &f);
-        if (r < 0)
-                return r;
-        /* The register numbers and the 8-byte stack words are those of x86-64. */
-        if (f->ehdr.e_ident[EI_CLASS] != ELFCLASS64 || f->ehdr.e_ident[EI_DATA] != ELFDATA2LSB ||
-            f->ehdr.e_machine != EM_X86_64)
-                return -EOPNOTSUPP;
-
-        if (elf_getshdrstrndx(f->elf, &shstrndx) >= 0) {
-                r = elf_file_strings(f, shstrndx, ELF_SECTION_NAMES_MAX);
-                if (r == -EIO)
-                        return r;
-                while (r >= 0 && (scn = elf_nextscn(f->elf, scn))) {
-                        Elf_Data **data = NULL;
-                        GElf_Shdr shdr;
-                        const char *name;
-
-                        /* SHT_NOBITS: a separate debug file, whose sections are placeholders. */
-                        if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
-                                continue;
-                        name = elf_strptr(f->elf, shstrndx, shdr.sh_name);
-                        if (!name)
-                                continue;
-                        if (!eh_frame && strcmp(name, ".eh_frame") == 0) {
-                                data = &eh_frame;
-                                eh_frame_vaddr = shdr.sh_addr;
-                        } else if (!hdr && strcmp(name, ".eh_frame_hdr") == 0) {
-                                data = &hdr;
-                                hdr_vaddr = shdr.sh_addr;
-                        }
-                        if (!data)
-                                continue;
-                        r = elf_file_section(f, scn, EH_FRAME_MAX, true, data);
-                        if (IN_SET(r, -EFBIG, -EIO))
-                                return r;
-                        r = 0;
-                }
-        }
-        if (!hdr) {
-                r = find_hdr_segment(f, &hdr, &hdr_vaddr);
-                if (r < 0)
-                        return r;
-        }
-        if (!eh_frame && hdr) {
-                r = find_eh_frame_from_hdr(f, hdr, hdr_vaddr, &eh_frame, &eh_frame_vaddr);
-                if (r < 0)
-                        return r;
-        }
-        if (!eh_frame)
-                return -ENOENT;
-        /* CFI read from a file that changed meanwhile may be another file's. */
-        r = elf_file_check(f);
-        if (r < 0)
-                return r;
-
-        return eh_frame_new(eh_frame->d_buf, eh_frame->d_size, eh_frame_vaddr, hdr ? hdr->d_buf : NULL,
-                            hdr ? hdr->d_size : 0, hdr_vaddr, ret);
-}
-
-int eh_frame_load_path(const char *path, EhFrame **ret)
-{
-        _cleanup_close_ int fd = -1;
-
-        assert(path);
-        assert(ret);
-
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        return eh_frame_load_fd(fd, ret);
-}
-
-/* The offset of the FDE whose function may cover pc: the last one starting at or below it. */
-static int find_fde(const EhFrame *e, uint64_t pc, size_t *ret)
-{
-        int64_t rel = (int64_t)(pc - e->vaddr);
+        int64_t rel = (int64_t)(pc - e->base);
         size_t lo = 0, hi = e->n_entries;
 
         if (rel < INT32_MIN || rel > INT32_MAX)
@@ -624,7 +729,7 @@ static int find_fde(const EhFrame *e, uint64_t pc, size_t *ret)
         }
         if (lo == 0)
                 return -ENOENT;
-        *ret = e->entries[lo - 1].fde;
+        *ret = &e->entries[lo - 1];
         return 0;
 }
 
@@ -633,7 +738,7 @@ uint64_t eh_frame_table_pc(const EhFrame *e, size_t i)
         assert(e);
         assert(i < e->n_entries);
 
-        return e->vaddr + (uint64_t)(int64_t)e->entries[i].pc;
+        return e->base + (uint64_t)(int64_t)e->entries[i].pc;
 }
 
 uint64_t eh_frame_table_limit(const EhFrame *e)
@@ -642,11 +747,13 @@ uint64_t eh_frame_table_limit(const EhFrame *e)
 
         assert(e);
 
-        return e->vaddr > UINT64_MAX - reach ? UINT64_MAX : e->vaddr + reach;
+        return e->base > UINT64_MAX - reach ? UINT64_MAX : e->base + reach;
 }
 
 int eh_frame_fde(const EhFrame *e, size_t i, EhFrameFde *ret)
 {
+        const CfiSection *s;
+        size_t off;
         Fde fde;
         Cie cie;
         int r;
@@ -655,7 +762,8 @@ int eh_frame_fde(const EhFrame *e, size_t i, EhFrameFde *ret)
         assert(i < e->n_entries);
         assert(ret);
 
-        r = parse_fde(e, e->entries[i].fde, &fde, &cie);
+        s = entry_section(e, &e->entries[i], &off);
+        r = parse_fde(s, off, &fde, &cie);
         if (r < 0)
                 return r;
         *ret = (EhFrameFde) {
@@ -664,6 +772,7 @@ int eh_frame_fde(const EhFrame *e, size_t i, EhFrameFde *ret)
                 .cie = cie.program,
                 .cie_insns = cie.insns,
                 .fde_insns = fde.insns,
+                .debug_frame = s->format == CFI_DEBUG_FRAME,
         };
         return 0;
 }
@@ -672,15 +781,18 @@ int eh_frame_fde(const EhFrame *e, size_t i, EhFrameFde *ret)
 static int find_row(const EhFrame *e, uint64_t pc, Row *ret, uint64_t *ret_lo, uint64_t *ret_hi,
                     CfaCie *ret_cie)
 {
+        const EhFrameEntry *entry;
+        const CfiSection *s;
         size_t off;
         Cie cie;
         Fde fde;
         int r;
 
-        r = find_fde(e, pc, &off);
+        r = find_fde(e, pc, &entry);
         if (r < 0)
                 return r;
-        r = parse_fde(e, off, &fde, &cie);
+        s = entry_section(e, entry, &off);
+        r = parse_fde(s, off, &fde, &cie);
         if (r < 0)
                 return r;
         if (pc < fde.pc_begin || pc - fde.pc_begin >= fde.pc_range)

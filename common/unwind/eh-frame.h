@@ -12,19 +12,40 @@
 /* The call frame information of one x86-64 ELF file (.eh_frame, found through .eh_frame_hdr), for one
  * unwinding step: the frame-pointer walk done in BPF loses the caller of a function that has no frame set up
  * (a leaf, a libc system call wrapper, a function still in its prologue), and the CFI of the code at the
- * sampled ip says where that function keeps its return address. Pure: no /proc, no logging above debug. Every
- * read is bounded by the section, as the files come from untrusted processes. */
+ * sampled ip says where that function keeps its return address. Code built without unwind tables but with
+ * debug information has its CFI in .debug_frame instead (its own, or its separate debug file's): its FDEs
+ * serve where .eh_frame has none. Pure: no /proc, no logging above debug. Every read is bounded by the
+ * section, as the files come from untrusted processes. */
 typedef struct EhFrame EhFrame;
 
-/* Load the CFI of the ELF file open at fd (the fd is not kept), read as elf-util.h says: -ENOENT when it has
- * no .eh_frame, -ENOEXEC when it is not ELF, -EOPNOTSUPP when it is not x86-64, -EFBIG when .eh_frame or its
- * header is larger than 256 MiB, -EIO when the file changed while it was read. Keeps a copy of .eh_frame and
- * a table of 8 bytes a function. */
+/* Load the CFI of the ELF file open at fd (the fd is not kept), read as elf-util.h says: .eh_frame, and the
+ * FDEs of .debug_frame for code that .eh_frame does not cover. -ENOENT when it has neither, -ENOEXEC when it
+ * is not ELF, -EOPNOTSUPP when it is not x86-64, -EFBIG when a section (or what a compressed one inflates
+ * to) is larger than 256 MiB, -EIO when the file changed while it was read. Keeps a copy of the sections it
+ * uses and a table of 8 bytes a function. */
 int eh_frame_load_fd(int fd, EhFrame **ret);
 int eh_frame_load_path(const char *path, EhFrame **ret);
+/* The same with the file's separate debug file open at debug_fd (-1: none), whose .debug_frame (compressed
+ * or not) serves when the file has none of its own. The debug file is optional: its errors but -ENOMEM leave
+ * it out. */
+int eh_frame_load_fds(int fd, int debug_fd, EhFrame **ret);
 
-/* From the section contents and their ELF virtual addresses; hdr may be NULL (or without a search table),
- * then .eh_frame is scanned. The bytes are copied. -ENOENT when there is no FDE at all. */
+/* A file's CFI sections, each of them may be absent (NULL, size 0). */
+typedef struct CfiSections {
+        const void *eh_frame;
+        size_t eh_frame_size;
+        uint64_t eh_frame_vaddr;
+        const void *hdr; /* .eh_frame_hdr: may be without a search table, then .eh_frame is scanned */
+        size_t hdr_size;
+        uint64_t hdr_vaddr;
+        const void *debug_frame; /* inflated, if it was compressed */
+        size_t debug_frame_size;
+} CfiSections;
+
+/* From the section contents and their ELF virtual addresses. The bytes are copied (.debug_frame's only when
+ * one of its FDEs is used). -ENOENT when there is no FDE at all. */
+int eh_frame_new_sections(const CfiSections *s, EhFrame **ret);
+/* The same from .eh_frame and its header alone. */
 int eh_frame_new(const void *eh_frame, size_t eh_frame_size, uint64_t eh_frame_vaddr, const void *hdr,
                  size_t hdr_size, uint64_t hdr_vaddr, EhFrame **ret);
 
@@ -42,6 +63,7 @@ typedef struct EhFrameFde {
         uint64_t pc_begin, pc_range; /* as the FDE says */
         CfaCie cie;
         Cursor cie_insns, fde_insns;
+        bool debug_frame; /* from .debug_frame */
 } EhFrameFde;
 
 /* Where the table's i-th function starts (i < eh_frame_count()), in address order: a lookup of a pc from
@@ -50,8 +72,9 @@ typedef struct EhFrameFde {
 uint64_t eh_frame_table_pc(const EhFrame *e, size_t i);
 /* Its FDE and CIE: -EBADMSG when either is malformed. */
 int eh_frame_fde(const EhFrame *e, size_t i, EhFrameFde *ret);
-/* The first address past the table's reach (2 GiB past .eh_frame, as the 32-bit offsets of .eh_frame_hdr):
- * lookups there and beyond find nothing, whatever an FDE's range says. UINT64_MAX when it wraps around. */
+/* The first address past the table's reach, 2 GiB past its base (.eh_frame, as the 32-bit offsets of
+ * .eh_frame_hdr; without .eh_frame's FDEs, the lowest function of .debug_frame): lookups there and beyond
+ * find nothing, whatever an FDE's range says. UINT64_MAX when it wraps around. */
 uint64_t eh_frame_table_limit(const EhFrame *e);
 
 /* The row at pc (an ELF vaddr) by the CFA program run up to pc, as eh_frame_unwind_step() finds it (without

@@ -406,6 +406,7 @@ static int compile_function(UnwindTableBuilder *b, size_t i)
                 }
         }
         b->stats.fdes++;
+        b->stats.fdes_debug_frame += fde.debug_frame;
         b->covered_end = end;
         b->gap_open = false;
         return 0;

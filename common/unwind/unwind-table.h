@@ -25,6 +25,7 @@ typedef enum UnwindUnsupported {
 
 typedef struct UnwindTableStats {
         uint32_t fdes;             /* FDEs compiled */
+        uint32_t fdes_debug_frame; /* of those, from .debug_frame (code without .eh_frame) */
         uint32_t fdes_skipped;     /* empty, superseded (another at the same start) or damaged FDEs left out */
         uint32_t cfa_rows;         /* rows of the CFA programs, before merging */
         uint32_t by_kind[16];      /* rows of the table by enum vprof_unwind_kind */

@@ -23,13 +23,14 @@ static Cfi *cfi_unref(Cfi *c)
         return NULL;
 }
 
-static int cfi_load(int fd, void **ret_data, size_t *ret_bytes)
+/* The file's .eh_frame, and .debug_frame for its code without: its own, else its debug file's. */
+static int cfi_load_with_debug(int fd, int debug_fd, void **ret_data, size_t *ret_bytes)
 {
         EhFrame *e = NULL;
         Cfi *c;
         int r;
 
-        r = eh_frame_load_fd(fd, &e);
+        r = eh_frame_load_fds(fd, debug_fd, &e);
         if (r < 0)
                 return r;
         c = malloc(sizeof(*c));
@@ -43,6 +44,11 @@ static int cfi_load(int fd, void **ret_data, size_t *ret_bytes)
         return 0;
 }
 
+static int cfi_load(int fd, void **ret_data, size_t *ret_bytes)
+{
+        return cfi_load_with_debug(fd, -1, ret_data, ret_bytes);
+}
+
 static void cfi_free(void *data)
 {
         cfi_unref(data);
@@ -53,6 +59,7 @@ static const FileAttachmentType cfi_attachment = {
         .name = "call frame information",
         .load = cfi_load,
         .free = cfi_free,
+        .load_with_debug = cfi_load_with_debug,
 };
 
 int unwinder_step(AddressSpace *as, const UnwindRegs *regs, bool return_address, const uint64_t *window,

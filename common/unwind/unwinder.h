@@ -12,14 +12,14 @@
 /* One step from a frame of a process to its caller, from the call frame information of the code: the
  * entry point of the unwinding layer. The frame-pointer walk done in BPF loses the caller of a function
  * without a frame (a leaf, a libc system call wrapper, a prologue); the CFI of the file mapped at the
- * frame's ip (.eh_frame, eh-frame.h) says where that function keeps its return address. Each file's CFI is
- * parsed on the first step through it and kept with the symbolizer's entry of the file (an attachment,
- * symbolizer.h), counted in its budget. */
+ * frame's ip (.eh_frame, else .debug_frame of the file or of its separate debug file: eh-frame.h) says where
+ * that function keeps its return address. Each file's CFI is parsed on the first step through it and kept
+ * with the symbolizer's entry of the file (an attachment, symbolizer.h), counted in its budget. */
 
 /* The return address of the innermost user frame. sp, bp: the user registers when the stack was captured;
  * window: n_words words copied from the user stack at sp. 0 and *ret_return_address on success; -ENOENT no
- * CFI for ip (not in a file mapping, the vDSO, a file without .eh_frame) or the outermost frame; -ERANGE,
- * -EOPNOTSUPP, -EBADMSG as eh_frame_unwind_step(). */
+ * CFI for ip (not in a file mapping, the vDSO, a file without .eh_frame or .debug_frame) or the outermost
+ * frame; -ERANGE, -EOPNOTSUPP, -EBADMSG as eh_frame_unwind_step(). */
 int unwinder_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64_t bp, const uint64_t *window,
                   size_t n_words, uint64_t *ret_return_address);
 

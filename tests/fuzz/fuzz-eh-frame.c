@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The CFI reader (eh-frame.c, cfa-program.c, dwarf-cursor.c): an input that starts like an ELF file is
- * loaded as one (a memfd, eh_frame_load_fd()); any other is raw section contents after a header of its own
- * (RawHeader): where .eh_frame and .eh_frame_hdr lie, how long .eh_frame is (the header's bytes follow it
- * when flags bit 0 is set), where code starts. Then unwind steps at many pcs, from a stack window the input
- * fills. Seeds: the fixtures (run-fuzz.py), and this process's vDSO, whole and as its raw .eh_frame and
- * .eh_frame_hdr. */
+/* The CFI reader (eh-frame.c, eh-frame-load.c, compressed-section.c, cfa-program.c, dwarf-cursor.c): an
+ * input that starts like an ELF file is loaded as one (a memfd, eh_frame_load_fd()), and again as the
+ * separate debug file of a binary without CFI of its own (eh_frame_load_fds(): its .debug_frame, compressed
+ * or not); any other is raw section contents after a header of its own (RawHeader): where .eh_frame and
+ * .eh_frame_hdr lie, how long .eh_frame is (the header's bytes follow it when flags bit 0 is set,
+ * .debug_frame's when bit 1 is), where code starts. Then unwind steps at many pcs, from a stack window the
+ * input fills. Seeds: the fixtures (run-fuzz.py, with .debug_frame and compressed debug files among them),
+ * and this process's vDSO, whole and as its raw .eh_frame and .eh_frame_hdr, and that .eh_frame as
+ * .debug_frame records. */
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
@@ -46,34 +49,64 @@ static void unwind(const EhFrame *e, uint64_t code_start, const uint8_t *data, s
         (void)eh_frame_memory(e);
 }
 
+/* An x86-64 ELF file with no sections: the binary whose separate debug file the input is. */
+static int bare_elf(void)
+{
+        Elf64_Ehdr h = {
+                .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT },
+                .e_type = ET_DYN,
+                .e_machine = EM_X86_64,
+                .e_version = EV_CURRENT,
+                .e_ehsize = sizeof(Elf64_Ehdr),
+        };
+
+        return fuzz_memfd((const uint8_t *)&h, sizeof(h));
+}
+
+static void load_elf(const uint8_t *data, size_t size)
+{
+        _cleanup_(eh_frame_freep) EhFrame *e = NULL, *d = NULL;
+        _cleanup_close_ int fd = fuzz_memfd(data, size), bare = bare_elf();
+
+        if (fd < 0)
+                return;
+        if (eh_frame_load_fd(fd, &e) >= 0)
+                unwind(e, 0, data, size);
+        if (bare >= 0 && eh_frame_load_fds(bare, fd, &d) >= 0)
+                unwind(d, 0, data, size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         _cleanup_(eh_frame_freep) EhFrame *e = NULL;
-        uint64_t code_start = 0;
+        const uint8_t *p;
+        size_t left, n;
+        RawHeader h;
         int r;
 
         if (size >= 4 && memcmp(data, ELFMAG, SELFMAG) == 0) {
-                _cleanup_close_ int fd = fuzz_memfd(data, size);
-
-                if (fd < 0)
-                        return 0;
-                r = eh_frame_load_fd(fd, &e);
-        } else if (size >= sizeof(RawHeader)) {
-                const uint8_t *p = data + sizeof(RawHeader);
-                size_t left = size - sizeof(RawHeader), n;
-                RawHeader h;
-
-                memcpy(&h, data, sizeof(h));
-                n = MIN((size_t)h.eh_frame_size, left);
-                code_start = h.code_start;
-                if (h.flags & 1)
-                        r = eh_frame_new(p, n, h.eh_frame_vaddr, p + n, left - n, h.hdr_vaddr, &e);
-                else
-                        r = eh_frame_new(p, left, h.eh_frame_vaddr, NULL, 0, 0, &e);
-        } else
+                load_elf(data, size);
                 return 0;
+        }
+        if (size < sizeof(RawHeader))
+                return 0;
+        p = data + sizeof(RawHeader);
+        left = size - sizeof(RawHeader);
+        memcpy(&h, data, sizeof(h));
+        n = MIN((size_t)h.eh_frame_size, left);
+        if (h.flags & 2)
+                r = eh_frame_new_sections(&(CfiSections) { .eh_frame = p,
+                                                           .eh_frame_size = n,
+                                                           .eh_frame_vaddr = h.eh_frame_vaddr,
+                                                           .debug_frame = p + n,
+                                                           .debug_frame_size = left - n },
+                                          &e);
+        else if (h.flags & 1)
+                r = eh_frame_new(p, n, h.eh_frame_vaddr, p + n, left - n, h.hdr_vaddr, &e);
+        else
+                r = eh_frame_new(p, left, h.eh_frame_vaddr, NULL, 0, 0, &e);
         if (r >= 0)
-                unwind(e, code_start, data, size);
+                unwind(e, h.code_start, data, size);
         return 0;
 }
 
@@ -111,8 +144,9 @@ static int write_seeds(const char *dir)
         _cleanup_(elf_endp_local) Elf *elf = NULL;
         Elf_Data *eh_frame, *hdr, *text;
         uint64_t eh_frame_vaddr, hdr_vaddr, text_vaddr;
+        uint8_t debug_frame[512];
         const uint8_t *vdso;
-        size_t size;
+        size_t size, n;
         RawHeader h;
 
         vdso = fuzz_vdso(&size);
@@ -130,7 +164,7 @@ static int write_seeds(const char *dir)
             section_of(elf, ".text", &text, &text_vaddr) < 0 ||
             eh_frame_vaddr > UINT32_MAX || hdr_vaddr > UINT32_MAX || text_vaddr > UINT32_MAX)
                 return -1;
-        buf = malloc(sizeof(h) + eh_frame->d_size + hdr->d_size);
+        buf = malloc(sizeof(h) + eh_frame->d_size + MAX(hdr->d_size, sizeof(debug_frame)));
         if (!buf)
                 return -1;
         h = (RawHeader) { .flags = 0,
@@ -145,7 +179,16 @@ static int write_seeds(const char *dir)
         h.flags = 1;
         memcpy(buf, &h, sizeof(h));
         memcpy(buf + sizeof(h) + eh_frame->d_size, hdr->d_buf, hdr->d_size);
-        return fuzz_write_file(dir, "eh-frame-hdr.raw", buf, sizeof(h) + eh_frame->d_size + hdr->d_size);
+        if (fuzz_write_file(dir, "eh-frame-hdr.raw", buf, sizeof(h) + eh_frame->d_size + hdr->d_size) < 0)
+                return -1;
+        /* With .debug_frame for code past the vDSO's, where the steps above go. */
+        h.flags = 2;
+        memcpy(buf, &h, sizeof(h));
+        n = fuzz_debug_frame(debug_frame, sizeof(debug_frame), text_vaddr + 0x4000);
+        if (n == 0)
+                return -1;
+        memcpy(buf + sizeof(h) + eh_frame->d_size, debug_frame, n);
+        return fuzz_write_file(dir, "eh-frame-debug-frame.raw", buf, sizeof(h) + eh_frame->d_size + n);
 }
 
 int LLVMFuzzerInitialize(int *argc _unused_, char ***argv _unused_)

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,4 +131,92 @@ uint64_t fuzz_word(const uint8_t *data, size_t size, size_t i)
                 return 0;
         memcpy(&v, data + size - 8 * (i + 1), sizeof(v));
         return v;
+}
+
+typedef struct Writer {
+        uint8_t *buf;
+        size_t size, n;
+} Writer;
+
+static void put(Writer *w, const void *p, size_t n)
+{
+        if (n > 0 && n <= w->size && w->n <= w->size - n)
+                memcpy(w->buf + w->n, p, n);
+        w->n += n;
+}
+
+static void put_le(Writer *w, uint64_t v, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                put(w, &(uint8_t) { (uint8_t)(v >> (8 * i)) }, 1);
+}
+
+static void patch_le(Writer *w, size_t at, uint64_t v, size_t n)
+{
+        for (size_t i = 0; i < n && at + i < w->size; i++)
+                w->buf[at + i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A record's length and id (a CIE's all ones, an FDE's the offset of its CIE); the offset of its id field.
+ */
+static size_t record(Writer *w, bool dwarf64, uint64_t id)
+{
+        if (dwarf64)
+                put_le(w, UINT32_MAX, 4);
+        put_le(w, 0, dwarf64 ? 8 : 4);
+        put_le(w, id, dwarf64 ? 8 : 4);
+        return w->n - (dwarf64 ? 8 : 4);
+}
+
+static void record_end(Writer *w, bool dwarf64, size_t id_at)
+{
+        size_t len_at = id_at - (dwarf64 ? 8 : 4);
+
+        patch_le(w, len_at, w->n - id_at, dwarf64 ? 8 : 4);
+}
+
+static size_t cie(Writer *w, bool dwarf64)
+{
+        /* Code alignment 1, data alignment -8, the return address in column 16 at CFA - 8, CFA = rsp + 8. */
+        static const uint8_t body[] = { 1, 0x78, 16, 0x0c, 0x07, 0x08, 0x90, 0x01 };
+        size_t id_at = record(w, dwarf64, dwarf64 ? UINT64_MAX : UINT32_MAX);
+
+        put(w, dwarf64 ? (const uint8_t[]) { 4, 0, 8, 0 } : (const uint8_t[]) { 1, 0 }, dwarf64 ? 4 : 2);
+        put(w, body, sizeof(body));
+        record_end(w, dwarf64, id_at);
+        return id_at - (dwarf64 ? 12 : 4);
+}
+
+static size_t fde(Writer *w, bool dwarf64, uint64_t cie_at, uint64_t pc, uint64_t range,
+                  const uint8_t *insns, size_t n)
+{
+        size_t id_at = record(w, dwarf64, cie_at);
+
+        put_le(w, pc, 8);
+        put_le(w, range, 8);
+        put(w, insns, n);
+        record_end(w, dwarf64, id_at);
+        return id_at;
+}
+
+size_t fuzz_debug_frame(uint8_t *buf, size_t size, uint64_t code_start)
+{
+        /* push %rbp; mov %rsp,%rbp; ...; leave: CFA = rbp + 16, then rsp + 8. */
+        static const uint8_t frame_pointer[] = { 0x41, 0x0e, 0x10, 0x86, 0x02, 0x43,
+                                                0x0d, 0x06, 0x70, 0x0c, 0x07, 0x08 };
+        /* An epilogue in the middle: remember, pop, restore. */
+        static const uint8_t epilogue[] = { 0x44, 0x0e, 0x40, 0x0a, 0x48, 0x0e, 0x08, 0x41, 0x0b };
+        /* CFA = *(rsp + 16) + 8: a realigned frame's. */
+        static const uint8_t deref[] = { 0x0f, 0x05, 0x77, 0x10, 0x06, 0x23, 0x08 };
+        Writer w = { .buf = buf, .size = size };
+        size_t cie32, cie64, forward;
+
+        cie32 = cie(&w, false);
+        fde(&w, false, cie32, code_start, 0x40, frame_pointer, sizeof(frame_pointer));
+        fde(&w, false, cie32, 0, 0x10, NULL, 0);
+        forward = fde(&w, true, 0, code_start + 0x80, 0x40, epilogue, sizeof(epilogue));
+        cie64 = cie(&w, true);
+        patch_le(&w, forward, cie64, 8);
+        fde(&w, true, cie64, code_start + 0x100, 0x20, deref, sizeof(deref));
+        return w.n <= size ? w.n : 0;
 }

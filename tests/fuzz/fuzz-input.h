@@ -33,3 +33,9 @@ int fuzz_memfd(const uint8_t *data, size_t size);
 /* The little-endian word at the i-th 8-byte position from the end of the input (0 past the start): values
  * the fuzzer controls, for addresses to look up. */
 uint64_t fuzz_word(const uint8_t *data, size_t size, size_t i);
+
+/* A small .debug_frame describing code at code_start, for the seeds of the CFI harnesses: both record
+ * formats (32-bit with a version 1 CIE, 64-bit with a version 4 one), FDEs before and after their CIE, a
+ * discarded function's FDE (address 0), a few of GCC's CFA forms. Written into buf: its size, 0 when it does
+ * not fit. */
+size_t fuzz_debug_frame(uint8_t *buf, size_t size, uint64_t code_start);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The compiler of unwind tables (unwind-table.c, over eh-frame.c, cfa-program.c, dwarf-cursor.c). The input is
- * fuzz-eh-frame.c's: an ELF file, or raw .eh_frame (and .eh_frame_hdr) after a RawHeader. The builder runs in
- * slices of a size the input picks; a table must then hold the invariants the BPF program relies on (sorted
- * rows from 0, no two equal rules in a row, a GAP last, the index right, every span at most 1024 rows), and
- * agree with the interpreter (eh_frame_find_row()) where both have an answer. A violation aborts. Seeds: the
- * fixtures (run-fuzz.py: fixture-unwind and its damaged copies among them), this process's vDSO, and
- * hand-made CFI of each form the compiler knows. */
+/* The compiler of unwind tables (unwind-table.c, over eh-frame.c, cfa-program.c, dwarf-cursor.c). The input
+ * is fuzz-eh-frame.c's: an ELF file (also as the separate debug file of a binary without CFI of its own), or
+ * raw .eh_frame (and .eh_frame_hdr, or .debug_frame) after a RawHeader. The builder runs in slices of a size
+ * the input picks; a table must then hold the invariants the BPF program relies on (sorted rows from 0, no
+ * two equal rules in a row, a GAP last, the index right, every span at most 1024 rows), and agree with the
+ * interpreter (eh_frame_find_row()) where both have an answer. A violation aborts. Seeds: the fixtures
+ * (run-fuzz.py: fixture-unwind and its damaged copies among them), this process's vDSO, and hand-made CFI of
+ * each form the compiler knows. */
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -149,6 +150,20 @@ static void check_property(const UnwindTable *t, const EhFrame *e)
         }
 }
 
+/* An x86-64 ELF file with no sections: the binary whose separate debug file the input is. */
+static int bare_elf(void)
+{
+        Elf64_Ehdr h = {
+                .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT },
+                .e_type = ET_DYN,
+                .e_machine = EM_X86_64,
+                .e_version = EV_CURRENT,
+                .e_ehsize = sizeof(Elf64_Ehdr),
+        };
+
+        return fuzz_memfd((const uint8_t *)&h, sizeof(h));
+}
+
 static void compile(const EhFrame *e, size_t slice)
 {
         _cleanup_(unwind_table_builder_freep) UnwindTableBuilder *b = NULL;
@@ -179,11 +194,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int r;
 
         if (size >= 4 && memcmp(data, ELFMAG, SELFMAG) == 0) {
-                _cleanup_close_ int fd = fuzz_memfd(data, size);
+                _cleanup_close_ int fd = fuzz_memfd(data, size), bare = -1;
 
                 if (fd < 0)
                         return 0;
-                r = eh_frame_load_fd(fd, &e);
+                /* As a debug file when the last byte says so: its .debug_frame alone. */
+                if (data[size - 1] & 0x20) {
+                        bare = bare_elf();
+                        r = bare < 0 ? -EBADF : eh_frame_load_fds(bare, fd, &e);
+                } else
+                        r = eh_frame_load_fd(fd, &e);
         } else if (size >= sizeof(RawHeader)) {
                 const uint8_t *p = data + sizeof(RawHeader);
                 size_t left = size - sizeof(RawHeader), n;
@@ -191,7 +211,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
                 memcpy(&h, data, sizeof(h));
                 n = MIN((size_t)h.eh_frame_size, left);
-                if (h.flags & 1)
+                if (h.flags & 2)
+                        r = eh_frame_new_sections(&(CfiSections) { .eh_frame = p,
+                                                                   .eh_frame_size = n,
+                                                                   .eh_frame_vaddr = h.eh_frame_vaddr,
+                                                                   .debug_frame = p + n,
+                                                                   .debug_frame_size = left - n },
+                                                  &e);
+                else if (h.flags & 1)
                         r = eh_frame_new(p, n, h.eh_frame_vaddr, p + n, left - n, h.hdr_vaddr, &e);
                 else
                         r = eh_frame_new(p, left, h.eh_frame_vaddr, NULL, 0, 0, &e);
@@ -293,6 +320,38 @@ static int write_handmade(const char *dir)
         return fuzz_write_file(dir, "handmade.raw", buf, sizeof(h) + s.n);
 }
 
+/* fuzz_debug_frame()'s: alone, and after .eh_frame's handmade FDEs (the functions of both overlap:
+ * .eh_frame's win). */
+static int write_debug_frame(const char *dir)
+{
+        uint8_t buf[sizeof(RawHeader) + 1024];
+        RawHeader h = { .flags = 2, .code_start = 0x1000 };
+        Seed s = {};
+        size_t n;
+
+        n = fuzz_debug_frame(buf + sizeof(h), sizeof(buf) - sizeof(h), 0x1000);
+        if (n == 0)
+                return -1;
+        memcpy(buf, &h, sizeof(h));
+        if (fuzz_write_file(dir, "debug-frame.raw", buf, sizeof(h) + n) < 0)
+                return -1;
+
+        seed_cie(&s, false);
+        seed_fde(&s, 0x1000, 0x40, NULL, 0);
+        seed_fde(&s, 0x1200, 0x40, NULL, 0);
+        put_u32(&s, 0);
+        h = (RawHeader) { .flags = 2,
+                          .eh_frame_vaddr = 0x8000,
+                          .eh_frame_size = (uint32_t)s.n,
+                          .code_start = 0x1000 };
+        memcpy(buf, &h, sizeof(h));
+        memcpy(buf + sizeof(h), s.data, s.n);
+        n = fuzz_debug_frame(buf + sizeof(h) + s.n, sizeof(buf) - sizeof(h) - s.n, 0x1000);
+        if (n == 0)
+                return -1;
+        return fuzz_write_file(dir, "eh-frame-debug-frame.raw", buf, sizeof(h) + s.n + n);
+}
+
 static int write_seeds(const char *dir)
 {
         const uint8_t *vdso;
@@ -300,6 +359,8 @@ static int write_seeds(const char *dir)
 
         vdso = fuzz_vdso(&size);
         if (vdso && fuzz_write_file(dir, "vdso.so", vdso, size) < 0)
+                return -1;
+        if (write_debug_frame(dir) < 0)
                 return -1;
         return write_handmade(dir);
 }
