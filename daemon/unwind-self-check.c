@@ -114,7 +114,7 @@ void unwind_self_check_compare(AddressSpace *as, const struct vprof_stack_copy *
                 const uint64_t *window;
                 size_t n_words = 0;
                 uint64_t walk;
-                int r, kind;
+                int r, kind, fp_r;
 
                 /* A table covers the padding between functions, so a frame in it has a rule where the CFI has
                  * none. A real frame is never there, but for frame 0 in kernel mode, whose ip follows a system
@@ -130,7 +130,8 @@ void unwind_self_check_compare(AddressSpace *as, const struct vprof_stack_copy *
                         break;
                 }
                 walk = c->frames[i + 1] & ~VPROF_FRAME_EXACT;
-                fp = may_fp && fp_step(c, &regs, &fp_caller) == 0 && fp_caller.ip == walk;
+                fp_r = may_fp ? fp_step(c, &regs, &fp_caller) : -EOPNOTSUPP;
+                fp = fp_r == 0 && fp_caller.ip == walk;
                 if (r == 0 && caller.ip == walk) {
                         res.steps++;
                         /* Both steps give the walk's frame, with other registers (a realigned frame): which ones the
@@ -140,6 +141,10 @@ void unwind_self_check_compare(AddressSpace *as, const struct vprof_stack_copy *
                         regs = caller;
                         continue;
                 }
+                /* The walk may have taken the frame-pointer step through a record the copy does not hold (rbp a few
+                 * bytes below the stack pointer, or near the copy's end): nothing to tell. */
+                if (fp_r == -ERANGE)
+                        break;
                 kind = r < 0 ? failed_step_kind(as, r, &regs, return_address) : -1;
                 /* Not where the interpreter cannot evaluate the rule: the walk's rule may be one it can, whose caller
                  * the frame-pointer step may give with another stack pointer. */

@@ -290,6 +290,15 @@ START_TEST(test_unchecked)
         /* Without the flags that say the walk took such a step, the interpreter's caller is another. */
         k.c->walk_flags = 0;
         ck_assert_int_eq(compare(&k).outcome, UNWIND_CHECK_DISAGREED);
+
+        /* rbp 8 bytes below the stack pointer, where the walk still reads a frame record: half of it is not in the
+         * copy, so the step cannot be told from a wrong one. */
+        k.c->user_bp = k.c->user_sp - 8;
+        memcpy(&junk, k.c->stack, sizeof(junk));
+        ck_assert_uint_ne(junk, k.copy->frames[2]);
+        k.c->frames[1] = junk;
+        k.c->walk_flags = VPROF_WALK_NO_MAPPINGS | VPROF_WALK_LEAF_FP;
+        ck_assert_int_eq(compare(&k).outcome, UNWIND_CHECK_UNCHECKED);
 }
 END_TEST
 
