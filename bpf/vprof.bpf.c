@@ -26,6 +26,10 @@ const volatile __u64 pidns_ino = 0;
  * kernel's frame-pointer walk, bpf_get_stack(), and the verifier drops the walk. */
 const volatile bool cfi_walk = false;
 
+/* Set by the daemon before load, with cfi_walk only: the unwind self-check (UnwindSelfCheck=) copies the top of the
+ * user stack for 1 in self_check_every kept samples. 0: off, and the verifier drops the copy. */
+const volatile __u32 self_check_every = 0;
+
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
         __uint(max_entries, VPROF_MAX_TARGETS_DEFAULT); /* resized by the daemon before load */
@@ -493,6 +497,58 @@ static __always_inline __u64 wakeup_flag(void)
                                                                               : BPF_RB_NO_WAKEUP;
 }
 
+#define STACK_PAGE 4096
+
+/* The unwind self-check's record for the sample just kept: its walk (frames, registers, how it ended) and the top
+ * of its user stack, to the end of the stack pointer's page and then whole pages while they fit and can be read
+ * (without faulting: the pages a thread runs on are present). Straight into the ring buffer: a scratch copy would
+ * take 17 KiB a CPU. A full ring loses the copy only, counted. Nothing of it is in the walk, which stays as it is
+ * with the self-check off. */
+static __always_inline void copy_user_stack(struct vprof_sample *s)
+{
+        __u32 kdepth = s->kernel_depth, n;
+        struct vprof_stack_copy *c;
+        __u64 sp = s->user_sp;
+
+        c = bpf_ringbuf_reserve(&samples, sizeof(*c), 0);
+        if (!c) {
+                count(VPROF_STAT_SELF_CHECK_LOST);
+                return;
+        }
+        c->tgid = s->tgid;
+        c->tid = s->tid;
+        c->cpu = s->cpu;
+        c->flags = s->flags | VPROF_SAMPLE_STACK_COPY;
+        c->time_ns = s->time_ns;
+        c->user_sp = sp;
+        c->user_bp = s->user_bp;
+        c->user_depth = s->user_depth;
+        c->exec_count = s->exec_count;
+        c->walk_end = s->walk_end;
+        c->walk_flags = s->walk_flags;
+        if (kdepth > VPROF_MAX_KERNEL_FRAMES)
+                kdepth = VPROF_MAX_KERNEL_FRAMES;
+        /* The user frames and whatever follows them in the scratch record: frames[] has room for both. */
+        if (bpf_probe_read_kernel(c->frames, sizeof(c->frames), &s->frames[kdepth]))
+                c->user_depth = 0;
+
+        n = STACK_PAGE - (sp & (STACK_PAGE - 1));
+        if (bpf_probe_read_user(c->stack, n, (void *)sp) == 0) {
+                for (int k = 0; k < VPROF_STACK_COPY_BYTES / STACK_PAGE - 1; k++) {
+                        /* The bound for the verifier, kept: clang sees it always holds and turns the sum into an
+                         * OR, whose range the verifier cannot tell. */
+                        __asm__ volatile("" : "+r"(n));
+                        if (n > VPROF_STACK_COPY_BYTES - STACK_PAGE ||
+                            bpf_probe_read_user(c->stack + n, STACK_PAGE, (void *)(sp + n)))
+                                break;
+                        n += STACK_PAGE;
+                }
+        } else
+                n = 0;
+        c->stack_bytes = n;
+        bpf_ringbuf_submit(c, wakeup_flag());
+}
+
 SEC("perf_event")
 int vprof_sample(struct bpf_perf_event_data *ctx)
 {
@@ -553,6 +609,9 @@ int vprof_sample(struct bpf_perf_event_data *ctx)
                 return 0;
         }
         count(VPROF_STAT_KEPT);
+        /* A constant after load, set with cfi_walk only: with the self-check off, one load and a branch. */
+        if (self_check_every && bpf_get_prandom_u32() % self_check_every == 0)
+                copy_user_stack(s);
         return 0;
 }
 

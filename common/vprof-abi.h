@@ -88,6 +88,31 @@ enum {
         VPROF_SAMPLE_KERNEL_STACK_ERROR = 1u << 4,
         VPROF_SAMPLE_OFF_CPU = 1u << 5,         /* an off-CPU interval of period ns, not a sample */
         VPROF_SAMPLE_PREEMPTED = 1u << 6,       /* off the CPU while runnable, not waiting */
+        VPROF_SAMPLE_STACK_COPY = 1u << 7,      /* a struct vprof_stack_copy, not a struct vprof_sample */
+};
+
+/* The unwind self-check (UnwindSelfCheck=N, bpf: self_check_every): for 1 in N kept samples whose user stack the
+ * unwind tables walked, a second record follows the sample's: the top of the user stack, the registers and the
+ * walk's frames and outcome, for the daemon to unwind the same stack with its own CFI interpreter and compare
+ * (daemon/unwind-self-check.h). Its first four fields are those of struct vprof_sample, whose flags tell the two
+ * apart. The sample itself is counted by its own record, once. */
+#define VPROF_STACK_COPY_BYTES 16384
+
+struct vprof_stack_copy {
+        __u32 tgid;
+        __u32 tid;
+        __u32 cpu;
+        __u32 flags;          /* VPROF_SAMPLE_STACK_COPY and the sample's flags */
+        __u64 time_ns;        /* the sample's */
+        __u64 user_sp;        /* the user registers the walk started from; frames[0] is the ip */
+        __u64 user_bp;
+        __u16 user_depth;     /* frames valid in frames[] */
+        __u16 exec_count;     /* the sample's */
+        __u16 stack_bytes;    /* bytes of stack valid, copied from user_sp up while readable: 0..16384 */
+        __u8 walk_end;        /* the sample's enum vprof_walk_end */
+        __u8 walk_flags;      /* and VPROF_WALK_* */
+        __u64 frames[VPROF_MAX_USER_FRAMES]; /* the sample's user frames, as its record has them */
+        __u8 stack[VPROF_STACK_COPY_BYTES];
 };
 
 /* Per-CPU outcome counters. Every run of the BPF program ends in exactly one of KEPT, DISCARDED, RING_FULL
@@ -124,6 +149,8 @@ enum vprof_stat {
         VPROF_STAT_UNWIND_BAD_RULE,
         VPROF_STAT_UNWIND_UNKNOWN_PC,
         VPROF_STAT_UNWIND_NO_MAPPINGS,
+        /* Stack copies of the unwind self-check that the ring buffer had no room for (the sample was kept). */
+        VPROF_STAT_SELF_CHECK_LOST,
         _VPROF_STAT_MAX,
 };
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -274,11 +275,28 @@ static bool record_valid(const struct vprof_sample *s, size_t size)
                size >= VPROF_SAMPLE_SIZE((size_t)s->kernel_depth + s->user_depth);
 }
 
+/* A stack copy of the unwind self-check: compared with the walk of its sample, which its own record counted. A copy
+ * of a target detached meanwhile has nothing to be compared with. */
+static void drain_stack_copy(Drain *d, const struct vprof_stack_copy *c, size_t size)
+{
+        Target *t = hashmap_get(d->targets, UINT64_TO_PTR(c->tgid));
+
+        if (t)
+                unwind_self_check_record(&d->self_check, t, c, size);
+}
+
 void drain_record(Drain *d, const void *data, size_t size)
 {
         const struct vprof_sample *s = data;
         bool off_cpu;
         Target *t;
+
+        /* A stack copy begins as a sample does, and says what it is in the flags. */
+        if (_unlikely_(size >= offsetof(struct vprof_sample, flags) + sizeof(s->flags) &&
+                       (s->flags & VPROF_SAMPLE_STACK_COPY))) {
+                drain_stack_copy(d, data, size);
+                return;
+        }
 
         if (_unlikely_(!record_valid(s, size))) {
                 d->stats.malformed++;

@@ -7,6 +7,7 @@
 #include "hashmap.h"
 #include "symbolizer.h"
 #include "target.h"
+#include "unwind-self-check.h"
 #include "vprof-abi.h"
 
 /* Where a record of the ring buffer becomes counts: the record is checked, its target found, its user stack
@@ -36,10 +37,12 @@ typedef struct Drain {
         drain_unwind_fn on_unwind; /* NULL: none asked (the unwind tables, unwind-tables.h) */
         void *unwind_userdata;
         DrainStats stats;
+        UnwindSelfCheck self_check; /* the stack copies' comparisons (UnwindSelfCheck=); idle without copies */
 } Drain;
 
-/* One record as the ring buffer holds it: size bytes at data, 8-byte aligned. Never fails: a record that is
- * not counted is counted in d->stats. */
+/* One record as the ring buffer holds it: size bytes at data, 8-byte aligned: a sample, an off-CPU interval or a
+ * stack copy of the unwind self-check. Never fails: a record that is not counted is counted in d->stats (a stack
+ * copy, in d->self_check). */
 void drain_record(Drain *d, const void *data, size_t size);
 
 /* The part of drain_record() after the checks and the lookup: s, a well-formed record of t, symbolized and

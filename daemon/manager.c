@@ -18,6 +18,8 @@
 /* The ring buffer wakes us when a quarter full; this timer drains what trickles in below that, so that tables
  * are never more than this far behind even when nobody queries. */
 #define DRAIN_INTERVAL_USEC (200 * USEC_PER_MSEC)
+/* The unwind self-check's counters go to the log every so many checks. */
+#define SELF_CHECK_LOG_EVERY 1000
 
 int manager_new(const SamplerConfig *config, Manager **ret)
 {
@@ -204,6 +206,10 @@ void manager_sync(Manager *m)
         /* New targets, maps read anew (dlopen(), exec()), tables loaded: the BPF walk's mappings follow. */
         unwind_tables_sync(m->unwind_tables);
         log_symbolizer_counts(m);
+        if (m->drain.self_check.stats.checked >= m->self_check_logged + SELF_CHECK_LOG_EVERY) {
+                m->self_check_logged = m->drain.self_check.stats.checked;
+                manager_log_unwind_self_check(m);
+        }
 }
 
 static int on_wakeup(sd_event_source *s _unused_, int fd _unused_, uint32_t revents _unused_, void *userdata)
@@ -545,6 +551,45 @@ int manager_reset(Manager *m, Target *t, AuthzCaller caller)
                 m->observer.target_reset(m->observer.userdata, t);
         log_info("Reset the tables of %d (%s) %s.", (int)t->pid, t->info.comm, caller_text(caller, who));
         return 0;
+}
+
+/* The counters without a drain: the drain's comparisons, the BPF program's lost copies. */
+static int read_unwind_self_check(Manager *m, UnwindSelfCheckStats *ret)
+{
+        uint64_t stats[_VPROF_STAT_MAX];
+        int r;
+
+        if (!m->sampler || sampler_unwind_self_check(m->sampler) == 0) {
+                *ret = (UnwindSelfCheckStats){};
+                return 0;
+        }
+        r = sampler_read_stats(m->sampler, stats);
+        if (r < 0)
+                return r;
+        *ret = m->drain.self_check.stats;
+        ret->lost = stats[VPROF_STAT_SELF_CHECK_LOST];
+        return 0;
+}
+
+int manager_get_unwind_self_check(Manager *m, UnwindSelfCheckStats *ret)
+{
+        manager_sync(m);
+        return read_unwind_self_check(m, ret);
+}
+
+void manager_log_unwind_self_check(Manager *m)
+{
+        UnwindSelfCheckStats s;
+        int r;
+
+        if (!m->sampler || sampler_unwind_self_check(m->sampler) == 0)
+                return;
+        r = read_unwind_self_check(m, &s);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to read the unwind self-check's counters: %m");
+                return;
+        }
+        unwind_self_check_log(&s);
 }
 
 static void count_limits(Manager *m, ManagerStats *stats)

@@ -79,6 +79,7 @@ typedef struct Manager {
         sd_bus_slot *release_slot; /* the ReleaseName call, while the name is being released */
         bool exiting;              /* the name is released or being released: no new targets */
 
+        uint64_t self_check_logged; /* the unwind self-check's checks when its counters were last logged */
         /* The symbolizer's counts that the log told already: each is said once, when it first moves. */
         bool logged_cache_full, logged_kptr_restrict, logged_damaged_files;
         /* The counters read for the call being answered (see bus.c), so that GetAll's add up. */
@@ -136,3 +137,9 @@ int manager_remove_target(Manager *m, Target *t);
 void manager_targets_changed(Manager *m);
 Target *manager_get_target(Manager *m, pid_t pid);
 int manager_get_stats(Manager *m, ManagerStats *ret);
+/* The unwind self-check's counters (UnwindSelfCheck=, unwind-self-check.h), the ring buffer drained first; all 0
+ * when it is off. */
+int manager_get_unwind_self_check(Manager *m, UnwindSelfCheckStats *ret);
+/* The same in one line at info level, as they stand (no drain), when the self-check is on: every 1000 checks
+ * (manager_sync()) and when vprofd exits. */
+void manager_log_unwind_self_check(Manager *m);

@@ -30,6 +30,7 @@ struct Sampler {
         /* The unwind tables through mmap(): n_arena entries (0: the walk is off) and the descriptors. */
         struct vprof_unwind_entry *arena;
         uint32_t n_arena;
+        uint32_t self_check; /* 1 in N samples copied for the unwind self-check; 0: off */
         struct vprof_unwind_table *tables;
         struct vprof_mappings *mappings; /* what sampler_set_mappings() fills in for the map */
         unsigned n_events;
@@ -209,6 +210,11 @@ static int size_unwind_maps(Sampler *s, const SamplerConfig *config)
                 return log_error_errno(-EINVAL, "Unwind table arena of %" PRIu32 " MiB too large.", mib);
         s->n_arena = mib * ((1u << 20) / sizeof(struct vprof_unwind_entry));
         skel->rodata->cfi_walk = s->n_arena > 0;
+        /* The self-check compares the walk by the tables with the daemon's interpreter: nothing to check without. */
+        if (config->unwind_self_check > 0 && s->n_arena == 0)
+                log_notice("UnwindSelfCheck= needs the unwind tables (UnwindTableMiB= above 0): no self-check.");
+        s->self_check = s->n_arena > 0 ? config->unwind_self_check : 0;
+        skel->rodata->self_check_every = s->self_check;
         r = bpf_map__set_max_entries(skel->maps.unwind_arena, MAX(s->n_arena, 1u));
         if (r >= 0 && s->n_arena == 0)
                 r = bpf_map__set_max_entries(skel->maps.unwind_tables, 1);
@@ -240,6 +246,10 @@ static int map_unwind_maps(Sampler *s)
                 return log_error_errno(-ENOMEM, "Out of memory.");
         log_info("Unwinding user stacks with unwind tables in %" PRIu32 " MiB.",
                  (uint32_t)((uint64_t)s->n_arena * sizeof(*s->arena) >> 20));
+        if (s->self_check > 0)
+                log_info("Unwind self-check: the user stack of 1 in %" PRIu32 " kept samples is copied (%u KiB) and "
+                         "unwound by the daemon's CFI interpreter too.",
+                         s->self_check, VPROF_STACK_COPY_BYTES >> 10);
         return 0;
 }
 
@@ -438,6 +448,11 @@ int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX])
 uint32_t sampler_unwind_arena_entries(const Sampler *s)
 {
         return s->arena ? s->n_arena : 0;
+}
+
+uint32_t sampler_unwind_self_check(const Sampler *s)
+{
+        return s->arena ? s->self_check : 0;
 }
 
 int sampler_publish_unwind_table(Sampler *s, uint32_t id, uint32_t first, const struct vprof_unwind_entry *index,

@@ -29,6 +29,8 @@ typedef struct SamplerConfig {
         uint32_t max_off_cpu_threads; /* target threads off the CPU at once, for off-CPU tracking */
         bool off_cpu_default;         /* Attach tracks off-CPU time unless told otherwise */
         uint32_t unwind_table_mib;    /* the unwind tables' arena; 0: the kernel's frame-pointer walk */
+        uint32_t unwind_self_check;   /* copy the user stack of 1 in N kept samples (struct vprof_stack_copy);
+                                       * 0: never. Only with the unwind tables. */
 } SamplerConfig;
 
 /* Called for every record the ring buffer yields, size bytes at data (a struct vprof_sample as the BPF program
@@ -68,6 +70,8 @@ int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX]);
 
 /* Entries of the arena, 0 when the walk is off. */
 uint32_t sampler_unwind_arena_entries(const Sampler *s);
+/* N of the self-check's 1 in N as loaded: 0 when it is off (unwind_self_check 0, or the walk off). */
+uint32_t sampler_unwind_self_check(const Sampler *s);
 /* Table id (1 .. VPROF_UNWIND_TABLES_MAX - 1) from now on: its index and rows copied to the arena at first, then
  * its descriptor published. The range and the id must be free: never published, or retired a second ago or more
  * (a walk may still read a retired table for a short while). -EINVAL on a bad id or an empty table, -ERANGE past

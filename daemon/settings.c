@@ -80,6 +80,8 @@ static const SettingInfo settings_info[] = {
         U32("SymbolCacheMiB", symbol_cache_mib, 1, 65536, "symbol cache size", "1..65536 MiB"),
         U32("UnwindTableMiB", unwind_table_mib, 0, 4096, "unwind table size",
             "0..4096 MiB, 0 for frame pointers only"),
+        U32("UnwindSelfCheck", unwind_self_check, 0, 1000000, "self-check rate",
+            "0..1000000, 1 in N samples checked, 0 for none"),
         { "StateDirectory", offsetof(Settings, state_directory), SETTING_STRING, 0, 0, "state directory",
           "an absolute path, or nothing" },
         U32("SnapshotIntervalSec", snapshot_interval_sec, 0, 86400, "snapshot interval", "0..86400 seconds"),

@@ -32,6 +32,7 @@ typedef struct Settings {
         uint32_t max_stacks;    /* per target */
         uint32_t symbol_cache_mib;
         uint32_t unwind_table_mib; /* 0: the kernel's frame-pointer walk */
+        uint32_t unwind_self_check; /* 1 in N kept samples checked (unwind-self-check.h); 0: off */
         char *state_directory;          /* NULL: $STATE_DIRECTORY or the default; "": none */
         uint32_t snapshot_interval_sec; /* 0: only when stopping */
         uint32_t journal_interval_sec;  /* 0: no journal */

@@ -50,6 +50,10 @@ static void help(void)
                "                         kernel memory for the unwind tables that the BPF program\n"
                "                         walks user stacks with, 0..4096 MiB (default %u; 0: frame\n"
                "                         pointers only)\n"
+               "      --unwind-self-check=N\n"
+               "                         also unwind 1 in N samples' user stacks with the daemon's own\n"
+               "                         CFI interpreter and count whether they agree with the BPF\n"
+               "                         walk, 0..1000000 (default 0: never; a check for tests)\n"
                "      --off-cpu          track off-CPU time of every target attached with Attach\n"
                "                         (default: only of targets attached with the off-CPU flag)\n"
                "      --max-off-cpu-threads=N\n"
@@ -103,6 +107,7 @@ static const struct {
         { "max-stacks", "MaxStacksPerTarget" },
         { "symbol-cache-size", "SymbolCacheMiB" },
         { "unwind-table-size", "UnwindTableMiB" },
+        { "unwind-self-check", "UnwindSelfCheck" },
         { "off-cpu", "OffCpu", true },
         { "max-off-cpu-threads", "MaxOffCpuThreads" },
         { "exit-idle-time", "ExitIdleSec" },
@@ -255,6 +260,7 @@ static int run(int argc, char *argv[])
                 .max_off_cpu_threads = arg_settings.max_off_cpu_threads,
                 .off_cpu_default = arg_settings.off_cpu,
                 .unwind_table_mib = arg_settings.unwind_table_mib,
+                .unwind_self_check = arg_settings.unwind_self_check,
         };
         r = manager_new(&config, &m);
         if (r < 0)
@@ -327,6 +333,11 @@ static int run(int argc, char *argv[])
         r = sd_event_loop(m->event);
         if (!m->exiting) /* the idle exit said so already */
                 (void)sd_notify(false, "STOPPING=1\nSTATUS=Exiting.");
+        /* The self-check's last word, with the records still in the ring. */
+        if (arg_settings.unwind_self_check > 0) {
+                manager_sync(m);
+                manager_log_unwind_self_check(m);
+        }
         /* Whatever ended the loop, the tables are saved while the sampler is still there to drain. */
         k = state_store_stop(state);
         /* A failure exit, so that Restart=on-failure brings the daemon back, and a failed unit says what went

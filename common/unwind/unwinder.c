@@ -100,6 +100,31 @@ int unwinder_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64_t bp, const
         return 0;
 }
 
+int unwinder_frame_kind(AddressSpace *as, uint64_t ip, bool return_address, UnwinderFrameKind *ret)
+{
+        const void *cfi;
+        uint64_t bias;
+        Row row;
+        int r;
+
+        assert(as);
+        assert(ret);
+
+        ip -= return_address && ip > 0 ? 1 : 0;
+        r = address_space_code_attachment(as, ip, &cfi_attachment, &cfi, &bias);
+        if (r < 0)
+                return r;
+        r = eh_frame_find_row(((const Cfi *)cfi)->eh_frame, ip - bias, &row, NULL);
+        if (r == -ENOENT) {
+                *ret = UNWINDER_FRAME_NO_FDE;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        *ret = row.columns[COLUMN_RA].type == RULE_UNDEFINED ? UNWINDER_FRAME_OUTERMOST : UNWINDER_FRAME_RULE;
+        return 0;
+}
+
 int unwinder_code_bias(AddressSpace *as, uint64_t addr, uint64_t *ret_bias)
 {
         const void *cfi;

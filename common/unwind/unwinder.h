@@ -29,6 +29,16 @@ int unwinder_leaf(AddressSpace *as, uint64_t ip, uint64_t sp, uint64_t bp, const
 int unwinder_step(AddressSpace *as, const UnwindRegs *regs, bool return_address, const uint64_t *window,
                   size_t n_words, UnwindRegs *ret_caller);
 
+/* What the CFI of the file mapped at ip says of the frame there (looked up as unwinder_step() does), for a caller
+ * that must tell apart what unwinder_step() returns -ENOENT for. -ENOENT when there is no CFI there (as
+ * unwinder_leaf()), -EBADMSG malformed CFI. */
+typedef enum UnwinderFrameKind {
+        UNWINDER_FRAME_NO_FDE,    /* the file has CFI, but no FDE covers ip */
+        UNWINDER_FRAME_OUTERMOST, /* the return address is undefined: _start, a thread's first function */
+        UNWINDER_FRAME_RULE,      /* a rule for the caller */
+} UnwinderFrameKind;
+int unwinder_frame_kind(AddressSpace *as, uint64_t ip, bool return_address, UnwinderFrameKind *ret);
+
 /* The bias (run-time address - ELF vaddr) of the segment holding addr, in a file with CFI: what a compiled table
  * of the file (unwind-table.h) is placed at in this process. Errors as unwinder_leaf(). */
 int unwinder_code_bias(AddressSpace *as, uint64_t addr, uint64_t *ret_bias);
