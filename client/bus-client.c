@@ -262,6 +262,11 @@ static const struct {
         {"WalksBadRule", 't', offsetof(DaemonStatus, walks_bad_rule)},
         {"WalksUnknownPC", 't', offsetof(DaemonStatus, walks_unknown_pc)},
         {"WalksNoMappings", 't', offsetof(DaemonStatus, walks_no_mappings)},
+        {"UnwindSelfCheck", 'u', offsetof(DaemonStatus, unwind_self_check)},
+        {"UnwindSelfCheckAgreed", 't', offsetof(DaemonStatus, self_check_agreed)},
+        {"UnwindSelfCheckDisagreed", 't', offsetof(DaemonStatus, self_check_disagreed)},
+        {"UnwindSelfCheckUnchecked", 't', offsetof(DaemonStatus, self_check_unchecked)},
+        {"UnwindSelfCheckLost", 't', offsetof(DaemonStatus, self_check_lost)},
 };
 
 /* Reads the variant of one property into s; properties unknown to this client, or of another type than it

@@ -86,6 +86,11 @@ typedef struct DaemonStatus {
         uint64_t walks_bad_rule;
         uint64_t walks_unknown_pc;
         uint64_t walks_no_mappings;
+        uint32_t unwind_self_check; /* 1 in N samples; 0: off */
+        uint64_t self_check_agreed;
+        uint64_t self_check_disagreed;
+        uint64_t self_check_unchecked;
+        uint64_t self_check_lost;
 } DaemonStatus;
 
 DaemonStatus *daemon_status_free(DaemonStatus *s);

@@ -364,6 +364,10 @@ static const struct {
         {"walks_bad_rule", offsetof(DaemonStatus, walks_bad_rule)},
         {"walks_unknown_pc", offsetof(DaemonStatus, walks_unknown_pc)},
         {"walks_no_mappings", offsetof(DaemonStatus, walks_no_mappings)},
+        {"self_check_agreed", offsetof(DaemonStatus, self_check_agreed)},
+        {"self_check_disagreed", offsetof(DaemonStatus, self_check_disagreed)},
+        {"self_check_unchecked", offsetof(DaemonStatus, self_check_unchecked)},
+        {"self_check_lost", offsetof(DaemonStatus, self_check_lost)},
 };
 
 static int status_json(const DaemonStatus *s, OutputFlags flags)
@@ -436,6 +440,8 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
                 r = json_add_u64(o, "symbol_files_damaged", s->symbol_files_damaged);
         if (r >= 0)
                 r = json_add_u64(o, "unwind_tables_loaded", s->unwind_tables_loaded);
+        if (r >= 0)
+                r = json_add_u64(o, "unwind_self_check", s->unwind_self_check);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(status_unwind_counters); i++)
                 r = json_add_u64(o, status_unwind_counters[i].key,
                                  *(const uint64_t *)((const uint8_t *)s + status_unwind_counters[i].offset));
@@ -476,7 +482,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
                 off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[128], exited[64], tables[192],
-                walks[192], fell_back[192];
+                walks[192], fell_back[192], self_check[160];
         const struct {
                 const char *key;
                 const char *value;
@@ -507,6 +513,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Unwind tables", tables},
                 {"Stack walks", s->unwind_table_size ? walks : NULL},
                 {"Walk fallbacks", s->unwind_table_size ? fell_back : NULL},
+                {"Walk self-check", s->unwind_self_check ? self_check : "off"},
         };
         int width = 0;
 
@@ -548,6 +555,11 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                  "%" PRIu32 " targets; samples in [other] functions %" PRIu64 ", in no stack %" PRIu64,
                  s->targets_at_limit, s->other_function_samples, s->other_stack_samples);
         format_unwind_status(s, tables, sizeof(tables), walks, sizeof(walks), fell_back, sizeof(fell_back));
+        snprintf(self_check, sizeof(self_check),
+                 "1 in %" PRIu32 " samples: %" PRIu64 " agreed, %" PRIu64 " disagreed, %" PRIu64 " unchecked, %" PRIu64
+                 " lost",
+                 s->unwind_self_check, s->self_check_agreed, s->self_check_disagreed, s->self_check_unchecked,
+                 s->self_check_lost);
 
         for (size_t i = 0; i < ELEMENTSOF(lines); i++)
                 width = MAX(width, (int)strlen(lines[i].key));

@@ -46,6 +46,8 @@ DEFINE_PROPERTY_GET(property_get_symbol_files_skipped, "t", symbolizer_skipped_f
 DEFINE_PROPERTY_GET(property_get_unwind_table_size, "t",
                     m->sampler ? sampler_unwind_arena_entries(m->sampler) * (uint64_t)sizeof(struct vprof_unwind_entry)
                                : 0u)
+/* 1 in N kept samples checked by the daemon's CFI interpreter; 0: off. */
+DEFINE_PROPERTY_GET(property_get_unwind_self_check, "u", m->sampler ? sampler_unwind_self_check(m->sampler) : 0u)
 DEFINE_PROPERTY_GET(property_get_symbol_files_damaged, "t", symbolizer_damaged_files(m->symbolizer))
 
 /* The counters (ManagerStats) as of the call being answered: GetAll asks for every property in turn, and
@@ -275,6 +277,11 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("WalksBadRule", walks_bad_rule),
         COUNTER("WalksUnknownPC", walks_unknown_pc),
         COUNTER("WalksNoMappings", walks_no_mappings),
+        SD_BUS_PROPERTY("UnwindSelfCheck", "u", property_get_unwind_self_check, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        COUNTER("UnwindSelfCheckAgreed", self_check.agreed),
+        COUNTER("UnwindSelfCheckDisagreed", self_check.disagreed),
+        COUNTER("UnwindSelfCheckUnchecked", self_check.unchecked),
+        COUNTER("UnwindSelfCheckLost", self_check.lost),
         SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("u", pid, "t", flags), SD_BUS_NO_RESULT, method_attach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Detach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_detach,

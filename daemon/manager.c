@@ -656,6 +656,10 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
         };
         if (m->unwind_tables)
                 unwind_tables_get_stats(m->unwind_tables, &ret->unwind);
+        if (sampler_unwind_self_check(m->sampler) > 0) {
+                ret->self_check = m->drain.self_check.stats;
+                ret->self_check.lost = stats[VPROF_STAT_SELF_CHECK_LOST];
+        }
         count_limits(m, ret);
         return 0;
 }

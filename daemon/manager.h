@@ -29,6 +29,7 @@ typedef struct ManagerStats {
         uint64_t walks_complete, walks_end_fp, walks_depth, walks_fault, walks_bad;
         uint64_t walks_fell_back, walks_no_row, walks_bad_rule, walks_unknown_pc, walks_no_mappings;
         UnwindTablesStats unwind;
+        UnwindSelfCheckStats self_check; /* all 0 without UnwindSelfCheck= */
 } ManagerStats;
 
 /* Whoever keeps the tables in files (the state store, state-store.h) hears of the targets' changes through

@@ -3,8 +3,8 @@
 """The unwind self-check (--unwind-self-check=N): the BPF program copies the user stack of 1 in N samples, and the
 daemon unwinds the copy again with its own CFI interpreter and compares it with the BPF walk by unwind tables. On
 code without frame pointers (vprof-nofp) and on the system's Python interpreter, many checks and not one
-disagreement; each sample still counted once. The counters are read from the line the daemon logs when it exits,
-until the bus shows them."""
+disagreement; each sample still counted once. The counters are read from the bus (UnwindSelfCheck*, `vprofctl
+status`) and from the line the daemon logs when it exits; the two agree."""
 import os
 import re
 import subprocess
@@ -49,8 +49,13 @@ class SelfCheck(vprof_env.TestCase):
         # The target has exited: its every sample is in its table, once (the copies are not samples).
         report = env.ctl_json("report", p.pid)
         status = env.ctl_json("status")
+        text = env.ctl("status").stdout
         counts = stop_and_read_summary(env)
         self.assertIsNotNone(counts, "no self-check summary in the log:\n" + env.log_text())
+        self.assertEqual(status["unwind_self_check"], 1)
+        for k in ("agreed", "disagreed", "unchecked", "lost"):
+            self.assertEqual(status["self_check_" + k], counts[k], k)
+        self.assertRegex(text, r"Walk self-check: 1 in 1 samples: \d+ agreed, 0 disagreed, \d+ unchecked, \d+ lost")
         print(f"\nself-check {name}: {counts}; {report['total_samples']} samples", end="")
         disagreements = [line for line in env.log_text().splitlines() if "Unwind self-check of" in line]
         self.assertEqual(counts["disagreed"], 0, "\n".join(disagreements))
@@ -95,6 +100,9 @@ class SelfCheck(vprof_env.TestCase):
             env.go(p)
             p.wait(60)
             self.assertGreater(env.ctl_json("report", p.pid)["total_samples"], 0)
+            status = env.ctl_json("status")
+            self.assertEqual(status["unwind_self_check"], 0)
+            self.assertIn("Walk self-check: off\n", env.ctl("status").stdout)
             self.assertIsNone(stop_and_read_summary(env), args)
             if notice:
                 self.assertIn(notice, env.log_text())
