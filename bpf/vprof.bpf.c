@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The sampler: runs on every perf_event sample of every CPU, keeps only samples of target processes and hands
- * them to the daemon through a ring buffer. Every outcome is counted in `stats`. */
+ * them to the daemon through a ring buffer. Every outcome is counted in `stats`, but the samples that the bitmap
+ * discards, counted in `discards`. */
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -36,6 +37,18 @@ struct {
         __type(key, __u32);                             /* tgid */
         __type(value, struct vprof_target);
 } targets SEC(".maps");
+
+/* The tgids of targets as a bitmap: bit tgid % 64 of word tgid / 64, set by the daemon (through mmap()) exactly
+ * while tgid is a key of targets. The test that discards the sample of any other process (every sample of every
+ * busy CPU that runs none) before anything else: an inlined lookup and one word, where the hash lookup costs a
+ * call, a hash and the cache lines of its table. */
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(map_flags, BPF_F_MMAPABLE);
+        __uint(max_entries, 1); /* pid_max / 64 rounded up, set by the daemon before load */
+        __type(key, __u32);
+        __type(value, __u64);
+} target_bits SEC(".maps");
 
 /* The unwind tables (common/vprof-abi.h): every table's index and rows in one array, which the daemon writes
  * through mmap(); the descriptors; each target's executable mappings. One flat array rather than a map per
@@ -96,6 +109,19 @@ struct {
         __type(key, __u32);
         __type(value, __u64);
 } stats SEC(".maps");
+
+/* VPROF_STAT_DISCARDED of the samples that the bitmap discards, a cache line per CPU (the only one a discarded
+ * sample writes): where the per-CPU array's inlined lookup reads two lines, the array's pointers and the CPU's
+ * value, this array's reads none, its values' address being a constant. mmap()able, which puts its values at
+ * the start of a page, each counter at the start of a line; the daemon reads them there and adds them to
+ * stats'. */
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(map_flags, BPF_F_MMAPABLE);
+        __uint(max_entries, 1); /* the possible CPUs, set by the daemon before load */
+        __type(key, __u32);
+        __type(value, struct vprof_cpu_counter);
+} discards SEC(".maps");
 
 static __always_inline void count(__u32 stat)
 {
@@ -549,15 +575,19 @@ static __always_inline void copy_user_stack(struct vprof_sample *s)
         bpf_ringbuf_submit(c, wakeup_flag());
 }
 
-SEC("perf_event")
-int vprof_sample(struct bpf_perf_event_data *ctx)
+/* A sample of a process whose bit is set: the target's record, built in scratch and copied into the ring buffer.
+ * A function of its own, not inlined: the kernel gives a BPF function whose stack passes 64 bytes a per-CPU
+ * stack of its own (cold memory to a discarded sample), so the program that discards keeps its few bytes on the
+ * kernel's stack and only kept samples touch this one's. */
+static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
 {
-        __u32 tgid, tid, zero = 0, kdepth = 0, udepth = 0;
+        __u32 zero = 0, kdepth = 0, udepth = 0;
         struct vprof_target *target;
         struct vprof_sample *s;
         long n;
 
-        if (!current_ids(&tgid, &tid) || !(target = bpf_map_lookup_elem(&targets, &tgid))) {
+        target = bpf_map_lookup_elem(&targets, &tgid);
+        if (!target) {
                 count(VPROF_STAT_DISCARDED);
                 return 0;
         }
@@ -615,6 +645,55 @@ int vprof_sample(struct bpf_perf_event_data *ctx)
         return 0;
 }
 
+/* Whether tgid may be a target: its bit, or past the bitmap (pid_max raised since the daemon started) the
+ * targets map, which keep_sample() looks up in any case. */
+static __always_inline bool maybe_target(__u32 tgid)
+{
+        __u32 word = tgid >> 6;
+        __u64 *bits = bpf_map_lookup_elem(&target_bits, &word);
+
+        return !bits || (*bits >> (tgid & 63)) & 1;
+}
+
+/* The sample of process tgid: discarded and counted, or kept when tgid is a target. keep_sample() looks the
+ * target up and counts a discard when there is none, which also covers a CPU without its counter (cannot
+ * happen: the daemon sizes discards for every possible CPU). */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
+{
+        __u32 cpu = bpf_get_smp_processor_id(); /* inlined: a per-CPU variable's load */
+        struct vprof_cpu_counter *c;
+
+        if (!maybe_target(tgid) && (c = bpf_map_lookup_elem(&discards, &cpu))) {
+                /* The CPU's own counter, and the program does not nest on a CPU: no atomic needed. */
+                c->n += 1;
+                return 0;
+        }
+        return keep_sample(ctx, tgid, tid);
+}
+
+/* The program runs for every sample of every CPU and discards most: on that path the process IDs, the bitmap's
+ * word and the CPU's counter, nothing else (no setting read either: the daemon loads one of the two programs,
+ * for host IDs or for those of its PID namespace). */
+SEC("perf_event")
+int vprof_sample(struct bpf_perf_event_data *ctx)
+{
+        __u64 id = bpf_get_current_pid_tgid();
+
+        return sample(ctx, id >> 32, (__u32)id);
+}
+
+SEC("perf_event")
+int vprof_sample_pidns(struct bpf_perf_event_data *ctx)
+{
+        __u32 tgid, tid;
+
+        if (!current_ids(&tgid, &tid)) {
+                count(VPROF_STAT_DISCARDED); /* a task outside the daemon's namespace */
+                return 0;
+        }
+        return sample(ctx, tgid, tid);
+}
+
 /* Off-CPU time: when a thread of a target that asked for it leaves the CPU, keep its user stack and the time;
  * when it runs again, hand the interval to the daemon. Attached only while such a target exists, as every
  * context switch of the machine runs it. */
@@ -629,7 +708,7 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
         struct vprof_sample *s;
 
         /* prev is still current here: the helpers see its IDs and its user stack. */
-        if (!current_ids(&tgid, &tid))
+        if (!current_ids(&tgid, &tid) || !maybe_target(tgid))
                 return;
         target = bpf_map_lookup_elem(&targets, &tgid);
         if (!target || !(target->flags & VPROF_TARGET_OFF_CPU))

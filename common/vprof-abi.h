@@ -120,7 +120,8 @@ struct vprof_stack_copy {
  * them while samples keep coming. The stack counters qualify kept samples. */
 enum vprof_stat {
         VPROF_STAT_KEPT,
-        VPROF_STAT_DISCARDED,        /* the CPU ran no target: dropped in the kernel by design */
+        VPROF_STAT_DISCARDED,        /* the CPU ran no target: dropped in the kernel by design (those that the
+                                      * targets' bitmap drops are counted in discards, and added in) */
         VPROF_STAT_RING_FULL,        /* a target sample lost because the ring buffer was full */
         VPROF_STAT_NO_BUFFER,        /* a target sample lost for want of the scratch entry (cannot happen) */
         VPROF_STAT_USER_STACK_EFAULT,
@@ -152,6 +153,12 @@ enum vprof_stat {
         /* Stack copies of the unwind self-check that the ring buffer had no room for (the sample was kept). */
         VPROF_STAT_SELF_CHECK_LOST,
         _VPROF_STAT_MAX,
+};
+
+/* A counter of one CPU, alone in its cache line (discards, bpf/vprof.bpf.c). */
+struct vprof_cpu_counter {
+        __u64 n;
+        __u64 reserved[7];
 };
 
 enum {

@@ -14,6 +14,7 @@
 
 #include "cpu-list.h"
 #include "log.h"
+#include "parse-util.h"
 #include "sampler.h"
 #include "vprof.skel.h"
 
@@ -21,6 +22,7 @@
 
 struct Sampler {
         struct vprof_bpf *skel;
+        struct bpf_program *sample_prog; /* vprof_sample, or vprof_sample_pidns in a PID namespace */
         struct ring_buffer *ring;
         int *perf_fds;
         struct bpf_link **links;
@@ -33,6 +35,10 @@ struct Sampler {
         uint32_t self_check; /* 1 in N samples copied for the unwind self-check; 0: off */
         struct vprof_unwind_table *tables;
         struct vprof_mappings *mappings; /* what sampler_set_mappings() fills in for the map */
+        /* target_bits through mmap(): bit tgid % 64 of word tgid / 64 set while tgid is in the targets map. */
+        uint64_t *target_bits;
+        uint32_t n_target_words;
+        struct vprof_cpu_counter *discards; /* discards through mmap(), n_possible_cpus of them */
         unsigned n_events;
         SamplerEvent event;
         char reason[256];
@@ -117,7 +123,7 @@ static int open_events(Sampler *s, SamplerEvent event, uint32_t frequency, const
                         return fd;
                 }
                 s->perf_fds[cpu] = fd;
-                s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.vprof_sample, fd);
+                s->links[cpu] = bpf_program__attach_perf_event(s->sample_prog, fd);
                 if (!s->links[cpu]) {
                         r = negative_errno();
                         s->links[cpu] = NULL;
@@ -168,14 +174,23 @@ done:
 #define PID_NS_INIT_INO 0xEFFFFFFCU
 
 /* In a container the daemon sees its own PID namespace's IDs (attach, /proc, pidfds) while BPF sees the host's:
- * the program then translates to ours. Only tasks of our namespace itself can be targets then. */
-static int set_pid_namespace(struct vprof_bpf *skel)
+ * the program then translates to ours, vprof_sample_pidns. Only tasks of our namespace itself can be targets
+ * then. Only the program that samples is loaded. */
+static int set_pid_namespace(Sampler *s)
 {
+        struct vprof_bpf *skel = s->skel;
+        bool host;
         struct stat st;
+        int r;
 
         if (stat("/proc/self/ns/pid", &st) < 0)
                 return log_error_errno(-errno, "Failed to read the daemon's PID namespace: %m");
-        if (st.st_ino == PID_NS_INIT_INO)
+        host = st.st_ino == PID_NS_INIT_INO;
+        s->sample_prog = host ? skel->progs.vprof_sample : skel->progs.vprof_sample_pidns;
+        r = bpf_program__set_autoload(host ? skel->progs.vprof_sample_pidns : skel->progs.vprof_sample, false);
+        if (r < 0)
+                return log_error_errno(r, "Failed to leave out a sampling program: %m");
+        if (host)
                 return 0;
         skel->rodata->pidns_dev = st.st_dev;
         skel->rodata->pidns_ino = st.st_ino;
@@ -223,6 +238,61 @@ static int size_unwind_maps(Sampler *s, const SamplerConfig *config)
         if (r < 0)
                 return log_error_errno(r, "Failed to size the unwind table maps: %m");
         return 0;
+}
+
+/* The targets' bitmap covers every PID of the daemon's namespace up to pid_max. Raised later, the program finds
+ * the tgids past it in the targets map, at the cost of a hash lookup for their samples. */
+static int size_target_bits(Sampler *s)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/pid_max", "re");
+        char line[32];
+        uint32_t pid_max;
+        int r;
+
+        if (!f)
+                return log_error_errno(-errno, "Failed to open /proc/sys/kernel/pid_max: %m");
+        if (!fgets(line, sizeof(line), f))
+                return log_error_errno(-EIO, "Failed to read /proc/sys/kernel/pid_max.");
+        line[strcspn(line, "\n")] = '\0';
+        r = parse_pid(line, &pid_max); /* 1 .. PID_MAX_LIMIT */
+        if (r < 0)
+                return log_error_errno(r, "Failed to parse /proc/sys/kernel/pid_max \"%s\": %m", line);
+        /* PIDs are below pid_max. */
+        s->n_target_words = (pid_max + 63) / 64;
+        r = bpf_map__set_max_entries(s->skel->maps.target_bits, s->n_target_words);
+        if (r < 0)
+                return log_error_errno(r, "Failed to size the targets' bitmap: %m");
+        return 0;
+}
+
+/* The maps of the discard path, through mmap(): the bitmap, which the daemon writes, and the CPUs' counts of
+ * discarded samples, which it reads. */
+static int map_discard_maps(Sampler *s)
+{
+        void *p = mmap(NULL, array_mmap_size(s->n_target_words, sizeof(uint64_t)), PROT_READ | PROT_WRITE,
+                       MAP_SHARED, bpf_map__fd(s->skel->maps.target_bits), 0);
+
+        if (p == MAP_FAILED)
+                return log_error_errno(-errno, "Failed to map the targets' bitmap: %m");
+        s->target_bits = p;
+        p = mmap(NULL, array_mmap_size(s->n_possible_cpus, sizeof(struct vprof_cpu_counter)), PROT_READ,
+                 MAP_SHARED, bpf_map__fd(s->skel->maps.discards), 0);
+        if (p == MAP_FAILED)
+                return log_error_errno(-errno, "Failed to map the discard counters: %m");
+        s->discards = p;
+        return 0;
+}
+
+static void set_target_bit(Sampler *s, uint32_t tgid, bool on)
+{
+        uint64_t bit = UINT64_C(1) << (tgid & 63);
+
+        if (tgid / 64 >= s->n_target_words)
+                return;
+        if (on)
+                __atomic_fetch_or(&s->target_bits[tgid / 64], bit, __ATOMIC_RELEASE);
+        else
+                __atomic_fetch_and(&s->target_bits[tgid / 64], ~bit, __ATOMIC_RELEASE);
 }
 
 static int map_unwind_maps(Sampler *s)
@@ -277,7 +347,7 @@ int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdat
         if (!s->skel)
                 return log_error_errno(negative_errno(), "Failed to open the BPF object: %m");
         s->skel->rodata->wakeup_bytes = config->ring_size / 4;
-        r = set_pid_namespace(s->skel);
+        r = set_pid_namespace(s);
         if (r < 0)
                 return r;
         r = bpf_map__set_max_entries(s->skel->maps.samples, config->ring_size);
@@ -292,11 +362,20 @@ int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdat
         r = size_unwind_maps(s, config);
         if (r < 0)
                 return r;
+        r = size_target_bits(s);
+        if (r < 0)
+                return r;
+        r = bpf_map__set_max_entries(s->skel->maps.discards, s->n_possible_cpus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to size the discard counters: %m");
 
         r = vprof_bpf__load(s->skel);
         if (r < 0)
                 return log_error_errno(r, "Failed to load the BPF program (vprofd needs root, or CAP_BPF and "
                                           "CAP_PERFMON): %m");
+        r = map_discard_maps(s);
+        if (r < 0)
+                return r;
         r = map_unwind_maps(s);
         if (r < 0)
                 return r;
@@ -331,6 +410,10 @@ Sampler *sampler_free(Sampler *s)
                 munmap(s->arena, array_mmap_size(s->n_arena, sizeof(*s->arena)));
         if (s->tables)
                 munmap(s->tables, array_mmap_size(VPROF_UNWIND_TABLES_MAX, sizeof(*s->tables)));
+        if (s->target_bits)
+                munmap(s->target_bits, array_mmap_size(s->n_target_words, sizeof(uint64_t)));
+        if (s->discards)
+                munmap(s->discards, array_mmap_size(s->n_possible_cpus, sizeof(struct vprof_cpu_counter)));
         free(s->mappings);
         vprof_bpf__destroy(s->skel);
         free(s->links);
@@ -360,11 +443,17 @@ int sampler_add_target(Sampler *s, uint32_t tgid, uint64_t flags)
 
         if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &tgid, &value, BPF_NOEXIST) < 0)
                 return negative_errno();
+        /* After the entry: a sample that sees the bit finds it (one that sees the bit clear is not the target's
+         * yet, as before the attach). */
+        set_target_bit(s, tgid, true);
         return 0;
 }
 
 int sampler_remove_target(Sampler *s, uint32_t tgid)
 {
+        /* Before the entry goes, whatever the map says: a bit without an entry would only cost a lookup, but the
+         * bitmap must not keep a tgid that the kernel may give to another process. */
+        set_target_bit(s, tgid, false);
         if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &tgid) < 0)
                 return negative_errno();
         if (s->arena)
@@ -442,6 +531,9 @@ int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX])
                         sum += values[cpu];
                 ret[key] = sum;
         }
+        /* The samples that the bitmap discarded, counted apart. */
+        for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
+                ret[VPROF_STAT_DISCARDED] += __atomic_load_n(&s->discards[cpu].n, __ATOMIC_RELAXED);
         return 0;
 }
 

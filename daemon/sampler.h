@@ -47,7 +47,9 @@ SamplerEvent sampler_event(const Sampler *s);
 const char *sampler_event_reason(const Sampler *s);
 unsigned sampler_n_cpus(const Sampler *s);
 
-/* flags: VPROF_TARGET_*. -EEXIST when present, -E2BIG when the targets map is full. */
+/* flags: VPROF_TARGET_*. -EEXIST when present, -E2BIG when the targets map is full. Each sets or clears the
+ * tgid's bit in the targets' bitmap with its entry in the map: every change of the targets goes through these two
+ * (attach, detach, exit, restore; an exec() keeps the tgid). */
 int sampler_add_target(Sampler *s, uint32_t tgid, uint64_t flags);
 int sampler_remove_target(Sampler *s, uint32_t tgid);
 

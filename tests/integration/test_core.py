@@ -21,6 +21,12 @@ def rows_by(rows, key):
     return {r[key]: r for r in rows}
 
 
+def on_cpu_seconds(pid):
+    """The time a process's main thread has run, from the scheduler's statistics."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        return int(f.read().split()[0]) / 1e9
+
+
 class ProfileOfKnownWorkload(vprof_env.TestCase):
     """One profiled run of vprof-demo next to a busy bystander that is not attached."""
 
@@ -314,6 +320,30 @@ class Errors(vprof_env.TestCase):
         self.assert_one_line_error(ENV.ctl("attach", demo.pid), r"already attached and has exited")
         self.assertEqual(ENV.ctl("detach", demo.pid).returncode, 0)
         self.assert_one_line_error(ENV.ctl("report", demo.pid), r"is not attached")
+
+    def test_attach_detach_attach_a_busy_process(self):
+        """The program drops other processes' samples by a bitmap of the targets, which attach and detach set and
+        clear: a process that the sampler has just seen, busy, as no target has all its samples counted once
+        attached, as often as it is attached again, and the counters still add up."""
+        busy = ENV.spawn_demo("--bystander", "--seconds", 15, wait=False)
+        time.sleep(0.5)  # seen by the sampler as no target, on whichever CPU it runs
+        before = ENV.ctl_json("status")
+        for _ in range(3):
+            cpu_before = on_cpu_seconds(busy.pid)
+            self.assertEqual(ENV.ctl("attach", busy.pid).returncode, 0)
+            time.sleep(1.5)
+            total = ENV.ctl_json("report", busy.pid)["total_samples"]
+            expected = (on_cpu_seconds(busy.pid) - cpu_before) * ENV.frequency
+            print(f"\nreattach: {total} samples for {expected:.0f} expected", end="", file=sys.stderr)
+            self.assertGreater(total, 0.7 * expected, "samples of a process attached after it ran were lost")
+            self.assertEqual(ENV.ctl("detach", busy.pid).returncode, 0)
+            time.sleep(0.5)  # seen as no target again
+        after = ENV.ctl_json("status")
+        self.assertGreater(after["samples_discarded"], before["samples_discarded"])
+        self.assertEqual(after["samples_seen"],
+                         after["samples_kept"] + after["samples_discarded"] + after["samples_lost"])
+        busy.kill()
+        busy.wait()
 
     def test_reset_clears_tables(self):
         demo = ENV.spawn_demo("--seconds", 1)
