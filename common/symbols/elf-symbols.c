@@ -128,13 +128,9 @@ static int find_section_by_name(ElfFile *f, const char *name, Elf_Scn **ret)
         size_t shstrndx;
         int r;
 
-        if (elf_getshdrstrndx(f->elf, &shstrndx) < 0)
-                return 0;
-        r = elf_file_strings(f, shstrndx, ELF_SECTION_NAMES_MAX);
-        if (r == -EIO)
+        r = elf_file_section_names(f, &shstrndx);
+        if (r <= 0)
                 return r;
-        if (r < 0)
-                return 0;
         while ((scn = elf_nextscn(f->elf, scn))) {
                 const char *n;
 

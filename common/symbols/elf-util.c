@@ -265,6 +265,22 @@ int elf_file_section(ElfFile *f, Elf_Scn *scn, uint64_t max, bool raw, Elf_Data 
         return 0;
 }
 
+int elf_file_section_names(ElfFile *f, size_t *ret_shstrndx)
+{
+        size_t shstrndx;
+        int r;
+
+        if (elf_getshdrstrndx(f->elf, &shstrndx) < 0)
+                return 0;
+        r = elf_file_strings(f, shstrndx, ELF_SECTION_NAMES_MAX);
+        if (r == -EIO)
+                return r;
+        if (r < 0)
+                return 0;
+        *ret_shstrndx = shstrndx;
+        return 1;
+}
+
 int elf_file_strings(ElfFile *f, size_t ndx, uint64_t max)
 {
         Elf_Scn *scn;

@@ -64,6 +64,9 @@ int elf_file_section(ElfFile *f, Elf_Scn *scn, uint64_t max, bool raw, Elf_Data 
  * as elf_file_section(); -EBADMSG when it is no string table or a compressed one (libelf would inflate it to
  * whatever size its header claims). */
 int elf_file_strings(ElfFile *f, size_t ndx, uint64_t max);
+/* The section names, read (at most ELF_SECTION_NAMES_MAX) so that elf_strptr() may look into them: 1 and
+ * *ret_shstrndx, 0 when the file has no readable ones, -EIO when it shrank. */
+int elf_file_section_names(ElfFile *f, size_t *ret_shstrndx);
 /* elf_getdata_rawchunk() of bytes the file has at offset, read into the image first. Errors as
  * elf_file_section(). */
 int elf_file_chunk(ElfFile *f, uint64_t offset, uint64_t size, Elf_Type type, uint64_t max, Elf_Data **ret);

@@ -311,6 +311,23 @@ static int run_program(Interp *in, Cursor c)
         return r;
 }
 
+/* From the default rules, the CIE's initial instructions (whose row DW_CFA_restore goes back to), then the
+ * FDE's: run_program()'s result. */
+static int run_cie_and_fde(Interp *in, Cursor cie_insns, Cursor fde_insns)
+{
+        int r;
+
+        for (int col = 0; col < N_COLUMNS; col++)
+                in->row.columns[col] = default_rule(col);
+        r = run_program(in, cie_insns);
+        if (r == 0) {
+                in->initial = in->row;
+                in->in_cie = false;
+                r = run_program(in, fde_insns);
+        }
+        return r;
+}
+
 int cfa_program_run(const CfaCie *cie, Cursor cie_insns, Cursor fde_insns, uint64_t pc_begin, uint64_t pc,
                     Row *ret, uint64_t *ret_lo, uint64_t *ret_hi)
 {
@@ -322,14 +339,7 @@ int cfa_program_run(const CfaCie *cie, Cursor cie_insns, Cursor fde_insns, uint6
         assert(ret_lo);
         assert(ret_hi);
 
-        for (int col = 0; col < N_COLUMNS; col++)
-                in.row.columns[col] = default_rule(col);
-        r = run_program(&in, cie_insns);
-        if (r == 0) {
-                in.initial = in.row;
-                in.in_cie = false;
-                r = run_program(&in, fde_insns);
-        }
+        r = run_cie_and_fde(&in, cie_insns, fde_insns);
         if (r < 0)
                 return r;
         *ret = in.row;
@@ -350,14 +360,7 @@ int cfa_program_rows(const CfaCie *cie, Cursor cie_insns, Cursor fde_insns, uint
 
         if (pc_begin >= pc_end)
                 return 0;
-        for (int col = 0; col < N_COLUMNS; col++)
-                in.row.columns[col] = default_rule(col);
-        r = run_program(&in, cie_insns);
-        if (r == 0) {
-                in.initial = in.row;
-                in.in_cie = false;
-                r = run_program(&in, fde_insns);
-        }
+        r = run_cie_and_fde(&in, cie_insns, fde_insns);
         if (r < 0)
                 return r;
         /* Stopped past the end: every row is out. Else the last one holds to the end. */
