@@ -51,11 +51,17 @@ static void copy_stack(struct vprof_stack_copy *c, uint64_t sp)
 static __attribute__((noinline)) uint64_t capture(uint64_t x)
 {
         void *frames[VPROF_MAX_USER_FRAMES];
+        Dl_info self, info;
         uint64_t sp, bp;
         int n;
 
         n = backtrace(frames, ELEMENTSOF(frames));
         __asm__ volatile("mov %%rsp, %0\n\tmov %%rbp, %1" : "=r"(sp), "=r"(bp) : : "memory");
+        /* Under ASan, backtrace() is the sanitizer's interceptor, which calls glibc's: its own frame (in
+         * libasan) comes first. Frame 0 is the first in this program. */
+        ck_assert_int_ne(dladdr((void *)capture, &self), 0);
+        while (n > 0 && !(dladdr(frames[0], &info) && info.dli_fbase == self.dli_fbase))
+                memmove(frames, frames + 1, --n * sizeof(frames[0]));
         ck_assert_int_gt(n, 3);
         *captured = (struct vprof_stack_copy){
                 .tgid = (uint32_t)getpid(),
