@@ -116,6 +116,30 @@ uint64_t profile_delta_lost(const ProfileDelta *d)
         return d->lost;
 }
 
+uint32_t profile_delta_frequency(const ProfileDelta *d)
+{
+        return d->frequency;
+}
+
+void profile_delta_entry(const ProfileDelta *d, size_t i, ProfileDeltaEntry *ret)
+{
+        const Entry *e;
+
+        assert(d);
+        assert(i < d->n_entries);
+        assert(ret);
+
+        e = d->entries + i;
+        *ret = (ProfileDeltaEntry){
+                .stack_id = e->stack_id,
+                .tid = e->tid,
+                .n_kernel_frames = e->n_kernel_frames,
+                .n_frames = e->n_frames,
+                .frames = e->n_frames > 0 ? d->frames + e->frames_offset : NULL,
+                .values = e->values,
+        };
+}
+
 static uint64_t entry_hash(uint32_t stack_id, uint32_t tid, uint32_t n_kernel_frames, const uint32_t *frames,
                            size_t n_frames)
 {
