@@ -66,6 +66,11 @@ typedef struct ProfileDeltaEntry {
 /* Entry i < profile_delta_n_entries(d), in no particular order; valid until the delta changes. */
 void profile_delta_entry(const ProfileDelta *d, size_t i, ProfileDeltaEntry *ret);
 
+/* Add the values of an entry read from another delta to this one's entry of the same stack, thread and kernel
+ * frames (and frames, already canonical, for the other stack): a sum of deltas of one profile, entry by entry.
+ * -ENOMEM leaves the delta as it was. */
+int profile_delta_add_entry(ProfileDelta *d, const ProfileDeltaEntry *e);
+
 /* Append the ended delta's sections, its definitions read from p, the profile it began and ended on. */
 void profile_delta_write(const ProfileDelta *d, const Profile *p, SectionWriter *w);
 

@@ -422,9 +422,13 @@ static uint32_t window_first(const ProfileWindow *w, uint32_t n_seconds, Profile
         return first;
 }
 
-static int count_bucket(const Bucket *b, ProfileTranslation *t)
+/* The bucket's entries added into sum, entry by entry: the same (stack, thread, kernel frames) of many seconds
+ * is counted once, with the sum of its values (the counting rules are linear), rather than a stack walk a
+ * second. */
+static int gather_bucket(const Bucket *b, ProfileDelta *sum)
 {
-        uint32_t n, n_other, stack_id = 0, tid = 0;
+        _cleanup_free_ uint32_t *frames = NULL;
+        uint32_t n, n_other, stack_id = 0, tid = 0, allocated = 0;
         ProfileValues totals;
         Cursor c;
         int r;
@@ -436,72 +440,92 @@ static int count_bucket(const Bucket *b, ProfileTranslation *t)
         if (r < 0)
                 return r;
         for (uint32_t i = 0; i < n; i++) {
-                ProfileCounts counts = {};
-                uint32_t step, n_kernel;
-                Stack *stack;
+                ProfileDeltaEntry e = {};
+                uint32_t step;
 
                 r = get_u32(&c, &step);
-                if (r >= 0 && step > UINT32_MAX - stack_id)
+                if (r >= 0 && step > PROFILE_STACK_OTHER - 1 - stack_id)
                         r = -EBADMSG;
                 if (r >= 0)
                         r = get_tid(&c, &tid);
                 if (r >= 0)
-                        r = get_values(&c, &counts.values, &n_kernel);
+                        r = get_values(&c, &e.values, &e.n_kernel_frames);
                 if (r < 0)
                         return r;
                 stack_id += step;
-                r = profile_translate_stack(t, stack_id, &stack);
-                if (r < 0)
-                        return r;
-                counts.tid = tid;
-                counts.stack_id = stack->id;
-                counts.n_kernel_frames = n_kernel;
-                r = profile_add_counts(t->dst, &counts);
+                e.stack_id = stack_id;
+                e.tid = tid;
+                r = profile_delta_add_entry(sum, &e);
                 if (r < 0)
                         return r;
         }
         for (uint32_t i = 0; i < n_other; i++) {
-                ProfileCounts counts = { .stack_id = PROFILE_STACK_OTHER };
-                uint32_t n_frames, n_kernel, frames[256], *f = frames;
-                _cleanup_free_ uint32_t *many = NULL;
+                ProfileDeltaEntry e = { .stack_id = PROFILE_STACK_OTHER };
 
-                r = get_u32(&c, &n_frames);
+                r = get_u32(&c, &e.n_frames);
                 if (r >= 0)
                         r = get_tid(&c, &tid);
                 if (r >= 0)
-                        r = get_values(&c, &counts.values, &n_kernel);
+                        r = get_values(&c, &e.values, &e.n_kernel_frames);
                 if (r < 0)
                         return r;
                 /* Each frame takes a byte at least. */
-                if (n_frames > (size_t)(c.end - c.p))
+                if (e.n_frames > (size_t)(c.end - c.p))
                         return -EBADMSG;
-                if (n_frames > ELEMENTSOF(frames)) {
-                        f = many = malloc(n_frames * sizeof(uint32_t));
-                        if (!many)
+                if (e.n_frames > allocated) {
+                        uint32_t *a = realloc(frames, e.n_frames * sizeof(uint32_t));
+                        if (!a)
                                 return -ENOMEM;
+                        frames = a;
+                        allocated = e.n_frames;
                 }
-                for (uint32_t j = 0; j < n_frames; j++) {
-                        r = get_u32(&c, &f[j]);
+                for (uint32_t j = 0; j < e.n_frames; j++) {
+                        r = get_u32(&c, &frames[j]);
                         if (r < 0)
                                 return r;
                 }
-                r = profile_translate_frames(t, f, n_frames, &counts.frames);
-                if (r < 0)
-                        return r;
-                counts.tid = tid;
-                counts.n_frames = n_frames;
-                counts.n_kernel_frames = n_kernel;
-                r = profile_add_counts(t->dst, &counts);
+                e.tid = tid;
+                e.frames = frames;
+                r = profile_delta_add_entry(sum, &e);
                 if (r < 0)
                         return r;
         }
         return c.p == c.end ? 0 : -EBADMSG;
 }
 
+/* The summed entries counted into the translation's profile. */
+static int count_entries(const ProfileDelta *sum, ProfileTranslation *t)
+{
+        for (size_t i = 0; i < profile_delta_n_entries(sum); i++) {
+                ProfileDeltaEntry e;
+                ProfileCounts counts;
+                int r;
+
+                profile_delta_entry(sum, i, &e);
+                counts = (ProfileCounts){ .tid = e.tid, .n_kernel_frames = e.n_kernel_frames, .values = e.values };
+                if (e.stack_id == PROFILE_STACK_OTHER) {
+                        counts.stack_id = PROFILE_STACK_OTHER;
+                        counts.n_frames = e.n_frames;
+                        r = profile_translate_frames(t, e.frames, e.n_frames, &counts.frames);
+                } else {
+                        Stack *stack;
+                        r = profile_translate_stack(t, e.stack_id, &stack);
+                        if (r >= 0)
+                                counts.stack_id = stack->id;
+                }
+                if (r >= 0)
+                        r = profile_add_counts(t->dst, &counts);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int profile_window_count(const ProfileWindow *w, const Profile *base, uint32_t n_seconds, Profile *dst,
                          ProfileWindowSpan *ret_span)
 {
         _cleanup_(profile_translation_done) ProfileTranslation t = {};
+        _cleanup_(profile_delta_freep) ProfileDelta *sum = NULL;
         ProfileWindowSpan span;
         uint32_t first;
         int r;
@@ -515,12 +539,19 @@ int profile_window_count(const ProfileWindow *w, const Profile *base, uint32_t n
         r = profile_translation_init(&t, base, dst);
         if (r < 0)
                 return r;
+        r = profile_delta_new(&sum);
+        if (r < 0)
+                return r;
+        profile_delta_begin(sum, base);
         first = window_first(w, n_seconds, &span);
         for (uint32_t i = first; i < w->n; i++) {
-                r = count_bucket(bucket_at(w, i), &t);
+                r = gather_bucket(bucket_at(w, i), sum);
                 if (r < 0)
                         return r;
         }
+        r = count_entries(sum, &t);
+        if (r < 0)
+                return r;
         r = profile_translate_thread_names(&t);
         if (r < 0)
                 return r;
