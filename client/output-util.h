@@ -51,5 +51,13 @@ int json_append(json_object *a, json_object *v);
  * memory. */
 json_object *report_symbols_to_json(const ReportSymbols *s);
 
+/* What the total line says of a table of a time window (t->window_usec > 0): " in the last 10.01 s (12:03:04
+ * to 12:03:14)", the span the daemon's seconds covered, which may be shorter than the window asked (a target
+ * younger than it, seconds past WindowSeconds=); "" for a table since the attach. */
+void format_window(char *buf, size_t size, const ReportTable *t);
+/* "window": {"start_usec", "end_usec", "seconds"}, the span the table counts (CLOCK_REALTIME microseconds), when
+ * the daemon gave one. */
+int json_add_window(json_object *o, const ReportTable *t);
+
 /* The naming keys of a row of kind: function and module, module, tid and name, or pid and command. */
 int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row);

@@ -21,6 +21,7 @@
 #include "target-spec.h"
 #include "time-util.h"
 #include "top.h"
+#include "window-arg.h"
 
 #define DELAY_MIN_USEC (USEC_PER_SEC / 10)
 #define DELAY_MAX_USEC (UINT64_C(86400) * USEC_PER_SEC)
@@ -35,6 +36,7 @@ typedef enum VerbOption {
         VERB_OPTION_OFF_CPU = 1 << 5,
         VERB_OPTION_VALUES = 1 << 6,
         VERB_OPTION_UNIT = 1 << 7,
+        VERB_OPTION_WINDOW = 1 << 8,
 } VerbOption;
 
 static bool arg_json = false;
@@ -47,6 +49,7 @@ static uint32_t arg_iterations = 0;
 static bool arg_off_cpu = false;
 static ReportView arg_values = REPORT_VIEW_SAMPLES;
 static bool arg_unit_ms = false;
+static uint64_t arg_window_usec = 0;
 static VerbOption arg_verb_options = 0;
 
 static OutputFlags output_flags(void)
@@ -216,6 +219,7 @@ static int verb_report(int argc, char *argv[])
                 .sort_given = arg_verb_options & VERB_OPTION_SORT,
                 .limit = arg_limit,
                 .unit_ms = arg_unit_ms,
+                .window_usec = arg_window_usec,
                 .flags = output_flags(),
         };
         ProfileSort key = arg_sort;
@@ -271,6 +275,7 @@ static int verb_top(int argc, char *argv[])
                 .limit = arg_verb_options & VERB_OPTION_LIMIT ? arg_limit : 20,
                 .delay_usec = arg_delay_usec,
                 .iterations = arg_iterations,
+                .window_usec = arg_window_usec,
                 .flags = output_flags(),
         };
         int r;
@@ -315,9 +320,10 @@ static const Verb verbs[] = {
         {"list", 0, 0, verb_list, 0},
         {"status", 0, 0, verb_status, 0},
         {"report", 0, 1, verb_report,
-         VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT},
+         VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT |
+                 VERB_OPTION_WINDOW},
         {"top", 0, 1, verb_top,
-         VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS},
+         VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_WINDOW},
 };
 
 static const struct {
@@ -332,6 +338,7 @@ static const struct {
         {VERB_OPTION_OFF_CPU, "--off-cpu"},
         {VERB_OPTION_VALUES, "--values"},
         {VERB_OPTION_UNIT, "--unit"},
+        {VERB_OPTION_WINDOW, "--window"},
 };
 
 static int dispatch_verb(int argc, char *argv[])
@@ -406,6 +413,9 @@ static void help(void)
                "                      all for report, 20 for top)\n"
                "  -d --delay=SECS     top: seconds between refreshes (default 1)\n"
                "     --iterations=N   top: stop after N refreshes\n"
+               "     --window=TIME    report, top: count only the last TIME (10s, 1m,\n"
+               "                      500ms; whole seconds, rounded up) instead of\n"
+               "                      everything since the attach (all, the default)\n"
                "\n"
                "See the vprofctl(1) man page for details.\n");
 }
@@ -441,6 +451,7 @@ static int parse_argv(int argc, char *argv[])
                 ARG_OFF_CPU,
                 ARG_VALUES,
                 ARG_UNIT,
+                ARG_WINDOW,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -455,6 +466,7 @@ static int parse_argv(int argc, char *argv[])
                 {"off-cpu", no_argument, NULL, ARG_OFF_CPU},
                 {"values", required_argument, NULL, ARG_VALUES},
                 {"unit", required_argument, NULL, ARG_UNIT},
+                {"window", required_argument, NULL, ARG_WINDOW},
                 {NULL, 0, NULL, 0},
         };
         int c, r;
@@ -542,6 +554,15 @@ static int parse_argv(int argc, char *argv[])
                                                        "Invalid --unit value '%s': expected samples or ms",
                                                        optarg);
                         arg_verb_options |= VERB_OPTION_UNIT;
+                        break;
+                case ARG_WINDOW:
+                        r = window_arg_parse(optarg, &arg_window_usec);
+                        if (r < 0)
+                                return log_error_errno(r,
+                                                       "Invalid --window value '%s': expected all, or a "
+                                                       "duration up to a day such as 10s, 1m or 500ms",
+                                                       optarg);
+                        arg_verb_options |= VERB_OPTION_WINDOW;
                         break;
                 case ':':
                 case '?':
