@@ -257,6 +257,11 @@ static void request_save(StateStore *s)
 {
         uint64_t now, next;
 
+        /* The manager closes a second within one: the snapshot goes with it (on_second_closed()). */
+        if (manager_closing(s->manager)) {
+                s->save_due = true;
+                return;
+        }
         if (!s->timer || sd_event_now(s->manager->event, CLOCK_MONOTONIC, &now) < 0)
                 return;
         if (sd_event_source_get_enabled(s->timer, NULL) > 0 && sd_event_source_get_time(s->timer, &next) >= 0 &&
