@@ -169,7 +169,6 @@ class Client(vprof_env.TestCase):
                                   "self_check_lost"})
         self.assertEqual(s["unwind_self_check"], 0)  # off by default
         self.assertEqual(s["window_seconds"], 600)  # the default
-        self.assertGreater(s["window_memory"], 0)  # the demo's seconds
         self.assertEqual(s["unwind_table_size"], 32 << 20)  # the default
         # The demo's samples were walked: its tables (the demo's, libc's) were compiled and loaded.
         self.assertGreater(s["unwind_tables_compiled"], 0)
