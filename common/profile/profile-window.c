@@ -8,8 +8,8 @@
 #include "profile-internal.h"
 #include "profile-window.h"
 
-/* A bucket's encoding: its entries sorted by (stack id, thread, kernel frames), each a few varints (LEB128),
- * most of them a byte, where the delta's record takes 44 bytes:
+/* A bucket's encoding: its entries sorted by stack id, each a few varints (LEB128), most of them a byte, where
+ * the delta's record takes 44 bytes:
  *
  *   varint n entries | varint n other-stack entries | values (the bucket's totals)
  *   entry*        varint stack id - previous | zigzag varint tid - previous | values
@@ -98,19 +98,22 @@ uint32_t profile_window_max_seconds(const ProfileWindow *w)
         return w->max_seconds;
 }
 
-/* Encoding: twice over the entries, once to size the bucket and once to write it, so that a bucket takes its
+/* Encoding: into room for the most the entries can take, then cut to what they took, so that a bucket holds its
  * bytes and nothing more, and nothing is kept from one second to the next. */
 
+/* Bytes at most: a varint of 32 bits, of 64; an entry's values (their byte, the kernel frames, four values). */
+#define VARINT32_MAX 5
+#define VARINT64_MAX 10
+#define VALUES_MAX (1 + VARINT32_MAX + 4 * VARINT64_MAX)
+
 typedef struct Out {
-        uint8_t *data; /* NULL: only count */
+        uint8_t *data;
         size_t n;
 } Out;
 
 static void put_byte(Out *o, uint8_t b)
 {
-        if (o->data)
-                o->data[o->n] = b;
-        o->n++;
+        o->data[o->n++] = b;
 }
 
 static void put_varint(Out *o, uint64_t v)
@@ -147,18 +150,41 @@ static void put_values(Out *o, const ProfileValues *v, uint32_t n_kernel_frames)
 }
 
 typedef struct SortKey {
-        uint64_t key; /* stack id << 32 | tid: the other stack's id is the largest, its entries come last */
-        uint32_t n_kernel_frames;
-        uint32_t index;
+        uint32_t stack_id; /* the other stack's id is the largest: its entries come last */
+        uint32_t index;    /* of the entry in the delta */
 } SortKey;
 
-static int compare_keys(const void *x, const void *y)
+/* keys by stack id, with tmp as room for as many: a radix sort a byte at a time, least significant first,
+ * skipping the bytes every key has alike (ids below 65536 take two passes). A second's push sorts its entries
+ * once; a comparison sort took more instructions than the rest of the push. */
+static SortKey *sort_by_stack(SortKey *keys, SortKey *tmp, size_t n)
 {
-        const SortKey *a = x, *b = y;
+        uint32_t all_or = 0, all_and = UINT32_MAX;
 
-        if (a->key != b->key)
-                return a->key < b->key ? -1 : 1;
-        return a->n_kernel_frames < b->n_kernel_frames ? -1 : a->n_kernel_frames > b->n_kernel_frames;
+        for (size_t i = 0; i < n; i++) {
+                all_or |= keys[i].stack_id;
+                all_and &= keys[i].stack_id;
+        }
+        for (unsigned shift = 0; shift < 32; shift += 8) {
+                size_t count[256] = {}, at = 0;
+                SortKey *swap;
+
+                if (((all_or ^ all_and) >> shift & 0xff) == 0)
+                        continue;
+                for (size_t i = 0; i < n; i++)
+                        count[keys[i].stack_id >> shift & 0xff]++;
+                for (size_t b = 0; b < 256; b++) {
+                        size_t c = count[b];
+                        count[b] = at;
+                        at += c;
+                }
+                for (size_t i = 0; i < n; i++)
+                        tmp[count[keys[i].stack_id >> shift & 0xff]++] = keys[i];
+                swap = keys;
+                keys = tmp;
+                tmp = swap;
+        }
+        return keys;
 }
 
 static void put_entries(Out *o, const ProfileDelta *d, const SortKey *keys, size_t n, size_t n_other,
@@ -189,37 +215,42 @@ static void put_entries(Out *o, const ProfileDelta *d, const SortKey *keys, size
 /* The entries of d, sorted and encoded, in *ret (NULL and 0 for none). */
 static int encode(const ProfileDelta *d, uint8_t **ret, size_t *ret_size)
 {
-        size_t n = profile_delta_n_entries(d), n_other = 0;
-        _cleanup_free_ SortKey *keys = NULL;
+        size_t n = profile_delta_n_entries(d), n_other = 0, bound = 2 * VARINT32_MAX + VALUES_MAX;
+        _cleanup_free_ SortKey *room = NULL;
         ProfileValues totals = {};
+        SortKey *keys;
         Out o = {};
+        uint8_t *data;
 
         *ret = NULL;
         *ret_size = 0;
         if (n == 0)
                 return 0;
-        keys = malloc(n * sizeof(SortKey));
-        if (!keys)
+        room = malloc(2 * n * sizeof(SortKey));
+        if (!room)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 ProfileDeltaEntry e;
 
                 profile_delta_entry(d, i, &e);
-                keys[i] = (SortKey){ .key = (uint64_t)e.stack_id << 32 | e.tid,
-                                     .n_kernel_frames = e.n_kernel_frames,
-                                     .index = (uint32_t)i };
+                room[i] = (SortKey){ .stack_id = e.stack_id, .index = (uint32_t)i };
                 n_other += e.stack_id == PROFILE_STACK_OTHER;
                 profile_values_add(&totals, &e.values);
+                bound += 2 * VARINT32_MAX + VALUES_MAX + (size_t)e.n_frames * VARINT32_MAX;
         }
-        qsort(keys, n, sizeof(SortKey), compare_keys);
-        put_entries(&o, d, keys, n, n_other, &totals);
-        if (o.n > UINT32_MAX)
-                return -E2BIG;
-        o = (Out){ .data = malloc(o.n) };
+        keys = sort_by_stack(room, room + n, n);
+        o.data = malloc(bound);
         if (!o.data)
                 return -ENOMEM;
         put_entries(&o, d, keys, n, n_other, &totals);
-        *ret = o.data;
+        assert(o.n <= bound);
+        if (o.n > UINT32_MAX) {
+                free(o.data);
+                return -E2BIG;
+        }
+        /* Cut to size: a shrinking realloc() keeps the bytes where they are. */
+        data = realloc(o.data, o.n);
+        *ret = data ?: o.data;
         *ret_size = o.n;
         return 0;
 }
