@@ -8,6 +8,7 @@
 #include "authz.h"
 #include "bus-names.h"
 #include "bus-query.h"
+#include "log.h"
 #include "macros.h"
 #include "manager.h"
 #include "profile.h"
@@ -153,6 +154,11 @@ static int query_open(Manager *m, sd_bus_message *msg, const char *spec_text, ui
                              &q.view);
         if (r < 0)
                 return view_error(r, error);
+        if (q.view.inexact) {
+                char quoted[QUOTE_SIZE];
+                log_notice("A window of %s counts a second whose delta missed samples for want of memory: its "
+                           "tables miss them.", quote_prefix(spec_text, quoted));
+        }
         *ret = q;
         q = (Query){};
         return 1;

@@ -265,6 +265,10 @@ void manager_close_second(Manager *m)
                 if (!t->delta)
                         continue;
                 profile_delta_end(t->delta, t->profile);
+                if (profile_delta_lost(t->delta) > 0)
+                        log_warning("The second just closed of %d (%s) misses %" PRIu64 " samples in its journal "
+                                    "record and its window, for want of memory (its tables have them).",
+                                    (int)t->pid, t->info.comm, profile_delta_lost(t->delta));
                 if (!profile_delta_empty(t->delta) && m->observer.delta_closed)
                         m->observer.delta_closed(m->observer.userdata, t);
                 r = target_close_second(t, now);

@@ -45,6 +45,7 @@ static int build_window(Target *const *targets, size_t n, uint32_t seconds, uint
                         return r;
                 if (span.buckets > 0)
                         span_add(&start, &end, span.start_usec, span.end_usec);
+                v->inexact = v->inexact || span.inexact;
         }
         /* No second closed yet in the window: it covers nothing, and says so. */
         if (start > end)

@@ -14,6 +14,7 @@ typedef struct QueryView {
         Profile *owned;         /* built for this query (a window, a merge); NULL when borrowed */
         uint64_t start_usec;    /* CLOCK_REALTIME: the span the tables count */
         uint64_t end_usec;
+        bool inexact;           /* a window with a second whose delta missed samples (out of memory) */
 } QueryView;
 
 /* The view of targets (n >= 1; the members of a group may be 0) over the last window_usec (0: since the
