@@ -39,7 +39,8 @@ struct StateStore {
         uint64_t journal_usec;
         uint64_t next_flush_usec; /* CLOCK_MONOTONIC: the journal's next record is due then */
         bool journal_ok;        /* its last record was written (or there was nothing to write) */
-        bool save_due;          /* a snapshot is taken when the manager next closes a second */
+        bool save_due;          /* a snapshot is taken when the manager closes a second at or after: */
+        uint64_t save_due_usec; /* CLOCK_MONOTONIC */
         bool in_save;           /* a save is closing the second itself */
 };
 

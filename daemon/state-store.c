@@ -242,9 +242,10 @@ static int on_snapshot_timer(sd_event_source *source, uint64_t usec _unused_, vo
 
         /* While the manager closes seconds, the snapshot waits for the next one (within a second): a save
          * closes the second it is in, which would cut a window's bucket short. */
-        if (manager_closing(s->manager))
+        if (manager_closing(s->manager)) {
                 s->save_due = true;
-        else
+                s->save_due_usec = 0; /* the next close */
+        } else
                 (void)save(s, LOG_DEBUG, false);
         if (s->snapshot_usec == 0)
                 return sd_event_source_set_enabled(source, SD_EVENT_OFF);
@@ -257,9 +258,13 @@ static void request_save(StateStore *s)
 {
         uint64_t now, next;
 
-        /* The manager closes a second within one: the snapshot goes with it (on_second_closed()). */
+        /* The manager closes a second every second: the snapshot goes with the first close a second after the
+         * request or later (on_second_closed()), so within two. A request while one waits changes nothing. */
         if (manager_closing(s->manager)) {
-                s->save_due = true;
+                if (!s->save_due) {
+                        s->save_due = true;
+                        s->save_due_usec = now_usec(CLOCK_MONOTONIC) + REQUESTED_SAVE_DELAY_USEC;
+                }
                 return;
         }
         if (!s->timer || sd_event_now(s->manager->event, CLOCK_MONOTONIC, &now) < 0)
@@ -269,6 +274,16 @@ static void request_save(StateStore *s)
                 return; /* due soon anyway */
         if (sd_event_source_set_time(s->timer, now + REQUESTED_SAVE_DELAY_USEC) >= 0)
                 (void)sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
+}
+
+static bool any_running_target(Manager *m)
+{
+        Target *t;
+
+        HASHMAP_FOREACH(t, m->targets)
+                if (!t->exited)
+                        return true;
+        return false;
 }
 
 /* A second closed (manager_close_second()): its deltas were gathered for the journal, which writes its record
@@ -281,11 +296,21 @@ static void on_second_closed(void *userdata)
                 return; /* save() goes on itself */
         if (s->journal && now_usec(CLOCK_MONOTONIC) + s->journal_usec / 2 >= s->next_flush_usec)
                 flush_journal(s);
-        if (journal_writing(s->journal) && journal_size(s->journal) > MAX(JOURNAL_COMPACT_MIN, (uint64_t)s->saved_size))
+        if (journal_writing(s->journal) && journal_size(s->journal) > MAX(JOURNAL_COMPACT_MIN, (uint64_t)s->saved_size)) {
                 s->save_due = true;
-        if (s->save_due) {
+                s->save_due_usec = 0;
+        }
+        if (!s->save_due)
+                return;
+        /* Closes come a second apart, give or take the timer's 50 ms: one a little early is the one due. */
+        if (now_usec(CLOCK_MONOTONIC) + 100 * USEC_PER_MSEC >= s->save_due_usec) {
                 s->save_due = false;
                 (void)save_closed(s, LOG_DEBUG, false);
+        } else if (!any_running_target(s->manager) && s->timer) {
+                /* This was the last close (no target runs): the snapshot timer takes the save over. */
+                s->save_due = false;
+                if (sd_event_source_set_time(s->timer, s->save_due_usec) >= 0)
+                        (void)sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
         }
 }
 
