@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "all-targets.h"
+#include "bus-client-tables.h"
+#include "bus-client.h"
+#include "log.h"
+#include "parse-util.h"
+#include "time-util.h"
+#include "top-fetch.h"
+
+TopView *top_view_free(TopView *v)
+{
+        if (!v)
+                return NULL;
+        report_table_free(v->table);
+        free(v->event);
+        free(v);
+        return NULL;
+}
+
+void top_lost_history_add(TopLostHistory *h, uint64_t time_usec, uint64_t lost)
+{
+        if (h->n == TOP_LOST_HISTORY_MAX) {
+                h->first = (h->first + 1) % TOP_LOST_HISTORY_MAX;
+                h->n--;
+        }
+        h->readings[(h->first + h->n) % TOP_LOST_HISTORY_MAX] = (TopLostReading){time_usec, lost};
+        h->n++;
+}
+
+bool top_lost_history_since(const TopLostHistory *h, uint64_t start_usec, uint64_t *ret_lost,
+                            uint64_t *ret_span_usec)
+{
+        const TopLostReading *last, *from = NULL;
+
+        if (h->n == 0)
+                return false;
+        for (size_t i = 0; i < h->n; i++) {
+                const TopLostReading *r = &h->readings[(h->first + i) % TOP_LOST_HISTORY_MAX];
+
+                if (r->time_usec > start_usec)
+                        break;
+                from = r;
+        }
+        if (!from)
+                return false;
+        last = &h->readings[(h->first + h->n - 1) % TOP_LOST_HISTORY_MAX];
+        /* A counter never goes down, but a restarted daemon starts it over: then nothing is known. */
+        if (last->lost < from->lost)
+                return false;
+        *ret_lost = last->lost - from->lost;
+        *ret_span_usec = last->time_usec - from->time_usec;
+        return true;
+}
+
+/* The table of one target; the daemon sorts functions, the other tables come in its order and are sorted
+ * here by the key of the state. */
+static int fetch_target_table(sd_bus *bus, const TopQuery *q, TopView *v)
+{
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        const TopState *s = q->state;
+        const char *method;
+        uint32_t pid;
+        int r;
+
+        r = parse_pid(q->target, &pid);
+        if (r < 0)
+                return log_error_errno(r, "Invalid PID '%s': expected a number from 1 to 4194304",
+                                       q->target);
+
+        switch (s->table) {
+        case REPORT_FUNCTIONS:
+                method = "GetFunctions";
+                r = bus_get_functions(bus, pid, s->sort, q->limit, &error, &v->table);
+                break;
+        case REPORT_MODULES:
+                method = "GetModules";
+                r = bus_get_modules(bus, pid, &error, &v->table);
+                break;
+        case REPORT_THREADS:
+                method = "GetThreads";
+                r = bus_get_threads(bus, pid, &error, &v->table);
+                break;
+        default:
+                return log_error_errno(-EINVAL, "No %s table for one target", top_table_name(s->table));
+        }
+        if (r < 0)
+                return log_bus_error(r, &error, method);
+        return 0;
+}
+
+/* The tables that exist for every target at once: the merged functions, or the targets (processes). */
+static int fetch_all_table(sd_bus *bus, const TopQuery *q, TopView *v)
+{
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        if (q->state->table == REPORT_FUNCTIONS)
+                return fetch_all_functions(bus, q->state->sort, &v->table, &v->n_targets, &v->n_denied);
+        r = bus_get_processes(bus, &error, &v->table);
+        if (r < 0)
+                return log_bus_error(r, &error, "GetProcesses");
+        v->n_targets = v->table->n_rows;
+        return 0;
+}
+
+int top_fetch(sd_bus *bus, const TopQuery *q, TopLostHistory *h, TopView **ret)
+{
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(daemon_status_freep) DaemonStatus *status = NULL;
+        _cleanup_(top_view_freep) TopView *v = NULL;
+        uint64_t now;
+        int r;
+
+        v = calloc(1, sizeof(*v));
+        if (!v)
+                return log_error_errno(-ENOMEM, "Failed to allocate the view: %m");
+
+        r = q->target ? fetch_target_table(bus, q, v) : fetch_all_table(bus, q, v);
+        if (r < 0)
+                return r;
+        if (v->table->kind != REPORT_FUNCTIONS)
+                report_table_sort(v->table, q->state->sort);
+        report_table_truncate(v->table, q->limit);
+
+        /* The header's figures, read after the table: the losses include whatever the table missed. */
+        r = bus_get_status(bus, &error, &status);
+        if (r < 0)
+                return log_bus_error(r, &error, "GetAll");
+        now = now_usec(CLOCK_REALTIME);
+        v->event = TAKE_PTR(status->event);
+        v->frequency = status->frequency;
+        v->samples_lost = status->samples_lost;
+        /* Until the daemon says which window a table covers, all since the attach, up to now. */
+        v->window_start_usec = 0;
+        v->window_end_usec = now;
+
+        top_lost_history_add(h, now, v->samples_lost);
+        if (q->state->window_usec > 0)
+                v->window_lost_known = top_lost_history_since(h, v->window_start_usec, &v->window_lost,
+                                                              &v->window_lost_span_usec);
+
+        *ret = TAKE_PTR(v);
+        return 0;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <systemd/sd-bus.h>
+
+#include "macros.h"
+#include "report-table.h"
+#include "top-state.h"
+
+/* One refresh of top: the table that the state asks for and the daemon's figures of the header, read over
+ * the bus. Nothing here prints: the screen and the batch output show a TopView. */
+
+typedef struct TopView {
+        ReportTable *table; /* sorted as asked, at most the rows asked for */
+        char *event;        /* the daemon's Event and Frequency */
+        uint32_t frequency;
+        uint64_t samples_lost; /* SamplesLost: every target's, since vprofd started */
+        /* The window the table covers, CLOCK_REALTIME. */
+        uint64_t window_start_usec;
+        uint64_t window_end_usec;
+        /* Samples lost over a span that covers the window, from the readings of SamplesLost of earlier
+         * refreshes: known once top has run for as long as the window (never for "all"). */
+        bool window_lost_known;
+        uint64_t window_lost;
+        uint64_t window_lost_span_usec;
+        size_t n_targets; /* without a target: the targets merged, and those the caller may not read */
+        size_t n_denied;
+} TopView;
+
+TopView *top_view_free(TopView *v);
+DEFINE_TRIVIAL_CLEANUP_FUNC(TopView *, top_view_free);
+
+/* The readings of SamplesLost of past refreshes: a ring, the oldest overwritten when full (an hour of
+ * refreshes a second). */
+#define TOP_LOST_HISTORY_MAX 4096
+typedef struct TopLostReading {
+        uint64_t time_usec; /* CLOCK_REALTIME */
+        uint64_t lost;
+} TopLostReading;
+
+typedef struct TopLostHistory {
+        TopLostReading readings[TOP_LOST_HISTORY_MAX];
+        size_t first;
+        size_t n;
+} TopLostHistory;
+
+/* Adds a reading; readings come in time order. */
+void top_lost_history_add(TopLostHistory *h, uint64_t time_usec, uint64_t lost);
+/* What was lost from the newest reading taken at or before start_usec to the newest reading: false when none
+ * is that old. */
+bool top_lost_history_since(const TopLostHistory *h, uint64_t start_usec, uint64_t *ret_lost,
+                            uint64_t *ret_span_usec);
+
+typedef struct TopQuery {
+        const char *target; /* as given on the command line; NULL for every target */
+        const TopState *state;
+        uint32_t limit; /* rows; 0 for all */
+} TopQuery;
+
+/* Reads the view of q and records its SamplesLost in h. Logs its own errors: a failed call in the one line
+ * of log_bus_error(). */
+int top_fetch(sd_bus *bus, const TopQuery *q, TopLostHistory *h, TopView **ret);
