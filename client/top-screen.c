@@ -286,7 +286,7 @@ static void layout(const ReportTable *t, size_t n_rows, int widths[static MAX_CO
         }
         space = MAX(space, 0);
         if (module >= 0) {
-                widths[module] = MIN(widths[module], MAX(space / 3, (int)strlen(c[module].heading)));
+                widths[module] = MIN(widths[module], space / 3);
                 space = MAX(space - widths[module], 0);
         }
         if (name >= 0)
