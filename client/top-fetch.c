@@ -6,7 +6,6 @@
 #include "bus-client-tables.h"
 #include "bus-client.h"
 #include "log.h"
-#include "parse-util.h"
 #include "time-util.h"
 #include "top-fetch.h"
 
@@ -55,54 +54,46 @@ bool top_lost_history_since(const TopLostHistory *h, uint64_t start_usec, uint64
         return true;
 }
 
-/* The table of one target; the daemon sorts functions, the other tables come in its order and are sorted
- * here by the key of the state. */
-static int fetch_target_table(sd_bus *bus, const TopQuery *q, TopView *v)
+/* The table the state asks for: one target's, a group's (merged by the daemon), or every target's (the
+ * functions merged here, or the processes). */
+static int fetch_table(sd_bus *bus, const TopQuery *q, TopView *v)
 {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         const TopState *s = q->state;
+        TableQuery tq = {
+                .target = q->target,
+                .window_usec = s->window_usec,
+        };
         const char *method;
-        uint32_t pid;
         int r;
-
-        r = parse_pid(q->target, &pid);
-        if (r < 0)
-                return log_error_errno(r, "Invalid PID '%s': expected a number from 1 to 4194304",
-                                       q->target);
 
         switch (s->table) {
         case REPORT_FUNCTIONS:
+                if (!q->target)
+                        return fetch_all_functions(bus, s->sort, s->window_usec, &v->table, &v->n_targets,
+                                                   &v->n_denied);
                 method = "GetFunctions";
-                r = bus_get_functions(bus, pid, s->sort, q->limit, &error, &v->table);
+                r = bus_get_functions(bus, &tq, s->sort, q->limit, &error, &v->table);
                 break;
         case REPORT_MODULES:
                 method = "GetModules";
-                r = bus_get_modules(bus, pid, &error, &v->table);
+                r = bus_get_modules(bus, &tq, &error, &v->table);
                 break;
         case REPORT_THREADS:
                 method = "GetThreads";
-                r = bus_get_threads(bus, pid, &error, &v->table);
+                r = bus_get_threads(bus, &tq, &error, &v->table);
+                break;
+        case REPORT_PROCESSES:
+                method = "GetProcesses";
+                r = bus_get_processes(bus, &tq, &error, &v->table);
+                if (r >= 0 && !q->target)
+                        v->n_targets = v->table->n_rows;
                 break;
         default:
-                return log_error_errno(-EINVAL, "No %s table for one target", top_table_name(s->table));
+                return log_error_errno(-EINVAL, "No %s table in top", top_table_name(s->table));
         }
         if (r < 0)
                 return log_bus_error(r, &error, method);
-        return 0;
-}
-
-/* The tables that exist for every target at once: the merged functions, or the targets (processes). */
-static int fetch_all_table(sd_bus *bus, const TopQuery *q, TopView *v)
-{
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        int r;
-
-        if (q->state->table == REPORT_FUNCTIONS)
-                return fetch_all_functions(bus, q->state->sort, &v->table, &v->n_targets, &v->n_denied);
-        r = bus_get_processes(bus, &error, &v->table);
-        if (r < 0)
-                return log_bus_error(r, &error, "GetProcesses");
-        v->n_targets = v->table->n_rows;
         return 0;
 }
 
@@ -117,13 +108,17 @@ int top_fetch(sd_bus *bus, const TopQuery *q, TopLostHistory *h, TopView **ret)
         v = calloc(1, sizeof(*v));
         if (!v)
                 return log_error_errno(-ENOMEM, "Failed to allocate the view: %m");
+        v->shown = *q->state;
 
-        r = q->target ? fetch_target_table(bus, q, v) : fetch_all_table(bus, q, v);
+        r = fetch_table(bus, q, v);
         if (r < 0)
                 return r;
+        /* Functions come sorted as asked; the other tables in the daemon's order. */
         if (v->table->kind != REPORT_FUNCTIONS)
                 report_table_sort(v->table, q->state->sort);
         report_table_truncate(v->table, q->limit);
+        v->window_start_usec = v->table->window_start_usec;
+        v->window_end_usec = v->table->window_end_usec;
 
         /* The header's figures, read after the table: the losses include whatever the table missed. */
         r = bus_get_status(bus, &error, &status);
@@ -133,9 +128,6 @@ int top_fetch(sd_bus *bus, const TopQuery *q, TopLostHistory *h, TopView **ret)
         v->event = TAKE_PTR(status->event);
         v->frequency = status->frequency;
         v->samples_lost = status->samples_lost;
-        /* Until the daemon says which window a table covers, all since the attach, up to now. */
-        v->window_start_usec = 0;
-        v->window_end_usec = now;
 
         top_lost_history_add(h, now, v->samples_lost);
         if (q->state->window_usec > 0)

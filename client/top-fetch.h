@@ -15,11 +15,13 @@
  * the bus. Nothing here prints: the screen and the batch output show a TopView. */
 
 typedef struct TopView {
+        TopState shown;     /* the table, sort and window it was read for */
         ReportTable *table; /* sorted as asked, at most the rows asked for */
         char *event;        /* the daemon's Event and Frequency */
         uint32_t frequency;
         uint64_t samples_lost; /* SamplesLost: every target's, since vprofd started */
-        /* The window the table covers, CLOCK_REALTIME. */
+        /* The window the table covers, CLOCK_REALTIME, as the daemon says (merged here: the span of the
+         * targets'). */
         uint64_t window_start_usec;
         uint64_t window_end_usec;
         /* Samples lost over a span that covers the window, from the readings of SamplesLost of earlier

@@ -102,6 +102,32 @@ void top_screen_resize(_unused_ TopScreen *s)
         (void)clearok(curscr, TRUE);
 }
 
+void top_screen_take_error(TopScreen *s, char *buf, size_t size)
+{
+        char text[4096];
+        ssize_t n = -1;
+        off_t end, len;
+        char *line;
+
+        buf[0] = '\0';
+        if (s->saved_stderr < 0)
+                return;
+        /* The last line is at the end of what was written. */
+        end = lseek(s->held_stderr, 0, SEEK_END);
+        len = MIN((off_t)sizeof(text) - 1, end);
+        if (len > 0)
+                n = pread(s->held_stderr, text, (size_t)len, end - len);
+        if (ftruncate(s->held_stderr, 0) < 0 || lseek(s->held_stderr, 0, SEEK_SET) < 0)
+                return;
+        if (n <= 0)
+                return;
+        text[n] = '\0';
+        while (n > 0 && text[n - 1] == '\n')
+                text[--n] = '\0';
+        line = strrchr(text, '\n');
+        snprintf(buf, size, "%s", line ? line + 1 : text);
+}
+
 int top_screen_read_key(_unused_ TopScreen *s)
 {
         int c = getch();
@@ -337,15 +363,15 @@ static void draw_table(const TopState *st, const ReportTable *t, int top, size_t
 /* --- the header and the help
  * ---------------------------------------------------------------------------------- */
 
-static void draw_header(const TopState *st, const char *target, const TopView *v)
+static void draw_header(const TopState *st, const char *target, const TopView *v, const char *error)
 {
         char target_text[96], event[96], window[128], lost[128], line[512];
         static const char hint[] = "h: help";
 
         top_header_target(target_text, sizeof(target_text), target, v);
         top_header_event(event, sizeof(event), v);
-        top_header_window(window, sizeof(window), st, v);
-        top_header_lost(lost, sizeof(lost), st, v);
+        top_header_window(window, sizeof(window), v);
+        top_header_lost(lost, sizeof(lost), v);
 
         snprintf(line, sizeof(line), "vprofctl top: %s, %s", target_text, event);
         put_text(0, 0, COLS, line, false);
@@ -358,15 +384,19 @@ static void draw_header(const TopState *st, const char *target, const TopView *v
         snprintf(line, sizeof(line), "Table: %s, sorted by %s", top_table_name(v->table->kind),
                  IN_SET(v->table->kind, REPORT_THREADS, REPORT_PROCESSES)
                          ? "samples"
-                         : profile_sort_to_string(st->sort));
+                         : profile_sort_to_string(v->shown.sort));
         put_text(3, 0, COLS, line, false);
         if (st->paused) {
                 attron(A_REVERSE | A_BOLD);
                 put_text(3, (int)strlen(line) + 3, COLS, "PAUSED", false);
                 attroff(A_REVERSE | A_BOLD);
         }
-        if (st->notice)
-                put_text(4, 0, COLS, st->notice, false);
+        /* Why the last key did nothing, or why the last refresh failed (the view is then the one before). */
+        if (st->notice || (error && error[0])) {
+                attron(A_BOLD);
+                put_text(4, 0, COLS, st->notice ?: error, false);
+                attroff(A_BOLD);
+        }
 }
 
 static void draw_help(void)
@@ -402,15 +432,16 @@ static void draw_help(void)
         attroff(A_REVERSE);
 }
 
-void top_screen_draw(_unused_ TopScreen *s, const TopState *st, const char *target, const TopView *v)
+void top_screen_draw(TopScreen *s, const TopState *st, const char *target, const TopView *v,
+                     const char *error)
 {
         size_t n_rows = MIN(v->table->n_rows, (size_t)top_screen_table_rows(s));
 
         /* erase(), not clear(): clear() makes the next refresh() repaint the whole terminal, the flicker. */
         erase();
-        draw_header(st, target, v);
+        draw_header(st, target, v, error);
         if (LINES > HEADER_LINES)
-                draw_table(st, v->table, HEADER_LINES, n_rows);
+                draw_table(&v->shown, v->table, HEADER_LINES, n_rows);
         if (st->help)
                 draw_help();
         refresh();

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "macros.h"
@@ -31,5 +32,11 @@ int top_screen_read_key(TopScreen *s);
  * up (0 when it has no size). */
 uint32_t top_screen_table_rows(const TopScreen *s);
 
-/* target: as on the command line, NULL for every target. */
-void top_screen_draw(TopScreen *s, const TopState *st, const char *target, const TopView *v);
+/* What was logged since the screen came up, or since the last call: its last line, in buf, and the rest
+ * dropped; an empty string when nothing was. For an error that the screen shows instead of ending. */
+void top_screen_take_error(TopScreen *s, char *buf, size_t size);
+
+/* The view v, with the keys' state st (paused, help, notice) and error, when not empty, on the header's
+ * last line. target: as on the command line, NULL for every target. */
+void top_screen_draw(TopScreen *s, const TopState *st, const char *target, const TopView *v,
+                     const char *error);

@@ -4,13 +4,13 @@
 
 const uint64_t top_windows_usec[4] = {USEC_PER_SEC, 10 * USEC_PER_SEC, 60 * USEC_PER_SEC, 0};
 
-void top_state_init(TopState *s, bool has_target, ProfileSort sort, uint64_t window_usec)
+void top_state_init(TopState *s, TopTarget target, ProfileSort sort, uint64_t window_usec)
 {
         *s = (TopState){
                 .table = REPORT_FUNCTIONS,
                 .sort = sort,
                 .window_usec = window_usec,
-                .has_target = has_target,
+                .target = target,
         };
 }
 
@@ -29,12 +29,12 @@ void top_state_next_window(TopState *s)
 
 static TopAction set_table(TopState *s, ReportKind kind)
 {
-        if (!s->has_target && kind == REPORT_MODULES) {
-                s->notice = "modules need a target: vprofctl top PID";
+        if (s->target == TOP_TARGET_ALL && kind == REPORT_MODULES) {
+                s->notice = "modules need a target: vprofctl top TARGET";
                 return TOP_ACTION_DRAW;
         }
-        /* Without a target, the rows of every target are its processes. */
-        if (!s->has_target && kind == REPORT_THREADS)
+        /* Threads are a process's; a group's rows, or every target's, are processes. */
+        if (s->target != TOP_TARGET_PROCESS && kind == REPORT_THREADS)
                 kind = REPORT_PROCESSES;
         if (s->table == kind)
                 return TOP_ACTION_NONE;

@@ -18,7 +18,7 @@
 
 /* The loop of top: a refresh timer at the cadence of --delay, the keys from standard input, SIGWINCH; the
  * rest is in top-state.c (what is shown), top-fetch.c (reading it), top-screen.c and top-batch.c (showing
- * it). */
+ * it). The first refresh comes before the screen, so that a target that cannot be read is a plain error. */
 
 typedef struct Top {
         sd_bus *bus;
@@ -29,6 +29,7 @@ typedef struct Top {
         TopLostHistory *losses;
         uint32_t refreshes;
         int error;
+        char failure[256]; /* the screen's: why the last refresh failed; empty after one that did not */
 } Top;
 
 static void top_done(Top *t)
@@ -57,10 +58,18 @@ static int fetch(Top *t)
                 q.limit = o->limit > 0 ? MIN(o->limit, rows) : rows;
         }
         r = top_fetch(t->bus, &q, t->losses, &v);
-        if (r < 0)
+        if (r >= 0) {
+                top_view_free(t->view);
+                t->view = v;
+                t->failure[0] = '\0';
+                return 0;
+        }
+        /* Batch output ends at the first failure, for the script to see. The screen keeps the view before
+         * and says why the refresh failed (a window this daemon does not keep, a target detached, vprofd
+         * restarting), and the next refresh tries again. */
+        if (!t->screen || r == -ENOMEM)
                 return r;
-        top_view_free(t->view);
-        t->view = v;
+        top_screen_take_error(t->screen, t->failure, sizeof(t->failure));
         return 0;
 }
 
@@ -69,10 +78,10 @@ static int show(Top *t)
         int r;
 
         if (t->screen) {
-                top_screen_draw(t->screen, &t->state, t->options->target, t->view);
+                top_screen_draw(t->screen, &t->state, t->options->target, t->view, t->failure);
                 return 0;
         }
-        r = top_batch_print(&t->state, t->options->target, t->view, t->options->flags, t->refreshes == 0);
+        r = top_batch_print(t->options->target, t->view, t->options->flags, t->refreshes == 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to print the table: %m");
         if (fflush(stdout) != 0)
@@ -245,7 +254,11 @@ int run_top(sd_bus *bus, const TopOptions *o)
                 .options = o,
         };
 
-        top_state_init(&t.state, o->target != NULL, o->sort, o->window_usec);
+        top_state_init(&t.state,
+                       !o->target   ? TOP_TARGET_ALL
+                       : o->pid > 0 ? TOP_TARGET_PROCESS
+                                    : TOP_TARGET_GROUP,
+                       o->sort, o->window_usec);
         t.losses = calloc(1, sizeof(*t.losses));
         if (!t.losses)
                 return log_error_errno(-ENOMEM, "Failed to start top: %m");

@@ -10,7 +10,9 @@
 #include "report-table.h"
 
 typedef struct TopOptions {
-        const char *target; /* as on the command line; NULL: every target, merged */
+        const char *
+                target; /* as the daemon names it (a PID, NAME.service, a cgroup path); NULL: every target */
+        uint32_t pid;   /* the target's PID when it names a process, else 0 */
         ProfileSort sort;
         uint64_t window_usec; /* the first window; 0: all since the attach */
         uint32_t limit;       /* rows; 0: all (batch), as many as fit (screen) */
