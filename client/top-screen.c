@@ -31,6 +31,7 @@ struct TopScreen {
 int top_screen_new(TopScreen **ret)
 {
         _cleanup_(top_screen_freep) TopScreen *s = NULL;
+        const char *cup;
 
         s = calloc(1, sizeof(*s));
         if (!s)
@@ -39,6 +40,10 @@ int top_screen_new(TopScreen **ret)
 
         s->screen = newterm(NULL, stdout, stdin);
         if (!s->screen)
+                return -ENOTTY;
+        /* A terminal that cannot move its cursor (TERM=dumb) gets lines after lines, not a screen. */
+        cup = tigetstr("cup");
+        if (!cup || cup == (char *)-1)
                 return -ENOTTY;
         /* Keys one at a time and unechoed, never waiting; the cursor hidden. Ctrl+C stays a signal. */
         if (cbreak() == ERR || noecho() == ERR || nodelay(stdscr, TRUE) == ERR ||
