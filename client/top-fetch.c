@@ -19,41 +19,6 @@ TopView *top_view_free(TopView *v)
         return NULL;
 }
 
-void top_lost_history_add(TopLostHistory *h, uint64_t time_usec, uint64_t lost)
-{
-        if (h->n == TOP_LOST_HISTORY_MAX) {
-                h->first = (h->first + 1) % TOP_LOST_HISTORY_MAX;
-                h->n--;
-        }
-        h->readings[(h->first + h->n) % TOP_LOST_HISTORY_MAX] = (TopLostReading){time_usec, lost};
-        h->n++;
-}
-
-bool top_lost_history_since(const TopLostHistory *h, uint64_t start_usec, uint64_t *ret_lost,
-                            uint64_t *ret_span_usec)
-{
-        const TopLostReading *last, *from = NULL;
-
-        if (h->n == 0)
-                return false;
-        for (size_t i = 0; i < h->n; i++) {
-                const TopLostReading *r = &h->readings[(h->first + i) % TOP_LOST_HISTORY_MAX];
-
-                if (r->time_usec > start_usec)
-                        break;
-                from = r;
-        }
-        if (!from)
-                return false;
-        last = &h->readings[(h->first + h->n - 1) % TOP_LOST_HISTORY_MAX];
-        /* A counter never goes down, but a restarted daemon starts it over: then nothing is known. */
-        if (last->lost < from->lost)
-                return false;
-        *ret_lost = last->lost - from->lost;
-        *ret_span_usec = last->time_usec - from->time_usec;
-        return true;
-}
-
 /* The table the state asks for: one target's, a group's (merged by the daemon), or every target's (the
  * functions merged here, or the processes). */
 static int fetch_table(sd_bus *bus, const TopQuery *q, TopView *v)

@@ -9,6 +9,7 @@
 
 #include "macros.h"
 #include "report-table.h"
+#include "top-lost.h"
 #include "top-state.h"
 
 /* One refresh of top: the table that the state asks for and the daemon's figures of the header, read over
@@ -35,27 +36,6 @@ typedef struct TopView {
 
 TopView *top_view_free(TopView *v);
 DEFINE_TRIVIAL_CLEANUP_FUNC(TopView *, top_view_free);
-
-/* The readings of SamplesLost of past refreshes: a ring, the oldest overwritten when full (an hour of
- * refreshes a second). */
-#define TOP_LOST_HISTORY_MAX 4096
-typedef struct TopLostReading {
-        uint64_t time_usec; /* CLOCK_REALTIME */
-        uint64_t lost;
-} TopLostReading;
-
-typedef struct TopLostHistory {
-        TopLostReading readings[TOP_LOST_HISTORY_MAX];
-        size_t first;
-        size_t n;
-} TopLostHistory;
-
-/* Adds a reading; readings come in time order. */
-void top_lost_history_add(TopLostHistory *h, uint64_t time_usec, uint64_t lost);
-/* What was lost from the newest reading taken at or before start_usec to the newest reading: false when none
- * is that old. */
-bool top_lost_history_since(const TopLostHistory *h, uint64_t start_usec, uint64_t *ret_lost,
-                            uint64_t *ret_span_usec);
 
 typedef struct TopQuery {
         const char *target; /* as given on the command line; NULL for every target */

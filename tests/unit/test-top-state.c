@@ -3,9 +3,10 @@
 
 #include "check-main.h"
 #include "time-util.h"
+#include "top-lost.h"
 #include "top-state.h"
 
-/* The keys of vprofctl top, without a terminal. */
+/* The keys of vprofctl top, without a terminal, and what it knows of the samples lost in a window. */
 
 START_TEST(test_window_cycle)
 {
@@ -112,6 +113,50 @@ START_TEST(test_pause_help_quit)
 }
 END_TEST
 
+START_TEST(test_lost_history)
+{
+        static TopLostHistory h;
+        uint64_t lost = 42, span = 42;
+
+        ck_assert(!top_lost_history_since(&h, 10, &lost, &span));
+        top_lost_history_add(&h, 10 * USEC_PER_SEC, 0);
+        top_lost_history_add(&h, 11 * USEC_PER_SEC, 2);
+        top_lost_history_add(&h, 12 * USEC_PER_SEC, 5);
+        /* From the last reading at or before the window's start: a span that covers the window. */
+        ck_assert(top_lost_history_since(&h, 10 * USEC_PER_SEC + 500000, &lost, &span));
+        ck_assert_uint_eq(lost, 5);
+        ck_assert_uint_eq(span, 2 * USEC_PER_SEC);
+        ck_assert(top_lost_history_since(&h, 11 * USEC_PER_SEC, &lost, &span));
+        ck_assert_uint_eq(lost, 3);
+        ck_assert_uint_eq(span, USEC_PER_SEC);
+        /* Nothing read that early: unknown, the outputs untouched. */
+        lost = span = 42;
+        ck_assert(!top_lost_history_since(&h, 9 * USEC_PER_SEC, &lost, &span));
+        ck_assert_uint_eq(lost, 42);
+        ck_assert_uint_eq(span, 42);
+
+        /* A restarted daemon counts from 0 again: unknown rather than a wrapped difference. */
+        top_lost_history_add(&h, 13 * USEC_PER_SEC, 1);
+        ck_assert(!top_lost_history_since(&h, 11 * USEC_PER_SEC, &lost, &span));
+        /* Even once it has counted past the reading before. */
+        top_lost_history_add(&h, 14 * USEC_PER_SEC, 9);
+        ck_assert(!top_lost_history_since(&h, 11 * USEC_PER_SEC, &lost, &span));
+        /* From after the restart on, known again. */
+        ck_assert(top_lost_history_since(&h, 13 * USEC_PER_SEC, &lost, &span));
+        ck_assert_uint_eq(lost, 8);
+
+        /* Full: the oldest readings go. */
+        h = (TopLostHistory){};
+        for (uint64_t i = 0; i < TOP_LOST_HISTORY_MAX + 1000; i++)
+                top_lost_history_add(&h, i * USEC_PER_SEC, i);
+        ck_assert_uint_eq(h.n, TOP_LOST_HISTORY_MAX);
+        ck_assert(!top_lost_history_since(&h, 999 * USEC_PER_SEC, &lost, &span));
+        ck_assert(top_lost_history_since(&h, 1000 * USEC_PER_SEC, &lost, &span));
+        ck_assert_uint_eq(lost, TOP_LOST_HISTORY_MAX - 1);
+        ck_assert_uint_eq(span, (TOP_LOST_HISTORY_MAX - 1) * USEC_PER_SEC);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("top-state");
@@ -121,6 +166,7 @@ int main(void)
         tcase_add_test(tc, test_sort_and_tables);
         tcase_add_test(tc, test_without_target);
         tcase_add_test(tc, test_pause_help_quit);
+        tcase_add_test(tc, test_lost_history);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
