@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "duration.h"
 #include "output-util.h"
 
 int table_new(const ColumnSpec *columns, size_t n_columns, OutputFlags flags, struct libscols_table **ret)
@@ -154,6 +155,7 @@ void format_window(char *buf, size_t size, const ReportTable *t)
 
 int json_add_window(json_object *o, const ReportTable *t)
 {
+        char asked[32];
         json_object *w;
         int r;
 
@@ -163,7 +165,12 @@ int json_add_window(json_object *o, const ReportTable *t)
         r = json_add(o, "window", w);
         if (r < 0)
                 return r;
-        r = json_add_u64(w, "start_usec", t->window_start_usec);
+        duration_format(asked, sizeof(asked), t->window_usec);
+        r = json_add_string(w, "asked", asked);
+        if (r >= 0)
+                r = json_add_u64(w, "asked_usec", t->window_usec);
+        if (r >= 0)
+                r = json_add_u64(w, "start_usec", t->window_start_usec);
         if (r >= 0)
                 r = json_add_u64(w, "end_usec", t->window_end_usec);
         if (r >= 0)

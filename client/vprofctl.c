@@ -12,6 +12,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-client.h"
+#include "duration.h"
 #include "log.h"
 #include "output.h"
 #include "parse-util.h"
@@ -21,7 +22,6 @@
 #include "target-spec.h"
 #include "time-util.h"
 #include "top.h"
-#include "window-arg.h"
 
 #define DELAY_MIN_USEC (USEC_PER_SEC / 10)
 #define DELAY_MAX_USEC (UINT64_C(86400) * USEC_PER_SEC)
@@ -36,7 +36,8 @@ typedef enum VerbOption {
         VERB_OPTION_OFF_CPU = 1 << 5,
         VERB_OPTION_VALUES = 1 << 6,
         VERB_OPTION_UNIT = 1 << 7,
-        VERB_OPTION_WINDOW = 1 << 8,
+        VERB_OPTION_BATCH = 1 << 8,
+        VERB_OPTION_WINDOW = 1 << 9,
 } VerbOption;
 
 static bool arg_json = false;
@@ -49,6 +50,7 @@ static uint32_t arg_iterations = 0;
 static bool arg_off_cpu = false;
 static ReportView arg_values = REPORT_VIEW_SAMPLES;
 static bool arg_unit_ms = false;
+static bool arg_batch = false;
 static uint64_t arg_window_usec = 0;
 static VerbOption arg_verb_options = 0;
 
@@ -272,10 +274,11 @@ static int verb_top(int argc, char *argv[])
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         TopOptions o = {
                 .sort = arg_sort,
-                .limit = arg_verb_options & VERB_OPTION_LIMIT ? arg_limit : 20,
+                .window_usec = arg_window_usec,
                 .delay_usec = arg_delay_usec,
                 .iterations = arg_iterations,
-                .window_usec = arg_window_usec,
+                /* JSON is for programs, and so is an output that is not a terminal. */
+                .batch = arg_batch || arg_json || !isatty(STDOUT_FILENO),
                 .flags = output_flags(),
         };
         int r;
@@ -291,12 +294,8 @@ static int verb_top(int argc, char *argv[])
                         return r;
                 o.target = argv[1];
         }
-        /* Redraw in place only for a person watching a terminal; anything else gets one refresh after the
-         * other, and JSON one object per line. */
-        if (arg_json)
-                o.flags |= OUTPUT_JSON_ONE_LINE;
-        else
-                o.clear = arg_iterations == 0 && isatty(STDOUT_FILENO);
+        /* The screen shows as many rows as fit, batch 20 unless told. */
+        o.limit = arg_verb_options & VERB_OPTION_LIMIT ? arg_limit : o.batch ? 20 : 0;
 
         r = bus_connect_system(&bus);
         if (r < 0)
@@ -323,7 +322,8 @@ static const Verb verbs[] = {
          VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT |
                  VERB_OPTION_WINDOW},
         {"top", 0, 1, verb_top,
-         VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_WINDOW},
+         VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_BATCH |
+                 VERB_OPTION_WINDOW},
 };
 
 static const struct {
@@ -338,6 +338,7 @@ static const struct {
         {VERB_OPTION_OFF_CPU, "--off-cpu"},
         {VERB_OPTION_VALUES, "--values"},
         {VERB_OPTION_UNIT, "--unit"},
+        {VERB_OPTION_BATCH, "-b/--batch"},
         {VERB_OPTION_WINDOW, "--window"},
 };
 
@@ -389,8 +390,9 @@ static void help(void)
                "  report [PID]        Show the functions, modules, threads, processes\n"
                "                      or stacks of a target (without PID: every\n"
                "                      target's functions merged, or --by process)\n"
-               "  top [PID]           Show the hottest functions, refreshed live\n"
-               "                      (every target merged without PID)\n"
+               "  top [PID]           Show the hottest functions, modules or threads\n"
+               "                      live, full screen (every target merged\n"
+               "                      without PID); h shows its keys\n"
                "\n"
                "Options:\n"
                "  -h --help           Show this help and exit\n"
@@ -410,13 +412,18 @@ static void help(void)
                "                      elapsed-inclusive, elapsed-exclusive,\n"
                "                      application-inclusive, application-exclusive\n"
                "  -n --limit=N        report, top: at most N rows, 0 for all (default:\n"
-               "                      all for report, 20 for top)\n"
+               "                      all for report, as many as fit for top, 20\n"
+               "                      for top -b)\n"
                "  -d --delay=SECS     top: seconds between refreshes (default 1)\n"
                "     --iterations=N   top: stop after N refreshes\n"
-               "     --window=TIME    report, top: count only the last TIME (10s, 1m,\n"
-               "                      500ms; whole seconds, rounded up) instead of\n"
-               "                      everything since the attach (all, the default)\n"
-               "\n"
+               "  -b --batch          top: print the refreshes one after the other\n"
+               "                      instead of the full screen (the default when\n"
+               "                      standard output is not a terminal, and with -J)\n"
+               "     --window=DURATION\n"
+               "                      report, top: count only the last DURATION, whole\n"
+               "                      seconds (1s, 10s, 60s, 5m, 1h; 500ms is 1s) up to\n"
+               "                      the daemon's WindowSeconds, or all since attach\n"
+               "                      (default all)\n"               "\n"
                "See the vprofctl(1) man page for details.\n");
 }
 
@@ -434,7 +441,7 @@ static int log_option_error(char *argv[], int c)
         if (optopt == 0)
                 return log_error_errno(-EINVAL, "Unknown or ambiguous option '%s'", typed);
         /* A known option reported as '?' is a long one given a value it does not take, like --json=1. */
-        if (optopt >= 0x100 || strchr("hJnd", optopt))
+        if (optopt >= 0x100 || strchr("hJbnd", optopt))
                 return log_error_errno(-EINVAL, "Option '%.*s' takes no argument", (int)strcspn(typed, "="),
                                        typed);
         return log_error_errno(-EINVAL, "Unknown option '-%c'", optopt);
@@ -466,6 +473,7 @@ static int parse_argv(int argc, char *argv[])
                 {"off-cpu", no_argument, NULL, ARG_OFF_CPU},
                 {"values", required_argument, NULL, ARG_VALUES},
                 {"unit", required_argument, NULL, ARG_UNIT},
+                {"batch", no_argument, NULL, 'b'},
                 {"window", required_argument, NULL, ARG_WINDOW},
                 {NULL, 0, NULL, 0},
         };
@@ -473,7 +481,7 @@ static int parse_argv(int argc, char *argv[])
 
         opterr = 0;
         /* The leading ':' tells a missing argument (':') from an unknown option ('?'). */
-        while ((c = getopt_long(argc, argv, ":hJn:d:", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":hJbn:d:", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
                         help();
@@ -555,12 +563,17 @@ static int parse_argv(int argc, char *argv[])
                                                        optarg);
                         arg_verb_options |= VERB_OPTION_UNIT;
                         break;
+                case 'b':
+                        arg_batch = true;
+                        arg_verb_options |= VERB_OPTION_BATCH;
+                        break;
                 case ARG_WINDOW:
-                        r = window_arg_parse(optarg, &arg_window_usec);
+                        r = duration_parse(optarg, &arg_window_usec);
                         if (r < 0)
                                 return log_error_errno(r,
                                                        "Invalid --window value '%s': expected all, or a "
-                                                       "duration up to a day such as 10s, 1m or 500ms",
+                                                       "duration of 1 to 2678400 seconds (10, 10s, 500ms, "
+                                                       "5m, 1h)",
                                                        optarg);
                         arg_verb_options |= VERB_OPTION_WINDOW;
                         break;

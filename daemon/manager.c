@@ -311,9 +311,10 @@ static void update_close_timer(Manager *m)
             sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
                 return;
         if (!m->close_timer) {
-                /* Within 50 ms of the second: the buckets are a second long to a few percent. */
-                r = sd_event_add_time(m->event, &m->close_timer, CLOCK_MONOTONIC, now + interval,
-                                      50 * USEC_PER_MSEC, on_close_timer, m);
+                /* Within a millisecond of the second: the buckets are a second long, and a window of N
+                 * seconds spans N seconds, to the time the loop takes to get to the timer. */
+                r = sd_event_add_time(m->event, &m->close_timer, CLOCK_MONOTONIC, now + interval, USEC_PER_MSEC,
+                                      on_close_timer, m);
                 if (r >= 0)
                         r = sd_event_source_set_enabled(m->close_timer, SD_EVENT_ON);
         } else {

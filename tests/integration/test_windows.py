@@ -9,6 +9,7 @@ since the attach hold both, and the last ten seconds hold both in the proportion
 window's real span as the daemon reports it (of the CPU time the process had in it: on a busy machine it does not
 get a whole CPU, and samples follow CPU time), within 2 points. Once the process has exited, a window longer than
 its life is its whole table."""
+import json
 import os
 import re
 import time
@@ -56,8 +57,9 @@ class PhaseSwitch(vprof_env.TestCase):
             cls.switch_usec = int(f.read().split()[0])
         # Three seconds after the switch: the last second closed well after it.
         time.sleep(max(0.0, cls.switch_usec / 1e6 + 3 - time.time()))
-        # TODO: `vprofctl top PID --batch --iterations 1 --window 1s --json` once top has --batch (the same table).
-        cls.last_second = ENV.ctl_json("report", p.pid, "--window", "1s")
+        r = ENV.ctl("top", p.pid, "--batch", "--iterations", 1, "--window", "1s", "--json")
+        assert r.returncode == 0, r.stderr
+        cls.last_second = json.loads(r.stdout)
         cls.ten_seconds = ENV.ctl_json("report", p.pid, "--window", "10s")
         cls.ten_seconds_text = ENV.ctl("report", p.pid, "--window", "10s").stdout
         cls.whole = ENV.ctl_json("report", p.pid)
@@ -141,6 +143,8 @@ class Errors(vprof_env.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("WindowSeconds=600", r.stderr)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1)
+        # Parts of a second are whole seconds: 500 ms is the last second.
+        self.assertEqual(ENV.ctl_json("report", p.pid, "--window", "500ms")["window"]["asked_usec"], 1000000)
         for bad in ("0", "0s", "-1s", "10x", "1d"):
             r = ENV.ctl("report", p.pid, "--window", bad)
             self.assertNotEqual(r.returncode, 0, bad)
