@@ -19,7 +19,7 @@
 /* Ten minutes of per-second buckets for the time windows (profile-window.h). */
 #define VPROF_WINDOW_SECONDS_DEFAULT 600
 /* A target's buckets at most: ten minutes of a busy 2-CPU target at 999 Hz over 10,000 distinct stacks take
- * 4.6 MiB (bench/window-memory.c, bench/results/window-memory-2026-11-26.txt); past the bound the oldest seconds
+ * 4.5 MiB (bench/window-memory.c, bench/results/2026-11-26-window-memory.md); past the bound the oldest seconds
  * go. */
 #define VPROF_WINDOW_MIB_DEFAULT 16
 
