@@ -294,7 +294,8 @@ static void on_second_closed(void *userdata)
 
         if (s->in_save)
                 return; /* save() goes on itself */
-        if (s->journal && now_usec(CLOCK_MONOTONIC) + s->journal_usec / 2 >= s->next_flush_usec)
+        /* Half a second early counts: the closes come a second apart, give or take the timer's accuracy. */
+        if (s->journal && now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC / 2 >= s->next_flush_usec)
                 flush_journal(s);
         if (journal_writing(s->journal) && journal_size(s->journal) > MAX(JOURNAL_COMPACT_MIN, (uint64_t)s->saved_size)) {
                 s->save_due = true;
