@@ -93,11 +93,6 @@ uint32_t profile_window_n_buckets(const ProfileWindow *w)
         return w->n;
 }
 
-uint32_t profile_window_max_seconds(const ProfileWindow *w)
-{
-        return w->max_seconds;
-}
-
 /* Encoding: into room for the most the entries can take, then cut to what they took, so that a bucket holds its
  * bytes and nothing more, and nothing is kept from one second to the next. */
 

@@ -41,7 +41,6 @@ void profile_window_clear(ProfileWindow *w);
 /* Bytes held: the ring of bucket headers and the buckets' encoded entries. */
 size_t profile_window_bytes(const ProfileWindow *w);
 uint32_t profile_window_n_buckets(const ProfileWindow *w);
-uint32_t profile_window_max_seconds(const ProfileWindow *w);
 
 /* What a window covered: from the start of its oldest bucket to the end of its newest (times as pushed), how
  * many buckets, and whether one of them missed samples. All 0 for a window without buckets. */
