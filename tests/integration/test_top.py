@@ -327,7 +327,9 @@ class Batch(vprof_env.TestCase):
         doc = json.loads(r.stdout)
         w = doc["window"]
         self.assertEqual((w["asked"], w["asked_usec"]), ("2s", 2000000))
-        self.assertLessEqual(w["seconds"], 2.0)
+        # Two seconds of the daemon's buckets: each closes when its timer fires, within the event loop's delay (a
+        # few milliseconds; more on a loaded machine), so two of them span 2 s give or take that.
+        self.assertLessEqual(w["seconds"], 2.25)
         self.assertGreater(w["seconds"], 1.0)
         # The demo keeps one CPU busy: about a sample per period of the window, not of the whole run.
         self.assertLess(abs(doc["total_samples"] - w["seconds"] * ENV.frequency), 0.3 * w["seconds"] * ENV.frequency,
