@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include <systemd/sd-bus.h>
+
+#include "macros.h"
+
+/* A systemd unit's cgroup, asked of systemd's bus API (org.freedesktop.systemd1 on the system bus) without
+ * blocking the daemon: GetUnit(name) gives the unit's object, whose ControlGroup property (of the interface of its
+ * type: Service, Scope, Slice, Socket, Mount, Swap) is the cgroup path, relative to the cgroup2 root as systemd
+ * sees it. */
+
+typedef enum UnitLookupResult {
+        UNIT_LOOKUP_OK,
+        UNIT_LOOKUP_NO_SYSTEMD,   /* nobody owns org.freedesktop.systemd1 on the bus */
+        UNIT_LOOKUP_NO_SUCH_UNIT, /* systemd has no such unit loaded (NoSuchUnit) */
+        UNIT_LOOKUP_NO_CGROUP,    /* the unit has no cgroup: inactive, or dead */
+        UNIT_LOOKUP_FAILED,       /* any other error, or a reply of the wrong shape */
+} UnitLookupResult;
+
+/* Whether name is a unit name of a type that has a cgroup: 1..255 bytes of [A-Za-z0-9:_.\-@], not beginning with
+ * '.', ending in .service, .scope, .slice, .socket, .mount or .swap with something before it. */
+bool unit_name_has_cgroup(const char *name);
+
+typedef struct UnitLookup UnitLookup;
+
+/* Called once with the outcome: cgroup (UNIT_LOOKUP_OK) is the unit's ControlGroup, checked by
+ * cgroup_path_check(); message is systemd's error message (or ours) otherwise. Both valid during the call only.
+ * The lookup may be freed in it. */
+typedef void (*unit_lookup_fn)(UnitLookup *l, UnitLookupResult result, const char *cgroup, const char *message,
+                               void *userdata);
+
+/* Start the lookup of unit (unit_name_has_cgroup()) on bus; fn is called from the bus's event loop. -EINVAL for a
+ * bad name, or as sd_bus_call_method_async(). */
+int unit_lookup_start(sd_bus *bus, const char *unit, unit_lookup_fn fn, void *userdata, UnitLookup **ret);
+/* Frees it; a lookup still under way is cancelled (fn is not called). */
+UnitLookup *unit_lookup_free(UnitLookup *l);
+DEFINE_TRIVIAL_CLEANUP_FUNC(UnitLookup *, unit_lookup_free);
