@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,8 @@ static void table_array_done(TableArray *a)
         free(a->tables);
 }
 
-int fetch_all_functions(sd_bus *bus, ProfileSort sort, ReportTable **ret, size_t *ret_n_targets,
-                        size_t *ret_n_denied)
+int fetch_all_functions(sd_bus *bus, ProfileSort sort, uint64_t window_usec, ReportTable **ret,
+                        size_t *ret_n_targets, size_t *ret_n_denied)
 {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(target_list_freep) TargetList *l = NULL;
@@ -43,13 +44,15 @@ int fetch_all_functions(sd_bus *bus, ProfileSort sort, ReportTable **ret, size_t
                 return log_error_errno(-ENOMEM, "Failed to merge the targets' functions: %m");
 
         for (size_t i = 0; i < l->n_targets; i++) {
-                uint32_t pid = l->targets[i].pid;
+                char pid[16];
+                TableQuery q = { .target = pid, .window_usec = window_usec };
 
+                snprintf(pid, sizeof(pid), "%" PRIu32, l->targets[i].pid);
                 sd_bus_error_free(&error);
                 if (values)
-                        r = bus_get_function_values(bus, pid, sort, 0, &error, &a.tables[a.n]);
+                        r = bus_get_function_values(bus, &q, sort, 0, &error, &a.tables[a.n]);
                 else
-                        r = bus_get_functions(bus, pid, sort, 0, &error, &a.tables[a.n]);
+                        r = bus_get_functions(bus, &q, sort, 0, &error, &a.tables[a.n]);
                 if (sd_bus_error_has_names(&error, VPROF_ERROR_NOT_ATTACHED, VPROF_ERROR_NO_SUCH_PROCESS))
                         continue;
                 if (sd_bus_error_has_name(&error, SD_BUS_ERROR_ACCESS_DENIED)) {
@@ -65,6 +68,12 @@ int fetch_all_functions(sd_bus *bus, ProfileSort sort, ReportTable **ret, size_t
         if (r < 0)
                 return log_error_errno(r, "Failed to merge the targets' functions: %m");
         report_table_sort(merged, sort);
+        /* The span of them all. */
+        for (size_t i = 0; i < a.n; i++) {
+                if (merged->window_start_usec == 0 || a.tables[i]->window_start_usec < merged->window_start_usec)
+                        merged->window_start_usec = a.tables[i]->window_start_usec;
+                merged->window_end_usec = MAX(merged->window_end_usec, a.tables[i]->window_end_usec);
+        }
 
         *ret = TAKE_PTR(merged);
         *ret_n_targets = a.n;

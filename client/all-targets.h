@@ -11,10 +11,11 @@
 
 /* Sampling counts (GetFunctions) for sort inclusive or exclusive, values (GetFunctionValues) for a values
  * key; the result is sorted by sort, whole. A target detached or exited between ListTargets and its call is
- * left out, as is one the caller may not read; the latter are counted in *ret_n_denied. Logs its own
+ * left out, as is one the caller may not read; the latter are counted in *ret_n_denied. window_usec as
+ * TableQuery's. Logs its own
  * errors. */
-int fetch_all_functions(sd_bus *bus, ProfileSort sort, ReportTable **ret, size_t *ret_n_targets,
-                        size_t *ret_n_denied);
+int fetch_all_functions(sd_bus *bus, ProfileSort sort, uint64_t window_usec, ReportTable **ret,
+                        size_t *ret_n_targets, size_t *ret_n_denied);
 
 /* "2 targets", or "2 targets, 1 not permitted": the note of the total line. */
 void format_targets_note(char *buf, size_t size, size_t n_targets, size_t n_denied);

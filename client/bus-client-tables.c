@@ -9,22 +9,24 @@
 typedef int (*table_reader_fn)(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
                                ReportTable **ret);
 
-/* Calls method with the PID as its only argument, or with none when pid is 0, and reads the reply. */
-static int get_table(sd_bus *bus, const char *method, ReportKind kind, uint32_t pid, table_reader_fn read,
+/* Calls method with the target and the window as its arguments, and reads the reply. */
+static int get_table(sd_bus *bus, const char *method, ReportKind kind, const TableQuery *q, table_reader_fn read,
                      sd_bus_error *error, ReportTable **ret)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        if (pid > 0)
-                r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
-                                       &reply, "u", pid);
-        else
-                r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
-                                       &reply, NULL);
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error, &reply,
+                               "st", q->target ?: "", q->window_usec);
         if (r < 0)
                 return r;
         return read(reply, kind, method, error, ret);
+}
+
+/* The window a table covers, which every table reply has after its totals. */
+static int read_window(sd_bus_message *reply, ReportTable *t)
+{
+        return sd_bus_message_read(reply, "(tt)", &t->window_start_usec, &t->window_end_usec);
 }
 
 /* The four table methods share one reply shape: the total, then an array of rows whose signature depends on
@@ -47,6 +49,8 @@ static int read_table(sd_bus_message *reply, ReportKind kind, const char *method
                 return r;
 
         r = sd_bus_message_read(reply, "t", &t->total_samples);
+        if (r >= 0)
+                r = read_window(reply, t);
         if (r < 0)
                 return bus_bad_reply(error, method, r);
         r = sd_bus_message_enter_container(reply, 'a', sig);
@@ -85,41 +89,42 @@ static int read_table(sd_bus_message *reply, ReportKind kind, const char *method
         return 0;
 }
 
-int bus_get_functions(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
+int bus_get_functions(sd_bus *bus, const TableQuery *q, ProfileSort sort, uint32_t limit, sd_bus_error *error,
                       ReportTable **ret)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
         r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctions",
-                               error, &reply, "usu", pid, profile_sort_to_string(sort), limit);
+                               error, &reply, "ssut", q->target, profile_sort_to_string(sort), limit,
+                               q->window_usec);
         if (r < 0)
                 return r;
         return read_table(reply, REPORT_FUNCTIONS, "GetFunctions", error, ret);
 }
 
-int bus_get_modules(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
+int bus_get_modules(sd_bus *bus, const TableQuery *q, sd_bus_error *error, ReportTable **ret)
 {
-        return get_table(bus, "GetModules", REPORT_MODULES, pid, read_table, error, ret);
+        return get_table(bus, "GetModules", REPORT_MODULES, q, read_table, error, ret);
 }
 
-int bus_get_threads(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
+int bus_get_threads(sd_bus *bus, const TableQuery *q, sd_bus_error *error, ReportTable **ret)
 {
-        return get_table(bus, "GetThreads", REPORT_THREADS, pid, read_table, error, ret);
+        return get_table(bus, "GetThreads", REPORT_THREADS, q, read_table, error, ret);
 }
 
-int bus_get_processes(sd_bus *bus, sd_bus_error *error, ReportTable **ret)
+int bus_get_processes(sd_bus *bus, const TableQuery *q, sd_bus_error *error, ReportTable **ret)
 {
-        return get_table(bus, "GetProcesses", REPORT_PROCESSES, 0, read_table, error, ret);
+        return get_table(bus, "GetProcesses", REPORT_PROCESSES, q, read_table, error, ret);
 }
 
-int bus_add_symbol_names(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error)
+int bus_add_symbol_names(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
         r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetSymbolNames",
-                               error, &reply, "u", pid);
+                               error, &reply, "s", target);
         if (r < 0)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(sss)");
@@ -164,6 +169,8 @@ static int read_values_table(sd_bus_message *reply, ReportKind kind, const char 
                 return r;
 
         r = sd_bus_message_read(reply, "dd", &t->elapsed_total, &t->application_total);
+        if (r >= 0)
+                r = read_window(reply, t);
         if (r < 0)
                 return bus_bad_reply(error, method, r);
         r = sd_bus_message_enter_container(reply, 'a', sig);
@@ -205,32 +212,33 @@ static int read_values_table(sd_bus_message *reply, ReportKind kind, const char 
         return 0;
 }
 
-int bus_get_function_values(sd_bus *bus, uint32_t pid, ProfileSort sort, uint32_t limit, sd_bus_error *error,
-                            ReportTable **ret)
+int bus_get_function_values(sd_bus *bus, const TableQuery *q, ProfileSort sort, uint32_t limit,
+                            sd_bus_error *error, ReportTable **ret)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
         r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctionValues",
-                               error, &reply, "usu", pid, profile_sort_to_string(sort), limit);
+                               error, &reply, "ssut", q->target, profile_sort_to_string(sort), limit,
+                               q->window_usec);
         if (r < 0)
                 return r;
         return read_values_table(reply, REPORT_FUNCTIONS, "GetFunctionValues", error, ret);
 }
 
-int bus_get_module_values(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
+int bus_get_module_values(sd_bus *bus, const TableQuery *q, sd_bus_error *error, ReportTable **ret)
 {
-        return get_table(bus, "GetModuleValues", REPORT_MODULES, pid, read_values_table, error, ret);
+        return get_table(bus, "GetModuleValues", REPORT_MODULES, q, read_values_table, error, ret);
 }
 
-int bus_get_thread_values(sd_bus *bus, uint32_t pid, sd_bus_error *error, ReportTable **ret)
+int bus_get_thread_values(sd_bus *bus, const TableQuery *q, sd_bus_error *error, ReportTable **ret)
 {
-        return get_table(bus, "GetThreadValues", REPORT_THREADS, pid, read_values_table, error, ret);
+        return get_table(bus, "GetThreadValues", REPORT_THREADS, q, read_values_table, error, ret);
 }
 
-int bus_get_process_values(sd_bus *bus, sd_bus_error *error, ReportTable **ret)
+int bus_get_process_values(sd_bus *bus, const TableQuery *q, sd_bus_error *error, ReportTable **ret)
 {
-        return get_table(bus, "GetProcessValues", REPORT_PROCESSES, 0, read_values_table, error, ret);
+        return get_table(bus, "GetProcessValues", REPORT_PROCESSES, q, read_values_table, error, ret);
 }
 
 /* One dictionary entry; the strings stay the reply's. Unknown keys are skipped. */
@@ -275,13 +283,13 @@ static int read_module(sd_bus_message *m, ReportTable *t)
         return report_table_set_symbols(t, module, &s);
 }
 
-int bus_add_module_symbols(sd_bus *bus, uint32_t pid, ReportTable *t, sd_bus_error *error)
+int bus_add_module_symbols(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
         r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetModuleSymbols", error,
-                               &reply, "u", pid);
+                               &reply, "s", target);
         if (r < 0)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(sa{sv})");

@@ -62,16 +62,16 @@ int bus_connect_system(sd_bus **ret)
         return 0;
 }
 
-int bus_attach(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_error *error)
+int bus_attach(sd_bus *bus, const char *target, uint64_t flags, sd_bus_error *error)
 {
         return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "Attach", error, NULL,
-                                  "ut", pid, flags);
+                                  "st", target, flags);
 }
 
-int bus_call_pid_method(sd_bus *bus, const char *method, uint32_t pid, sd_bus_error *error)
+int bus_call_target_method(sd_bus *bus, const char *method, const char *target, sd_bus_error *error)
 {
         return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
-                                  NULL, "u", pid);
+                                  NULL, "s", target);
 }
 
 int bus_read_dict(sd_bus_message *m, bus_dict_entry_fn fn, void *userdata)

@@ -100,10 +100,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DaemonStatus *, daemon_status_free);
  */
 int bus_connect_system(sd_bus **ret);
 
-/* Attach(pid, flags), VPROF_ATTACH_* flags. */
-int bus_attach(sd_bus *bus, uint32_t pid, uint64_t flags, sd_bus_error *error);
-/* Detach or Reset, the methods whose only argument is a PID. */
-int bus_call_pid_method(sd_bus *bus, const char *method, uint32_t pid, sd_bus_error *error);
+/* Attach(target, flags), VPROF_ATTACH_* flags; target as target-spec.h names it. */
+int bus_attach(sd_bus *bus, const char *target, uint64_t flags, sd_bus_error *error);
+/* Detach or Reset, the methods whose only argument is the target. */
+int bus_call_target_method(sd_bus *bus, const char *method, const char *target, sd_bus_error *error);
 
 /* ListTargets: each target's PID and a dictionary; keys this client does not know are skipped, and known keys of
  * another type are refused as a bad reply. */

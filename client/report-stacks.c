@@ -149,11 +149,12 @@ static int read_reply(sd_bus_message *reply, OutputFlags flags, uint64_t *ret_to
 {
         _cleanup_(functions_done) Functions functions = {};
         _cleanup_(stack_done) Stack s = {};
+        uint64_t window_start, window_end; /* the report of stacks says only the window's samples */
         size_t allocated = 0;
         int r;
 
         *ret_listed = 0;
-        r = sd_bus_message_read(reply, "tt", ret_total, ret_other);
+        r = sd_bus_message_read(reply, "tt(tt)", ret_total, ret_other, &window_start, &window_end);
         if (r < 0)
                 return r;
         r = read_functions(reply, &functions);
@@ -180,7 +181,8 @@ static int read_reply(sd_bus_message *reply, OutputFlags flags, uint64_t *ret_to
         return r;
 }
 
-int run_report_stacks(sd_bus *bus, uint32_t pid, uint32_t limit, OutputFlags flags)
+int run_report_stacks(sd_bus *bus, const char *target, uint32_t pid, uint64_t window_usec, uint32_t limit,
+                      OutputFlags flags)
 {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -191,7 +193,7 @@ int run_report_stacks(sd_bus *bus, uint32_t pid, uint32_t limit, OutputFlags fla
         if (!o || !stacks)
                 return log_error_errno(-ENOMEM, "Out of memory.");
         r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetStacks", &error,
-                               &reply, "uu", pid, limit);
+                               &reply, "sut", target, limit, window_usec);
         if (r < 0)
                 return log_bus_error(r, &error, "GetStacks");
         r = read_reply(reply, flags, &total, &other, &listed, stacks);

@@ -82,6 +82,8 @@ typedef struct ReportTable {
         uint64_t total_samples;
         double elapsed_total; /* the session's elapsed inclusive value: the elapsed percents' denominator */
         double application_total; /* and its application inclusive value, the application percents' */
+        uint64_t window_start_usec; /* CLOCK_REALTIME: the span the daemon's tables counted (0 when merged here) */
+        uint64_t window_end_usec;
         ReportRow *rows;
         size_t n_rows;
         size_t n_allocated;

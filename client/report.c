@@ -13,23 +13,24 @@ static int fetch_table(sd_bus *bus, const ReportOptions *o, const char **ret_met
                        ReportTable **ret)
 {
         bool values = o->view != REPORT_VIEW_SAMPLES;
+        TableQuery q = { .target = o->target, .window_usec = o->window_usec };
 
         switch (o->by) {
         case REPORT_FUNCTIONS:
                 *ret_method = values ? "GetFunctionValues" : "GetFunctions";
-                return values ? bus_get_function_values(bus, o->pid, o->sort, o->limit, error, ret)
-                              : bus_get_functions(bus, o->pid, o->sort, o->limit, error, ret);
+                return values ? bus_get_function_values(bus, &q, o->sort, o->limit, error, ret)
+                              : bus_get_functions(bus, &q, o->sort, o->limit, error, ret);
         case REPORT_MODULES:
                 *ret_method = values ? "GetModuleValues" : "GetModules";
-                return values ? bus_get_module_values(bus, o->pid, error, ret)
-                              : bus_get_modules(bus, o->pid, error, ret);
+                return values ? bus_get_module_values(bus, &q, error, ret)
+                              : bus_get_modules(bus, &q, error, ret);
         case REPORT_THREADS:
                 *ret_method = values ? "GetThreadValues" : "GetThreads";
-                return values ? bus_get_thread_values(bus, o->pid, error, ret)
-                              : bus_get_threads(bus, o->pid, error, ret);
+                return values ? bus_get_thread_values(bus, &q, error, ret)
+                              : bus_get_threads(bus, &q, error, ret);
         case REPORT_PROCESSES:
                 *ret_method = values ? "GetProcessValues" : "GetProcesses";
-                return values ? bus_get_process_values(bus, error, ret) : bus_get_processes(bus, error, ret);
+                return values ? bus_get_process_values(bus, &q, error, ret) : bus_get_processes(bus, &q, error, ret);
         default:
                 *ret_method = "report";
                 return -EINVAL;
@@ -58,7 +59,7 @@ int run_report(sd_bus *bus, const ReportOptions *o)
 {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(report_table_freep) ReportTable *t = NULL;
-        bool values = o->view != REPORT_VIEW_SAMPLES, merged = o->by == REPORT_FUNCTIONS && o->pid == 0;
+        bool values = o->view != REPORT_VIEW_SAMPLES, merged = o->by == REPORT_FUNCTIONS && !o->target;
         const char *method, *note = o->by == REPORT_PROCESSES ? "all targets" : NULL;
         char targets_note[64];
         uint32_t frequency = 0;
@@ -76,7 +77,7 @@ int run_report(sd_bus *bus, const ReportOptions *o)
         if (merged) {
                 size_t n_targets = 0, n_denied = 0;
 
-                r = fetch_all_functions(bus, o->sort, &t, &n_targets, &n_denied);
+                r = fetch_all_functions(bus, o->sort, o->window_usec, &t, &n_targets, &n_denied);
                 if (r < 0)
                         return r;
                 format_targets_note(targets_note, sizeof(targets_note), n_targets, n_denied);
@@ -97,11 +98,6 @@ int run_report(sd_bus *bus, const ReportOptions *o)
                         note = "on-CPU time only: attached without --off-cpu";
         }
 
-        if (o->by == REPORT_PROCESSES && o->pid > 0) {
-                report_table_filter_id(t, o->pid);
-                if (t->n_rows == 0)
-                        return log_error_errno(-ENOENT, "PID %" PRIu32 " is not attached", o->pid);
-        }
         /* Function tables come sorted as asked. The others come in the daemon's order (modules by inclusive
          * count or elapsed inclusive value, threads and processes by samples or elapsed value): the sampling
          * view keeps it unless --sort says otherwise, the values views sort by their own key. */
@@ -114,14 +110,14 @@ int run_report(sd_bus *bus, const ReportOptions *o)
 
         /* A target's modules, with where their names come from. */
         if (!values && o->by == REPORT_MODULES && o->pid > 0) {
-                r = bus_add_module_symbols(bus, o->pid, t, &error);
+                r = bus_add_module_symbols(bus, o->target, t, &error);
                 if (r < 0)
                         return log_bus_error(r, &error, "GetModuleSymbols");
         }
 
         /* JSON function rows of one target carry the mangled name of a demangled symbol too. */
         if ((o->flags & OUTPUT_JSON) && o->by == REPORT_FUNCTIONS && o->pid > 0) {
-                r = bus_add_symbol_names(bus, o->pid, t, &error);
+                r = bus_add_symbol_names(bus, o->target, t, &error);
                 if (r < 0)
                         return log_bus_error(r, &error, "GetSymbolNames");
         }

@@ -10,7 +10,10 @@
 #include "report-table.h"
 
 typedef struct ReportOptions {
-        uint32_t pid; /* 0: every target (functions merged, or the process table) */
+        const char *target; /* as the daemon names it (bus-client-tables.h); NULL: every target (functions
+                             * merged, or the process table) */
+        uint32_t pid;       /* the target's PID when it names a process, else 0 */
+        uint64_t window_usec; /* the last so long; 0: since the attach */
         ReportKind by;
         ReportView view;
         ProfileSort sort; /* a key of the view, as report_view_sort_key() gives it */

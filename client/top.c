@@ -29,15 +29,17 @@ static int refresh(Top *t)
         char note[64];
         int r;
 
-        if (o->pid > 0) {
-                r = bus_get_functions(t->bus, o->pid, o->sort, o->limit, &error, &table);
+        if (o->target) {
+                TableQuery q = { .target = o->target, .window_usec = o->window_usec };
+
+                r = bus_get_functions(t->bus, &q, o->sort, o->limit, &error, &table);
                 if (r < 0)
                         return log_bus_error(r, &error, "GetFunctions");
-                snprintf(note, sizeof(note), "PID %" PRIu32, o->pid);
+                snprintf(note, sizeof(note), "%s%s", o->pid > 0 ? "PID " : "", o->target);
         } else {
                 size_t n_targets = 0, n_denied = 0;
 
-                r = fetch_all_functions(t->bus, o->sort, &table, &n_targets, &n_denied);
+                r = fetch_all_functions(t->bus, o->sort, o->window_usec, &table, &n_targets, &n_denied);
                 if (r < 0)
                         return r;
                 report_table_truncate(table, o->limit);

@@ -10,7 +10,9 @@
 #include "report-table.h"
 
 typedef struct TopOptions {
-        uint32_t pid; /* 0: every target, merged here */
+        const char *target; /* as the daemon names it; NULL: every target, merged here */
+        uint32_t pid;       /* the target's PID when it names a process, else 0 */
+        uint64_t window_usec; /* the last so long; 0: since the attach */
         ProfileSort sort;
         uint32_t limit; /* 0: all rows */
         uint64_t delay_usec;

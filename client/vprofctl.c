@@ -18,6 +18,7 @@
 #include "report-table.h"
 #include "report-stacks.h"
 #include "report.h"
+#include "target-spec.h"
 #include "time-util.h"
 #include "top.h"
 
@@ -53,13 +54,20 @@ static OutputFlags output_flags(void)
         return (arg_json ? OUTPUT_JSON : 0) | (arg_no_headings ? OUTPUT_NO_HEADINGS : 0);
 }
 
-static int parse_pid_argument(const char *s, uint32_t *ret)
+/* A target as the daemon names it (target-spec.h): *ret_pid the PID when it names a process, else 0. */
+static int parse_target_argument(const char *s, uint32_t *ret_pid)
 {
+        TargetSpec spec;
         int r;
 
-        r = parse_pid(s, ret);
-        if (r < 0)
-                return log_error_errno(r, "Invalid PID '%s': expected a number from 1 to 4194304", s);
+        r = target_spec_parse(s, &spec);
+        if (r < 0) {
+                if (s[0] >= '0' && s[0] <= '9')
+                        return log_error_errno(r, "Invalid PID '%s': expected a number from 1 to 4194304", s);
+                return log_error_errno(r, "Invalid target '%s': expected a PID, a unit name (NAME.service) or a "
+                                          "cgroup path (/...)", s);
+        }
+        *ret_pid = spec.kind == TARGET_SPEC_PID ? spec.pid : 0;
         return 0;
 }
 
@@ -103,14 +111,14 @@ static int verb_pid_method(const char *method, const char *pid_arg)
         uint32_t pid;
         int r;
 
-        r = parse_pid_argument(pid_arg, &pid);
+        r = parse_target_argument(pid_arg, &pid);
         if (r < 0)
                 return r;
         r = bus_connect_system(&bus);
         if (r < 0)
                 return r;
 
-        r = bus_call_pid_method(bus, method, pid, &error);
+        r = bus_call_target_method(bus, method, pid_arg, &error);
         if (r < 0)
                 return log_bus_error(r, &error, method);
         return 0;
@@ -123,7 +131,7 @@ static int verb_attach(_unused_ int argc, char *argv[])
         uint32_t pid;
         int r;
 
-        r = parse_pid_argument(argv[1], &pid);
+        r = parse_target_argument(argv[1], &pid);
         if (r < 0)
                 return r;
         r = bus_connect_system(&bus);
@@ -131,7 +139,7 @@ static int verb_attach(_unused_ int argc, char *argv[])
                 return r;
 
         /* Without --off-cpu, the daemon's default decides (OffCpuDefault). */
-        r = bus_attach(bus, pid, arg_off_cpu ? VPROF_ATTACH_OFF_CPU : 0, &error);
+        r = bus_attach(bus, argv[1], arg_off_cpu ? VPROF_ATTACH_OFF_CPU : 0, &error);
         if (r < 0)
                 return log_bus_error(r, &error, "Attach");
         return 0;
@@ -219,13 +227,13 @@ static int verb_report(int argc, char *argv[])
                 if (arg_verb_options & (VERB_OPTION_SORT | VERB_OPTION_UNIT) || arg_values != REPORT_VIEW_SAMPLES)
                         return log_error_errno(-EINVAL, "report --by stack takes no --sort, --values or --unit: "
                                                         "stacks come by sample count");
-                r = parse_pid_argument(argv[1], &o.pid);
+                r = parse_target_argument(argv[1], &o.pid);
                 if (r < 0)
                         return r;
                 r = bus_connect_system(&bus);
                 if (r < 0)
                         return r;
-                return run_report_stacks(bus, o.pid, o.limit, o.flags);
+                return run_report_stacks(bus, argv[1], o.pid, o.window_usec, o.limit, o.flags);
         }
         if ((arg_verb_options & VERB_OPTION_UNIT) && arg_values == REPORT_VIEW_SAMPLES)
                 return log_error_errno(-EINVAL, "Option --unit needs --values elapsed, application or all");
@@ -239,9 +247,10 @@ static int verb_report(int argc, char *argv[])
                                        profile_sort_to_string(key), sort_key_values(key) ?: "samples");
 
         if (argc > 1) {
-                r = parse_pid_argument(argv[1], &o.pid);
+                r = parse_target_argument(argv[1], &o.pid);
                 if (r < 0)
                         return r;
+                o.target = argv[1];
         } else if (!IN_SET(arg_by, REPORT_FUNCTIONS, REPORT_PROCESSES))
                 return log_error_errno(-EINVAL,
                                        "report needs a PID, except with --by function (every target "
@@ -272,9 +281,10 @@ static int verb_top(int argc, char *argv[])
                                        "inclusive or exclusive",
                                        profile_sort_to_string(arg_sort));
         if (argc > 1) {
-                r = parse_pid_argument(argv[1], &o.pid);
+                r = parse_target_argument(argv[1], &o.pid);
                 if (r < 0)
                         return r;
+                o.target = argv[1];
         }
         /* Redraw in place only for a person watching a terminal; anything else gets one refresh after the
          * other, and JSON one object per line. */

@@ -18,4 +18,6 @@
 
 /* Attach's flags, which ListTargets gives back as each target's "flags". */
 #define VPROF_ATTACH_OFF_CPU UINT64_C(0x1) /* also track the target's time off the CPU */
-#define VPROF_ATTACH_FLAGS_ALL VPROF_ATTACH_OFF_CPU
+/* Also every process the target forks after the attach, each a target of its own in the target's group. */
+#define VPROF_ATTACH_CHILDREN UINT64_C(0x2)
+#define VPROF_ATTACH_FLAGS_ALL (VPROF_ATTACH_OFF_CPU | VPROF_ATTACH_CHILDREN)

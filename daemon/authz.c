@@ -132,3 +132,19 @@ int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret
         *ret = t;
         return 1;
 }
+
+int authz_group(sd_bus_message *msg, const TargetGroup *g, AuthzCaller *ret_caller, sd_bus_error *error)
+{
+        AuthzCaller caller = {};
+        int r;
+
+        r = authz_caller_uid(msg, &caller.uid, error);
+        if (r < 0)
+                return r;
+        if (caller.uid != 0 && caller.uid != g->owner_uid)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "Access denied: %s is profiled by another user", g->spec);
+        if (ret_caller)
+                *ret_caller = caller;
+        return 1;
+}

@@ -19,6 +19,7 @@
 /* manager.h includes this header for AuthzCaller. */
 typedef struct Manager Manager;
 typedef struct Target Target;
+typedef struct TargetGroup TargetGroup;
 
 /* Who asks for a target: the caller's effective UID, and whether polkit allowed what the local rules refused.
  * Such a caller acts as root would (the target's attach_uid is 0), but the target still counts as the
@@ -54,3 +55,8 @@ int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_ca
  * error. */
 int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret,
                  sd_bus_error *error);
+
+/* Whether the caller may see and act on the group g (target-group.h): root, or the user whose slots its members
+ * take. A group is attached only by root or by a caller polkit allowed, so no local rule lets anyone else in.
+ * 1 with *ret_caller set (unless NULL); negative with AccessDenied in error. */
+int authz_group(sd_bus_message *msg, const TargetGroup *g, AuthzCaller *ret_caller, sd_bus_error *error);

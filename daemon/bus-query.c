@@ -10,7 +10,10 @@
 #include "macros.h"
 #include "manager.h"
 #include "profile.h"
+#include "query-view.h"
 #include "quote.h"
+#include "target-spec.h"
+#include "time-util.h"
 
 /* The queries: each checks its arguments, asks authz.h whether the caller may see the target, brings the
  * tables up to date (manager_sync()) and marshals the answer. What the numbers mean is in docs/COUNTING.md; the
@@ -39,44 +42,138 @@ static const struct {
         [ROW_ID] = { "(usttdd)", "usttdd", "(usdddddddddd)", "usdddddddddd" },
 };
 
-/* The target the caller names by pid, if it may see it (authz_target()), its tables brought up to date. 1 with
- * *ret set; 0 when polkit was asked (the handler returns 1, unanswered); negative with error set. */
-static int target_for_call(Manager *m, sd_bus_message *msg, uint32_t pid, Target **ret, sd_bus_error *error)
+/* What a query reads (query-view.h): the targets its spec names, the caller allowed to see them, and their tables
+ * over the window asked for. */
+typedef struct Query {
+        Target **targets; /* one process, or a group's members */
+        size_t n_targets;
+        QueryView view;
+} Query;
+
+static void query_done(Query *q)
 {
+        free(q->targets);
+        query_view_done(&q->view);
+}
+
+/* The targets of a spec, if the caller may see them: a process (with the children it is followed with, when it
+ * was attached so) or a unit's or a cgroup's members. 1 with *ret_targets set; 0 when polkit was asked (the
+ * handler returns 1, unanswered); negative with error set. */
+static int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, Target ***ret_targets,
+                        size_t *ret_n, sd_bus_error *error)
+{
+        char quoted[QUOTE_SIZE];
+        TargetGroup *g;
+        TargetSpec spec;
         int r;
 
-        r = authz_target(m, msg, pid, NULL, ret, error);
+        if (target_spec_parse(spec_text, &spec) < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Invalid target '%s': expected a PID, a unit name (NAME.service) or a "
+                                         "cgroup path (/...)", quote_prefix(spec_text, quoted));
+        if (spec.kind == TARGET_SPEC_PID) {
+                Target *t;
+
+                r = authz_target(m, msg, spec.pid, NULL, &t, error);
+                if (r <= 0)
+                        return r;
+                /* A process followed with its children: the group of them, named by its PID. */
+                g = t->group && t->group->kind == TARGET_GROUP_CHILDREN && t->group->root_pid == t->pid ? t->group
+                                                                                                      : NULL;
+                if (!g) {
+                        Target **one = calloc(1, sizeof(Target *));
+                        if (!one)
+                                return -ENOMEM;
+                        one[0] = t;
+                        *ret_targets = one;
+                        *ret_n = 1;
+                        return 1;
+                }
+        } else {
+                g = manager_get_group(m, spec_text);
+                if (!g)
+                        return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "%s is not attached",
+                                                 quote_prefix(spec_text, quoted));
+                r = authz_group(msg, g, NULL, error);
+                if (r <= 0)
+                        return r;
+        }
+        r = manager_group_members(m, g, ret_targets, ret_n);
+        return r < 0 ? r : 1;
+}
+
+/* The query of a call: its targets' tables brought up to date (manager_sync()) and viewed over the window.
+ * Returns as spec_targets(). */
+static int query_open(Manager *m, sd_bus_message *msg, const char *spec_text, uint64_t window_usec, Query *ret,
+                      sd_bus_error *error)
+{
+        _cleanup_(query_done) Query q = {};
+        int r;
+
+        r = spec_targets(m, msg, spec_text, &q.targets, &q.n_targets, error);
+        if (r <= 0)
+                return r;
+        manager_sync(m);
+        r = query_view_build(q.targets, q.n_targets, m->config.frequency, window_usec, now_usec(CLOCK_REALTIME),
+                             &q.view);
+        if (r == -EOPNOTSUPP)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
+                                         "Time windows and merged tables are not kept by this vprofd yet");
+        if (r < 0)
+                return r;
+        *ret = q;
+        q = (Query){};
+        return 1;
+}
+
+/* The same for a call whose arguments are the spec and the window. */
+static int read_query(Manager *m, sd_bus_message *msg, Query *ret, sd_bus_error *error)
+{
+        const char *spec;
+        uint64_t window_usec;
+        int r;
+
+        r = sd_bus_message_read(msg, "st", &spec, &window_usec);
+        if (r < 0)
+                return r;
+        return query_open(m, msg, spec, window_usec, ret, error);
+}
+
+/* The single process a call names (the per-process calls: names of symbols, their modules). */
+static int read_process(Manager *m, sd_bus_message *msg, Target **ret, sd_bus_error *error)
+{
+        char quoted[QUOTE_SIZE];
+        const char *spec_text;
+        TargetSpec spec;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &spec_text);
+        if (r < 0)
+                return r;
+        if (target_spec_parse(spec_text, &spec) < 0 || spec.kind != TARGET_SPEC_PID)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid target '%s': expected a PID",
+                                         quote_prefix(spec_text, quoted));
+        r = authz_target(m, msg, spec.pid, NULL, ret, error);
         if (r <= 0)
                 return r;
         manager_sync(m);
         return 1;
 }
 
-/* The same for a call whose only argument is the PID. */
-static int read_target(Manager *m, sd_bus_message *msg, Target **ret, sd_bus_error *error)
-{
-        uint32_t pid;
-        int r;
-
-        r = sd_bus_message_read(msg, "u", &pid);
-        if (r < 0)
-                return r;
-        return target_for_call(m, msg, pid, ret, error);
-}
-
-/* GetFunctions and GetFunctionValues read (u pid, s sort, u limit); the sort key must be one of the kind of
- * table (values: the elapsed and application keys). Returns as target_for_call(), with the sorted rows. */
-static int read_function_table(Manager *m, sd_bus_message *msg, bool values, Target **ret_target,
+/* GetFunctions and GetFunctionValues read (s target, s sort, u limit, t window_usec); the sort key must be one
+ * of the kind of table (values: the elapsed and application keys). Returns as query_open(), with the rows. */
+static int read_function_table(Manager *m, sd_bus_message *msg, bool values, Query *ret_query,
                                ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error)
 {
+        _cleanup_(query_done) Query q = {};
         char quoted[QUOTE_SIZE];
-        const char *sort_name;
-        uint32_t pid, limit;
+        const char *spec, *sort_name;
+        uint64_t window_usec;
+        uint32_t limit;
         ProfileSort sort;
-        Target *t;
         int r;
 
-        r = sd_bus_message_read(msg, "usu", &pid, &sort_name, &limit);
+        r = sd_bus_message_read(msg, "ssut", &spec, &sort_name, &limit, &window_usec);
         if (r < 0)
                 return r;
         sort = profile_sort_from_string(sort_name);
@@ -89,31 +186,33 @@ static int read_function_table(Manager *m, sd_bus_message *msg, bool values, Tar
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Unknown sort key '%s': expected inclusive or exclusive",
                                          quote_prefix(sort_name, quoted));
-        r = target_for_call(m, msg, pid, &t, error);
+        r = query_open(m, msg, spec, window_usec, &q, error);
         if (r <= 0)
                 return r;
-        r = profile_functions(t->profile, sort, limit, ret_rows, ret_n);
+        r = profile_functions(q.view.profile, sort, limit, ret_rows, ret_n);
         if (r < 0)
                 return r;
-        *ret_target = t;
+        *ret_query = q;
+        q = (Query){};
         return 1;
 }
 
-/* GetModules, GetThreads and their values: one target's table, whole. Returns as read_function_table(). */
+/* GetModules, GetThreads and their values: a whole table. Returns as read_function_table(). */
 typedef int (*profile_table_fn)(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n);
 static int read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn table, ProfileSort sort,
-                             Target **ret_target, ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error)
+                             Query *ret_query, ProfileRow **ret_rows, size_t *ret_n, sd_bus_error *error)
 {
-        Target *t;
+        _cleanup_(query_done) Query q = {};
         int r;
 
-        r = read_target(m, msg, &t, error);
+        r = read_query(m, msg, &q, error);
         if (r <= 0)
                 return r;
-        r = table(t->profile, sort, ret_rows, ret_n);
+        r = table(q.view.profile, sort, ret_rows, ret_n);
         if (r < 0)
                 return r;
-        *ret_target = t;
+        *ret_query = q;
+        q = (Query){};
         return 1;
 }
 
@@ -154,9 +253,10 @@ static int append_row_name(sd_bus_message *reply, RowShape shape, const ProfileR
         }
 }
 
-/* A sampling table: the total, then rows of (name part, inclusive, exclusive, their percents of the total). */
+/* A sampling table: the total, the window (start, end), then rows of (name part, inclusive, exclusive, their
+ * percents of the total). */
 static int reply_sampling_rows(sd_bus_message *msg, RowShape shape, const ProfileRow *rows, size_t n,
-                               uint64_t total)
+                               uint64_t total, uint64_t start_usec, uint64_t end_usec)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
@@ -164,7 +264,7 @@ static int reply_sampling_rows(sd_bus_message *msg, RowShape shape, const Profil
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "t", total);
+        r = sd_bus_message_append(reply, "t(tt)", total, start_usec, end_usec);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(reply, 'a', row_signatures[shape].sampling);
@@ -246,31 +346,37 @@ int method_list_targets(sd_bus_message *msg, void *userdata, sd_bus_error *error
         return sd_bus_send(NULL, reply, NULL);
 }
 
+static int reply_view_rows(sd_bus_message *msg, RowShape shape, const ProfileRow *rows, size_t n,
+                           const QueryView *v)
+{
+        return reply_sampling_rows(msg, shape, rows, n, profile_total(v->profile), v->start_usec, v->end_usec);
+}
+
 int method_get_functions(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
+        _cleanup_(query_done) Query q = {};
         _cleanup_free_ ProfileRow *rows = NULL;
-        Target *t;
         size_t n;
         int r;
 
-        r = read_function_table(userdata, msg, false, &t, &rows, &n, error);
+        r = read_function_table(userdata, msg, false, &q, &rows, &n, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        return reply_sampling_rows(msg, ROW_FUNCTION, rows, n, profile_total(t->profile));
+        return reply_view_rows(msg, ROW_FUNCTION, rows, n, &q.view);
 }
 
 static int reply_sampling_table(sd_bus_message *msg, Manager *m, RowShape shape, profile_table_fn table,
                                 sd_bus_error *error)
 {
+        _cleanup_(query_done) Query q = {};
         _cleanup_free_ ProfileRow *rows = NULL;
-        Target *t;
         size_t n;
         int r;
 
-        r = read_target_table(m, msg, table, PROFILE_SORT_INCLUSIVE, &t, &rows, &n, error);
+        r = read_target_table(m, msg, table, PROFILE_SORT_INCLUSIVE, &q, &rows, &n, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        return reply_sampling_rows(msg, shape, rows, n, profile_total(t->profile));
+        return reply_view_rows(msg, shape, rows, n, &q.view);
 }
 
 int method_get_modules(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -293,33 +399,87 @@ static int compare_process_rows(const void *x, const void *y)
         return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-int method_get_processes(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+/* The processes of a spec ("" for every target the caller may see), with their totals over the window. Returns
+ * as spec_targets(). */
+static int read_processes(Manager *m, sd_bus_message *msg, Query *ret, uint64_t *ret_window_usec,
+                          sd_bus_error *error)
 {
-        _cleanup_free_ ProfileRow *rows = NULL;
-        _cleanup_free_ Target **targets = NULL;
-        uint64_t total = 0;
-        size_t n;
+        _cleanup_(query_done) Query q = {};
+        const char *spec;
         int r;
 
-        r = visible_targets(userdata, msg, &targets, &n, error);
+        r = sd_bus_message_read(msg, "st", &spec, ret_window_usec);
         if (r < 0)
                 return r;
-        rows = calloc(MAX(n, (size_t)1), sizeof(ProfileRow));
+        if (spec[0] == '\0') {
+                r = visible_targets(m, msg, &q.targets, &q.n_targets, error);
+                if (r < 0)
+                        return r;
+        } else {
+                r = spec_targets(m, msg, spec, &q.targets, &q.n_targets, error);
+                if (r <= 0)
+                        return r;
+                manager_sync(m);
+        }
+        *ret = q;
+        q = (Query){};
+        return 1;
+}
+
+/* One process's totals over the window, and the span they cover. */
+static int process_totals(Manager *m, Target *t, uint64_t window_usec, uint64_t now, ProfileValues *ret_values,
+                          uint32_t *ret_frequency, uint64_t *start, uint64_t *end, sd_bus_error *error)
+{
+        _cleanup_(query_view_done) QueryView v = {};
+        int r;
+
+        r = query_view_build(&t, 1, m->config.frequency, window_usec, now, &v);
+        if (r == -EOPNOTSUPP)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
+                                         "Time windows are not kept by this vprofd yet");
+        if (r < 0)
+                return r;
+        *ret_values = *profile_total_values(v.profile);
+        *ret_frequency = profile_frequency(v.profile);
+        *start = MIN(*start, v.start_usec);
+        *end = MAX(*end, v.end_usec);
+        return 0;
+}
+
+int method_get_processes(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        _cleanup_(query_done) Query q = {};
+        _cleanup_free_ ProfileRow *rows = NULL;
+        uint64_t total = 0, window_usec, now = now_usec(CLOCK_REALTIME), start = UINT64_MAX, end = 0;
+        int r;
+
+        r = read_processes(userdata, msg, &q, &window_usec, error);
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
+        rows = calloc(MAX(q.n_targets, (size_t)1), sizeof(ProfileRow));
         if (!rows)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                uint64_t samples = profile_total(targets[i]->profile);
+        for (size_t i = 0; i < q.n_targets; i++) {
+                ProfileValues v;
+                uint32_t frequency;
+                uint64_t samples;
 
+                r = process_totals(userdata, q.targets[i], window_usec, now, &v, &frequency, &start, &end, error);
+                if (r < 0)
+                        return r;
+                samples = v.user_samples + v.kernel_samples;
                 rows[i] = (ProfileRow){
-                        .name = targets[i]->info.comm,
-                        .tid = (uint32_t)targets[i]->pid,
+                        .name = q.targets[i]->info.comm,
+                        .tid = (uint32_t)q.targets[i]->pid,
                         .inclusive = samples,
                         .exclusive = samples,
                 };
                 total += samples;
         }
-        qsort(rows, n, sizeof(ProfileRow), compare_process_rows);
-        return reply_sampling_rows(msg, ROW_ID, rows, n, total);
+        qsort(rows, q.n_targets, sizeof(ProfileRow), compare_process_rows);
+        if (start > end)
+                start = end = now;
+        return reply_sampling_rows(msg, ROW_ID, rows, q.n_targets, total, start, end);
 }
 
 static int append_stack_functions(sd_bus_message *reply, const Profile *p)
@@ -371,28 +531,33 @@ int method_get_stacks(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ ProfileStackRow *rows = NULL;
-        uint32_t pid, limit;
+        _cleanup_(query_done) Query q = {};
+        const Profile *p;
+        const char *spec;
+        uint64_t window_usec;
+        uint32_t limit;
         size_t n, bytes = 0;
-        Target *t;
         int r;
 
-        r = sd_bus_message_read(msg, "uu", &pid, &limit);
+        r = sd_bus_message_read(msg, "sut", &spec, &limit, &window_usec);
         if (r < 0)
                 return r;
-        r = target_for_call(userdata, msg, pid, &t, error);
+        r = query_open(userdata, msg, spec, window_usec, &q, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        r = profile_stacks(t->profile, limit, &rows, &n);
+        p = q.view.profile;
+        r = profile_stacks(p, limit, &rows, &n);
         if (r < 0)
                 return r;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "tt", profile_total(t->profile), profile_other_stack_samples(t->profile));
+        r = sd_bus_message_append(reply, "tt(tt)", profile_total(p), profile_other_stack_samples(p),
+                                  q.view.start_usec, q.view.end_usec);
         if (r < 0)
                 return r;
-        r = append_stack_functions(reply, t->profile);
+        r = append_stack_functions(reply, p);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(reply, 'a', "(auut)");
@@ -509,7 +674,7 @@ int method_get_module_symbols(sd_bus_message *msg, void *userdata, sd_bus_error 
         Target *t;
         int r;
 
-        r = read_target(userdata, msg, &t, error);
+        r = read_process(userdata, msg, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         r = profile_modules(t->profile, PROFILE_SORT_INCLUSIVE, &modules, &n_modules);
@@ -541,7 +706,7 @@ int method_get_symbol_names(sd_bus_message *msg, void *userdata, sd_bus_error *e
         Target *t;
         int r;
 
-        r = read_target(userdata, msg, &t, error);
+        r = read_process(userdata, msg, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         r = sd_bus_message_new_method_return(msg, &reply);
@@ -619,19 +784,20 @@ static int append_values_row(sd_bus_message *reply, RowShape shape, const Profil
         return sd_bus_message_close_container(reply);
 }
 
-/* The rows of one target: its values, converted from its tables' frequency. */
-static int reply_values(sd_bus_message *msg, Manager *m, const Target *t, RowShape shape, const ProfileRow *rows,
+/* The rows of one view: its values, converted from its tables' frequency. */
+static int reply_values(sd_bus_message *msg, Manager *m, const QueryView *v, RowShape shape, const ProfileRow *rows,
                         size_t n)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        uint32_t frequency = profile_frequency(t->profile), unit = m->config.frequency;
-        Periods session = to_periods(profile_total_values(t->profile), frequency, unit);
+        uint32_t frequency = profile_frequency(v->profile), unit = m->config.frequency;
+        Periods session = to_periods(profile_total_values(v->profile), frequency, unit);
         int r;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "dd", session.elapsed, session.application);
+        r = sd_bus_message_append(reply, "dd(tt)", session.elapsed, session.application, v->start_usec,
+                                  v->end_usec);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(reply, 'a', row_signatures[shape].values);
@@ -653,29 +819,29 @@ static int reply_values(sd_bus_message *msg, Manager *m, const Target *t, RowSha
 
 int method_get_function_values(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
+        _cleanup_(query_done) Query q = {};
         _cleanup_free_ ProfileRow *rows = NULL;
-        Target *t;
         size_t n;
         int r;
 
-        r = read_function_table(userdata, msg, true, &t, &rows, &n, error);
+        r = read_function_table(userdata, msg, true, &q, &rows, &n, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        return reply_values(msg, userdata, t, ROW_FUNCTION, rows, n);
+        return reply_values(msg, userdata, &q.view, ROW_FUNCTION, rows, n);
 }
 
 static int reply_values_table(sd_bus_message *msg, Manager *m, RowShape shape, profile_table_fn table,
                               sd_bus_error *error)
 {
+        _cleanup_(query_done) Query q = {};
         _cleanup_free_ ProfileRow *rows = NULL;
-        Target *t;
         size_t n;
         int r;
 
-        r = read_target_table(m, msg, table, PROFILE_SORT_ELAPSED_INCLUSIVE, &t, &rows, &n, error);
+        r = read_target_table(m, msg, table, PROFILE_SORT_ELAPSED_INCLUSIVE, &q, &rows, &n, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        return reply_values(msg, m, t, shape, rows, n);
+        return reply_values(msg, m, &q.view, shape, rows, n);
 }
 
 int method_get_module_values(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -707,42 +873,48 @@ int method_get_process_values(sd_bus_message *msg, void *userdata, sd_bus_error 
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ ProcessValues *rows = NULL;
-        _cleanup_free_ Target **targets = NULL;
+        _cleanup_(query_done) Query q = {};
         Manager *m = userdata;
+        uint64_t window_usec, now = now_usec(CLOCK_REALTIME), start = UINT64_MAX, end = 0;
         Periods total = {};
-        size_t n;
         int r;
 
-        r = visible_targets(m, msg, &targets, &n, error);
-        if (r < 0)
-                return r;
-        rows = calloc(MAX(n, (size_t)1), sizeof(ProcessValues));
+        r = read_processes(m, msg, &q, &window_usec, error);
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
+        rows = calloc(MAX(q.n_targets, (size_t)1), sizeof(ProcessValues));
         if (!rows)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                const Target *t = targets[i];
+        for (size_t i = 0; i < q.n_targets; i++) {
+                const Target *t = q.targets[i];
+                ProfileValues v;
+                uint32_t frequency;
 
+                r = process_totals(m, q.targets[i], window_usec, now, &v, &frequency, &start, &end, error);
+                if (r < 0)
+                        return r;
                 rows[i] = (ProcessValues){
                         .row = { .name = t->info.comm, .tid = (uint32_t)t->pid },
-                        .values = to_periods(profile_total_values(t->profile), profile_frequency(t->profile),
-                                             m->config.frequency),
+                        .values = to_periods(&v, frequency, m->config.frequency),
                 };
                 total.elapsed += rows[i].values.elapsed;
                 total.application += rows[i].values.application;
         }
         /* Most elapsed time first; the order of equal rows follows the PID. */
-        qsort(rows, n, sizeof(ProcessValues), compare_process_values);
+        qsort(rows, q.n_targets, sizeof(ProcessValues), compare_process_values);
+        if (start > end)
+                start = end = now;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "dd", total.elapsed, total.application);
+        r = sd_bus_message_append(reply, "dd(tt)", total.elapsed, total.application, start, end);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(reply, 'a', row_signatures[ROW_ID].values);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < q.n_targets; i++) {
                 /* A process's exclusive values are its inclusive ones. */
                 r = append_values_row(reply, ROW_ID, &rows[i].row, &rows[i].values, &rows[i].values, &total);
                 if (r < 0)

@@ -11,6 +11,7 @@
 #include "bus.h"
 #include "log.h"
 #include "quote.h"
+#include "target-spec.h"
 
 /* The object: its vtable and properties, and the methods that change targets (Attach, Detach, Reset); the
  * queries are in bus-query.c, who may call what in authz.c. A thin layer: check every argument, authorize,
@@ -94,23 +95,44 @@ static int property_get_counter_u32(sd_bus *bus, const char *path _unused_, cons
         return sd_bus_message_append(reply, "u", *(uint32_t *)userdata);
 }
 
+/* A call's target (target-spec.h), or InvalidArgs. */
+static int read_spec(const char *text, TargetSpec *ret, sd_bus_error *error)
+{
+        char quoted[QUOTE_SIZE];
+
+        if (target_spec_parse(text, ret) < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Invalid target '%s': expected a PID, a unit name (NAME.service) or a "
+                                         "cgroup path (/...)", quote_prefix(text, quoted));
+        return 0;
+}
+
 static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         Manager *m = userdata;
         AuthzCaller caller;
+        const char *spec_text;
+        TargetSpec spec;
         uint64_t flags;
         uint32_t pid;
         Target *t;
         pid_t tgid = 0;
         int r;
 
-        r = sd_bus_message_read(msg, "ut", &pid, &flags);
+        r = sd_bus_message_read(msg, "st", &spec_text, &flags);
         if (r < 0)
                 return r;
         if (flags & ~VPROF_ATTACH_FLAGS_ALL)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Unknown attach flags 0x%" PRIx64 ": expected 0x1 (off-CPU) or 0",
-                                         flags & ~VPROF_ATTACH_FLAGS_ALL);
+                                         "Unknown attach flags 0x%" PRIx64 ": expected 0x1 (off-CPU), 0x2 "
+                                         "(children) or 0", flags & ~VPROF_ATTACH_FLAGS_ALL);
+        r = read_spec(spec_text, &spec, error);
+        if (r < 0)
+                return r;
+        if (spec.kind != TARGET_SPEC_PID || (flags & VPROF_ATTACH_CHILDREN))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
+                                         "Attaching units, cgroups and children is not supported yet");
+        pid = spec.pid;
         /* OffCpuDefault: every target tracks its off-CPU time. */
         if (m->config.off_cpu_default)
                 flags |= VPROF_ATTACH_OFF_CPU;
@@ -181,13 +203,22 @@ static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 {
         Manager *m = userdata;
         AuthzCaller caller;
+        const char *spec_text;
+        TargetSpec spec;
         uint32_t pid;
         Target *t;
         int r;
 
-        r = sd_bus_message_read(msg, "u", &pid);
+        r = sd_bus_message_read(msg, "s", &spec_text);
         if (r < 0)
                 return r;
+        r = read_spec(spec_text, &spec, error);
+        if (r < 0)
+                return r;
+        if (spec.kind != TARGET_SPEC_PID)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
+                                         "Units and cgroups are not supported yet");
+        pid = spec.pid;
         r = authz_target(m, msg, pid, &caller, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
@@ -201,13 +232,22 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
 {
         Manager *m = userdata;
         AuthzCaller caller;
+        const char *spec_text;
+        TargetSpec spec;
         uint32_t pid;
         Target *t;
         int r;
 
-        r = sd_bus_message_read(msg, "u", &pid);
+        r = sd_bus_message_read(msg, "s", &spec_text);
         if (r < 0)
                 return r;
+        r = read_spec(spec_text, &spec, error);
+        if (r < 0)
+                return r;
+        if (spec.kind != TARGET_SPEC_PID)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
+                                         "Units and cgroups are not supported yet");
+        pid = spec.pid;
         r = authz_target(m, msg, pid, &caller, &t, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
@@ -225,7 +265,8 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Event", "s", property_get_event, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("EventReason", "s", property_get_event_reason, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Frequency", "u", NULL, offsetof(Manager, config.frequency), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Frequency", "u", NULL, offsetof(Manager, config.frequency),
+                        SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("CPUs", "u", property_get_cpus, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("Targets", "u", property_get_targets, 0, 0),
         COUNTER("SamplesSeen", seen),
@@ -240,15 +281,18 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("OffCpuPreempted", off_cpu_preempted),
         COUNTER("OffCpuLost", off_cpu_lost),
         COUNTER("OffCpuUnclaimed", off_cpu_unclaimed),
-        SD_BUS_PROPERTY("MaxTargets", "u", NULL, offsetof(Manager, config.max_targets), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxTargets", "u", NULL, offsetof(Manager, config.max_targets),
+                        SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("MaxTargetsPerUser", "u", NULL, offsetof(Manager, max_targets_per_user),
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ExitedTargetRetentionUSec", "t", NULL, offsetof(Manager, exited_retention_usec),
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("MaxFunctionsPerTarget", "u", NULL, offsetof(Manager, max_functions),
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("MaxStacksPerTarget", "u", NULL, offsetof(Manager, max_stacks), SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("SymbolCacheSize", "t", property_get_symbol_cache_size, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("MaxStacksPerTarget", "u", NULL, offsetof(Manager, max_stacks),
+                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("SymbolCacheSize", "t", property_get_symbol_cache_size, 0,
+                        SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("SymbolCacheUsed", "t", property_get_symbol_cache_used, 0, 0),
         SD_BUS_PROPERTY("SymbolFilesSkipped", "t", property_get_symbol_files_skipped, 0, 0),
         SD_BUS_PROPERTY("SymbolFilesDamaged", "t", property_get_symbol_files_damaged, 0, 0),
@@ -256,10 +300,11 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("SamplesInOtherStacks", other_stack_samples),
         SD_BUS_PROPERTY("TargetsAtLimit", "u", property_get_counter_u32,
                         offsetof(Manager, stats_snapshot.targets_at_limit), 0),
-        SD_BUS_PROPERTY("UnwindTableSize", "t", property_get_unwind_table_size, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("UnwindTableSize", "t", property_get_unwind_table_size, 0,
+                        SD_BUS_VTABLE_PROPERTY_CONST),
         COUNTER("UnwindTableUsed", unwind.bytes),
-        SD_BUS_PROPERTY("UnwindTablesLoaded", "u", property_get_counter_u32, offsetof(Manager, stats_snapshot.unwind.tables),
-                        0),
+        SD_BUS_PROPERTY("UnwindTablesLoaded", "u", property_get_counter_u32,
+                        offsetof(Manager, stats_snapshot.unwind.tables), 0),
         COUNTER("UnwindTablesCompiled", unwind.compiled),
         COUNTER("UnwindTablesEvicted", unwind.evicted),
         COUNTER("UnwindTablesTooBig", unwind.too_big),
@@ -277,52 +322,58 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("WalksBadRule", walks_bad_rule),
         COUNTER("WalksUnknownPC", walks_unknown_pc),
         COUNTER("WalksNoMappings", walks_no_mappings),
-        SD_BUS_PROPERTY("UnwindSelfCheck", "u", property_get_unwind_self_check, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("UnwindSelfCheck", "u", property_get_unwind_self_check, 0,
+                        SD_BUS_VTABLE_PROPERTY_CONST),
         COUNTER("UnwindSelfCheckAgreed", self_check.agreed),
         COUNTER("UnwindSelfCheckDisagreed", self_check.disagreed),
         COUNTER("UnwindSelfCheckUnchecked", self_check.unchecked),
         COUNTER("UnwindSelfCheckLost", self_check.lost),
-        SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("u", pid, "t", flags), SD_BUS_NO_RESULT, method_attach,
+        SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("s", target, "t", flags), SD_BUS_NO_RESULT,
+                                method_attach, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Detach", SD_BUS_ARGS("s", target), SD_BUS_NO_RESULT, method_detach,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Detach", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_detach,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("Reset", SD_BUS_ARGS("u", pid), SD_BUS_NO_RESULT, method_reset,
+        SD_BUS_METHOD_WITH_ARGS("Reset", SD_BUS_ARGS("s", target), SD_BUS_NO_RESULT, method_reset,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListTargets", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ua{sv})", targets),
                                 method_list_targets, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetFunctions", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),
-                                SD_BUS_RESULT("t", total_samples, "a(ssttdd)", functions), method_get_functions,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetModules", SD_BUS_ARGS("u", pid),
-                                SD_BUS_RESULT("t", total_samples, "a(sttdd)", modules), method_get_modules,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetThreads", SD_BUS_ARGS("u", pid),
-                                SD_BUS_RESULT("t", total_samples, "a(usttdd)", threads), method_get_threads,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetProcesses", SD_BUS_NO_ARGS,
-                                SD_BUS_RESULT("t", total_samples, "a(usttdd)", processes), method_get_processes,
-                                SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetStacks", SD_BUS_ARGS("u", pid, "u", limit),
-                                SD_BUS_RESULT("t", total_samples, "t", other_samples, "a(ss)", functions, "a(auut)",
-                                              stacks),
+        SD_BUS_METHOD_WITH_ARGS("GetFunctions",
+                                SD_BUS_ARGS("s", target, "s", sort, "u", limit, "t", window_usec),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(ssttdd)", functions),
+                                method_get_functions, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetModules", SD_BUS_ARGS("s", target, "t", window_usec),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(sttdd)", modules),
+                                method_get_modules, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetThreads", SD_BUS_ARGS("s", target, "t", window_usec),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(usttdd)", threads),
+                                method_get_threads, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetProcesses", SD_BUS_ARGS("s", target, "t", window_usec),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(usttdd)", processes),
+                                method_get_processes, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetStacks", SD_BUS_ARGS("s", target, "u", limit, "t", window_usec),
+                                SD_BUS_RESULT("t", total_samples, "t", other_samples, "(tt)", window,
+                                              "a(ss)", functions, "a(auut)", stacks),
                                 method_get_stacks, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetModuleSymbols", SD_BUS_ARGS("u", pid), SD_BUS_RESULT("a(sa{sv})", modules),
-                                method_get_module_symbols, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetSymbolNames", SD_BUS_ARGS("u", pid), SD_BUS_RESULT("a(sss)", names),
+        SD_BUS_METHOD_WITH_ARGS("GetModuleSymbols", SD_BUS_ARGS("s", target),
+                                SD_BUS_RESULT("a(sa{sv})", modules), method_get_module_symbols,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetSymbolNames", SD_BUS_ARGS("s", target), SD_BUS_RESULT("a(sss)", names),
                                 method_get_symbol_names, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetFunctionValues", SD_BUS_ARGS("u", pid, "s", sort, "u", limit),
-                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "a(ssdddddddddd)",
-                                              functions),
+        SD_BUS_METHOD_WITH_ARGS("GetFunctionValues",
+                                SD_BUS_ARGS("s", target, "s", sort, "u", limit, "t", window_usec),
+                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
+                                              "a(ssdddddddddd)", functions),
                                 method_get_function_values, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetModuleValues", SD_BUS_ARGS("u", pid),
-                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "a(sdddddddddd)", modules),
+        SD_BUS_METHOD_WITH_ARGS("GetModuleValues", SD_BUS_ARGS("s", target, "t", window_usec),
+                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
+                                              "a(sdddddddddd)", modules),
                                 method_get_module_values, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetThreadValues", SD_BUS_ARGS("u", pid),
-                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "a(usdddddddddd)", threads),
+        SD_BUS_METHOD_WITH_ARGS("GetThreadValues", SD_BUS_ARGS("s", target, "t", window_usec),
+                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
+                                              "a(usdddddddddd)", threads),
                                 method_get_thread_values, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_ARGS("GetProcessValues", SD_BUS_NO_ARGS,
-                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "a(usdddddddddd)",
-                                              processes),
+        SD_BUS_METHOD_WITH_ARGS("GetProcessValues", SD_BUS_ARGS("s", target, "t", window_usec),
+                                SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
+                                              "a(usdddddddddd)", processes),
                                 method_get_process_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
@@ -330,8 +381,8 @@ static const sd_bus_vtable profiler_vtable[] = {
 /* sd-bus answers some calls itself, with messages that quote what the caller sent, whole: an unknown object
  * path ("Unknown object '...'."), an unknown interface or property given to org.freedesktop.DBus.Properties.
  * Those strings are bounded only by the message size, so a caller could have megabytes echoed back. This
- * filter answers such calls first, with the same errors, quoting a short prefix (quote.h) as the daemon's own
- * messages do. Names that fit are left to sd-bus, whose messages then quote no more than that. */
+ * filter answers such calls first, with the same errors, quoting a short prefix (quote.h) as the daemon's
+ * own messages do. Names that fit are left to sd-bus, whose messages then quote no more than that. */
 
 #define PROPERTIES_INTERFACE "org.freedesktop.DBus.Properties"
 

@@ -30,7 +30,8 @@ int manager_new(const SamplerConfig *config, Manager **ret)
                 return -ENOMEM;
         m->config = *config;
         m->targets = hashmap_new(&uint64_hash_ops);
-        if (!m->targets)
+        m->groups = hashmap_new(&string_hash_ops);
+        if (!m->targets || !m->groups)
                 return -ENOMEM;
         r = symbolizer_new(&m->symbolizer);
         if (r < 0)
@@ -45,6 +46,7 @@ int manager_new(const SamplerConfig *config, Manager **ret)
 
 Manager *manager_free(Manager *m)
 {
+        TargetGroup *g;
         Target *t;
 
         if (!m)
@@ -54,6 +56,9 @@ Manager *manager_free(Manager *m)
         HASHMAP_FOREACH(t, m->targets)
                 target_free(t);
         hashmap_free(m->targets);
+        HASHMAP_FOREACH(g, m->groups)
+                target_group_free(g);
+        hashmap_free(m->groups);
         polkit_registry_free(m->polkit_registry);
         sd_bus_message_unref(m->stats_call);
         sd_event_source_disable_unref(m->wakeup_source);
@@ -442,6 +447,27 @@ static void on_target_exit(Target *t, void *userdata)
 Target *manager_get_target(Manager *m, pid_t pid)
 {
         return hashmap_get(m->targets, UINT64_TO_PTR((uint64_t)pid));
+}
+
+TargetGroup *manager_get_group(Manager *m, const char *spec)
+{
+        return hashmap_get(m->groups, spec);
+}
+
+int manager_group_members(Manager *m, const TargetGroup *g, Target ***ret, size_t *ret_n)
+{
+        _cleanup_free_ Target **members = calloc(MAX(hashmap_size(m->targets), (size_t)1), sizeof(Target *));
+        size_t n = 0;
+        Target *t;
+
+        if (!members)
+                return -ENOMEM;
+        HASHMAP_FOREACH(t, m->targets)
+                if (t->group == g)
+                        members[n++] = t;
+        *ret = TAKE_PTR(members);
+        *ret_n = n;
+        return 0;
 }
 
 int manager_attach(Manager *m, pid_t pid, AuthzCaller caller, uint64_t flags, Target **ret, pid_t *ret_tgid)

@@ -13,6 +13,7 @@
 #include "sampler.h"
 #include "symbolizer.h"
 #include "target.h"
+#include "target-group.h"
 #include "unwind-tables.h"
 
 /* Accounting as the bus shows it. Off-CPU intervals: blocked and preempted ones were counted in a table or,
@@ -56,6 +57,7 @@ typedef struct Manager {
         Symbolizer *symbolizer;
         Debuginfod *debuginfod; /* NULL: DebuginfodURLs= is empty, or libdebuginfod is missing */
         Hashmap *targets; /* pid -> Target */
+        Hashmap *groups;  /* spec -> TargetGroup (target-group.h): units, cgroups, processes with children */
         Drain drain;      /* the ring buffer's records into the targets' tables */
         Hashmap *polkit_registry; /* calls waiting for polkit's answer */
 
@@ -137,6 +139,11 @@ int manager_remove_target(Manager *m, Target *t);
 /* After targets came, went or exited: the timers, the service manager's status line, a save. */
 void manager_targets_changed(Manager *m);
 Target *manager_get_target(Manager *m, pid_t pid);
+
+/* The group of that spec (target-group.h), NULL when none is attached. */
+TargetGroup *manager_get_group(Manager *m, const char *spec);
+/* The members of g, running and exited, in no particular order; the caller frees *ret (not the targets). */
+int manager_group_members(Manager *m, const TargetGroup *g, Target ***ret, size_t *ret_n);
 int manager_get_stats(Manager *m, ManagerStats *ret);
 /* The unwind self-check's counters (UnwindSelfCheck=, unwind-self-check.h), the ring buffer drained first; all 0
  * when it is off. */

@@ -14,6 +14,7 @@
 #include "profile-delta.h"
 #include "proc-info.h"
 #include "symbolizer.h"
+#include "target-group.h"
 #include "vprof-abi.h"
 
 /* What targets take from their owner (the manager, manager_target_context()): the same for all of them, and
@@ -46,6 +47,7 @@ struct Target {
         uint64_t flags;         /* VPROF_TARGET_* */
         uid_t attach_uid;       /* who attached it (0: root, or allowed by polkit); state-store.h */
         uid_t owner_uid;        /* the caller's own UID, also when polkit allowed it: whose slot it takes */
+        TargetGroup *group;     /* the unit, cgroup or parent followed that took it in; NULL when attached alone */
         bool exited;
         uint64_t exit_usec;     /* CLOCK_REALTIME of the exit (of the restore, when unknown); 0 while running */
 

@@ -586,11 +586,13 @@ static int query(void)
 {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_free_ double *ms = calloc(arg_calls, sizeof(double));
+        char target[16];
         size_t n_rows = 0;
         int r;
 
         if (!ms)
                 return -ENOMEM;
+        snprintf(target, sizeof(target), "%" PRIu32, arg_query_pid);
         r = sd_bus_open_system(&bus);
         if (r < 0)
                 return log_error_errno(r, "Cannot connect to the system bus: %m");
@@ -600,7 +602,7 @@ static int query(void)
                 uint64_t start = now_ns();
 
                 r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctions",
-                                       &error, &reply, "usu", arg_query_pid, "inclusive", arg_limit);
+                                       &error, &reply, "ssut", target, "inclusive", arg_limit, UINT64_C(0));
                 ms[i] = (double)(now_ns() - start) / 1e6;
                 if (r < 0) {
                         log_error_errno(r, "GetFunctions: %s", error.message ?: "failed");
@@ -611,9 +613,9 @@ static int query(void)
         {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctions",
-                                       NULL, &reply, "usu", arg_query_pid, "inclusive", arg_limit);
+                                       NULL, &reply, "ssut", target, "inclusive", arg_limit, UINT64_C(0));
                 /* The rows of the reply, counted apart from the timed calls. */
-                if (r >= 0 && sd_bus_message_skip(reply, "t") >= 0 &&
+                if (r >= 0 && sd_bus_message_skip(reply, "t(tt)") >= 0 &&
                     sd_bus_message_enter_container(reply, 'a', NULL) > 0)
                         while (sd_bus_message_skip(reply, NULL) > 0)
                                 n_rows++;

@@ -229,7 +229,7 @@ run runuser -u "$user" -- vprofctl report "$demo_pid"
 check "report as $user fails" [ $RC = 1 ]
 check "report as $user: access denied" grep -q 'Access denied' <<<"$OUT"
 run runuser -u "$user" -- dbus-send --system --print-reply --dest=org.vprof.Profiler1 /org/vprof/Profiler1 \
-  org.vprof.Profiler1.Detach "uint32:$demo_pid"
+  org.vprof.Profiler1.Detach "string:$demo_pid"
 check "the D-Bus error is org.freedesktop.DBus.Error.AccessDenied" \
   grep -q 'org.freedesktop.DBus.Error.AccessDenied' <<<"$OUT"
 run runuser -u "$user" -- vprofctl list

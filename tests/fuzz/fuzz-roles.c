@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,10 +25,10 @@ static const char *const properties[] = {
 char fuzz_role_type(char role)
 {
         switch (role) {
-        case 'P':
         case 'L':
                 return 'u';
         case 'F':
+        case 'W':
                 return 't';
         case 'X':
                 return 'v';
@@ -62,6 +63,36 @@ static uint32_t pick_pid(Fuzz *f)
         if (k < 18)
                 return (uint32_t)rng_next(r);
         return 1 + (uint32_t)rng_below(r, PID_MAX_LIMIT);
+}
+
+static char *pick_long(Rng *r, const char *prefix);
+
+/* A target as the daemon names it: mostly a PID (pick_pid()), else a unit, a cgroup path or anything. */
+static char *pick_target(Fuzz *f)
+{
+        static const char *const odd[] = { "", "vprof-fuzz.service", "-.slice", "init.scope", "multi-user.target",
+                                           ".service", "/", "/vprof-fuzz", "/a/../b", "//", "/a/", "0", "-1",
+                                           "01", " 1", "1 ", "4194305", "a\nb.service", "/\x7f" };
+        Rng *r = &f->rng;
+        uint64_t k = rng_below(r, 20);
+        char *s;
+
+        if (k < 15)
+                return asprintf(&s, "%u", pick_pid(f)) < 0 ? NULL : s;
+        if (k < 18)
+                return strdup(RNG_PICK(r, odd));
+        if (k < 19)
+                return pick_long(r, rng_chance(r, 50) ? "/" : "x.service");
+        return rng_utf8(r, 64);
+}
+
+static uint64_t pick_window(Rng *r)
+{
+        static const uint64_t edges[] = { 0, 1, 999999, 1000000, 10000000, 60000000, 600000000, 601000000,
+                                          UINT64_MAX / 2, UINT64_MAX };
+        uint64_t k = rng_below(r, 3);
+
+        return k == 0 ? RNG_PICK(r, edges) : k == 1 ? rng_below(r, 20) * 1000000 : rng_next(r);
 }
 
 /* A string of n copies of c: a sort key or a name far beyond any real one. */
@@ -181,7 +212,10 @@ int fuzz_append_role(Fuzz *f, sd_bus_message *m, char role, int *fds)
 
         switch (role) {
         case 'P':
-                return sd_bus_message_append(m, "u", pick_pid(f));
+                s = pick_target(f);
+                break;
+        case 'W':
+                return sd_bus_message_append(m, "t", pick_window(r));
         case 'L':
                 return sd_bus_message_append(m, "u", pick_limit(r));
         case 'F':

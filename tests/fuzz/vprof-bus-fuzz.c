@@ -94,10 +94,12 @@ static int call(Fuzz *f, sd_bus_message *m, sd_bus_message **ret_reply)
 /* Keeps the list of attached PIDs, from the PID the call carried. */
 static void track_attached(Fuzz *f, const char *member, sd_bus_message *m)
 {
+        const char *target;
         uint32_t pid;
         size_t i;
 
-        if (sd_bus_message_rewind(m, true) < 0 || sd_bus_message_read(m, "u", &pid) <= 0)
+        if (sd_bus_message_rewind(m, true) < 0 || sd_bus_message_read(m, "s", &target) <= 0 ||
+            parse_pid(target, &pid) < 0)
                 return;
         for (i = 0; i < f->n_attached && f->attached[i] != pid; i++)
                 ;

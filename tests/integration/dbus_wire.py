@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """A D-Bus method call from scratch, on the wire: for arguments that no command-line client can carry (a 16 MiB
 string is far past the kernel's limit on one argv string, and the test machine has no Python D-Bus module).
-Little-endian, EXTERNAL authentication, strings and uint32 arguments only; enough for a call and its reply."""
+Little-endian, EXTERNAL authentication, string, uint32 and uint64 arguments only; enough for a call and its
+reply."""
 import os
 import socket
 import struct
@@ -23,6 +24,10 @@ class Writer:
     def u32(self, v):
         self.align(4)
         self.data += struct.pack("<I", v)
+
+    def u64(self, v):
+        self.align(8)
+        self.data += struct.pack("<Q", v)
 
     def string(self, v):
         raw = v if isinstance(v, bytes) else v.encode()
@@ -71,7 +76,7 @@ class Reader:
 def message(serial, path, interface, member, destination, signature, args):
     body = Writer()
     for sig, arg in zip(signature, args):
-        body.string(arg) if sig == "s" else body.u32(arg)
+        body.string(arg) if sig == "s" else body.u64(arg) if sig == "t" else body.u32(arg)
     fields = [(PATH, "o", path), (INTERFACE, "s", interface), (MEMBER, "s", member),
               (DESTINATION, "s", destination)] + ([(SIGNATURE, "g", signature)] if signature else [])
     head = Writer()

@@ -193,7 +193,7 @@ class Matrix(vprof_env.TestCase):
         for name, pid in {**live, **gone}.items():
             r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={self.a}", "--clear-groups",
                                 "dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1",
-                                "/org/vprof/Profiler1", "org.vprof.Profiler1.GetModules", f"uint32:{pid}"],
+                                "/org/vprof/Profiler1", "org.vprof.Profiler1.GetModules", f"string:{pid}", "uint64:0"],
                                env=ENV.env, capture_output=True, text=True, timeout=30)
             expected = ("org.freedesktop.DBus.Error.AccessDenied" if name in live
                         else "org.vprof.Profiler1.Error.NotAttached")
@@ -214,7 +214,7 @@ class Matrix(vprof_env.TestCase):
         root_proc = sleeper(None)
         r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={self.a}", "--clear-groups",
                             "dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1",
-                            "/org/vprof/Profiler1", "org.vprof.Profiler1.Attach", f"uint32:{root_proc.pid}",
+                            "/org/vprof/Profiler1", "org.vprof.Profiler1.Attach", f"string:{root_proc.pid}",
                             "uint64:0"],
                            env=ENV.env, capture_output=True, text=True, timeout=30)
         self.assertIn("org.freedesktop.DBus.Error.AccessDenied", r.stderr)

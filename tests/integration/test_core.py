@@ -259,7 +259,7 @@ class Errors(vprof_env.TestCase):
         while os.path.exists(f"/proc/{pid}"):
             pid -= 1
         self.assert_one_line_error(ENV.ctl("attach", pid), r"^vprofctl: .*No process with PID")
-        r = ENV.dbus_send("Attach", f"uint32:{pid}", "uint64:0")
+        r = ENV.dbus_send("Attach", f"string:{pid}", "uint64:0")
         self.assertIn("org.vprof.Profiler1.Error.NoSuchProcess", r.stderr)
 
     def test_attach_twice_and_detach_unattached(self):
@@ -267,11 +267,11 @@ class Errors(vprof_env.TestCase):
         ENV.children.append(sleeper)
         self.assertEqual(ENV.ctl("attach", sleeper.pid).returncode, 0)
         self.assert_one_line_error(ENV.ctl("attach", sleeper.pid), r"already attached")
-        r = ENV.dbus_send("Attach", f"uint32:{sleeper.pid}", "uint64:0")
+        r = ENV.dbus_send("Attach", f"string:{sleeper.pid}", "uint64:0")
         self.assertIn("org.vprof.Profiler1.Error.AlreadyAttached", r.stderr)
         self.assertEqual(ENV.ctl("detach", sleeper.pid).returncode, 0)
         self.assert_one_line_error(ENV.ctl("detach", sleeper.pid), r"is not attached")
-        r = ENV.dbus_send("Detach", f"uint32:{sleeper.pid}")
+        r = ENV.dbus_send("Detach", f"string:{sleeper.pid}")
         self.assertIn("org.vprof.Profiler1.Error.NotAttached", r.stderr)
         self.assert_one_line_error(ENV.ctl("report", sleeper.pid), r"is not attached")
 
@@ -280,15 +280,16 @@ class Errors(vprof_env.TestCase):
         self.assert_one_line_error(ENV.ctl("attach", "12abc"), r"^vprofctl: ")
         self.assert_one_line_error(ENV.ctl("attach", "2"), r"kernel thread")  # kthreadd
         self.assert_one_line_error(ENV.ctl("attach", ENV.daemon.pid), r"vprofd itself")
-        for args in (["uint32:0", "uint64:0"], ["uint32:4294967295", "uint64:0"], ["uint32:1", "uint64:2"]):
+        for args in (["string:0", "uint64:0"], ["string:4294967295", "uint64:0"], ["string:1", "uint64:4"],
+                     ["string:x.timer", "uint64:0"], ["string:/a/../b", "uint64:0"]):
             r = ENV.dbus_send("Attach", *args)
             self.assertIn("org.freedesktop.DBus.Error.InvalidArgs", r.stderr)
-            self.assertRegex(r.stderr, "Invalid PID|Unknown attach flags")
-        for args in (["string:1"], ["uint32:1"]):  # wrong signatures: sd-bus answers
+            self.assertRegex(r.stderr, "Invalid target|Unknown attach flags")
+        for args in (["string:1"], ["uint32:1"], ["uint32:1", "uint64:0"]):  # wrong signatures: sd-bus answers
             r = ENV.dbus_send("Attach", *args)
             self.assertIn("org.freedesktop.DBus.Error.InvalidArgs", r.stderr)
-            self.assertIn("expecting 'ut'", r.stderr)
-        r = ENV.dbus_send("GetFunctions", "uint32:1", "string:sideways", "uint32:0")
+            self.assertIn("expecting 'st'", r.stderr)
+        r = ENV.dbus_send("GetFunctions", "string:1", "string:sideways", "uint32:0", "uint64:0")
         self.assertIn("org.freedesktop.DBus.Error.InvalidArgs", r.stderr)
         self.assertIn("Unknown sort key", r.stderr)
         self.assert_one_line_error(ENV.ctl("report", "1", "--by", "colour"), r"^vprofctl: ")

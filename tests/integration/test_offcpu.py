@@ -146,9 +146,10 @@ class ComputeAndWait(vprof_env.TestCase):
         self.assertTrue(listed["off_cpu"])
 
     def test_dbus_values_match_the_client(self):
-        code, data, err = busctl("GetFunctionValues", "usu", self.pid, "elapsed-inclusive", 5)
+        code, data, err = busctl("GetFunctionValues", "ssut", str(self.pid), "elapsed-inclusive", 5, 0)
         self.assertEqual(code, 0, err)
-        elapsed_total, application_total, rows = data
+        elapsed_total, application_total, window, rows = data
+        self.assertLessEqual(window[0], window[1])
         self.assertAlmostEqual(elapsed_total, self.report["elapsed_total"], places=6)
         self.assertEqual(len(rows), 5)
         eis = [row[2] for row in rows]
@@ -158,13 +159,13 @@ class ComputeAndWait(vprof_env.TestCase):
         self.assertAlmostEqual(aep, 100 * ae / application_total, places=9)
         self.assertAlmostEqual(blocked + preempted, self.functions[name]["blocked"] +
                                self.functions[name]["preempted"], places=6)
-        for method, signature in (("GetModuleValues", "u"), ("GetThreadValues", "u")):
-            code, data, err = busctl(method, signature, self.pid)
+        for method in ("GetModuleValues", "GetThreadValues"):
+            code, data, err = busctl(method, "st", str(self.pid), 0)
             self.assertEqual(code, 0, err)
             self.assertAlmostEqual(data[0], elapsed_total, places=6)
-        code, data, err = busctl("GetProcessValues")
+        code, data, err = busctl("GetProcessValues", "st", "", 0)
         self.assertEqual(code, 0, err)
-        self.assertIn(self.pid, [row[0] for row in data[2]])
+        self.assertIn(self.pid, [row[0] for row in data[3]])
 
 
 class DaemonDefault(vprof_env.TestCase):
@@ -257,18 +258,18 @@ class OffCpuIsOptIn(vprof_env.TestCase):
     def test_unknown_flags_and_sort_keys_are_refused(self):
         p = spawn_wait("--seconds", 30)
         try:
-            code, _, err = busctl("Attach", "ut", p.pid, 2)
+            code, _, err = busctl("Attach", "st", str(p.pid), 4)
             self.assertNotEqual(code, 0)
             self.assertIn("Unknown attach flags", err)
-            r = ENV.dbus_send("Attach", f"uint32:{p.pid}", "uint64:6")
+            r = ENV.dbus_send("Attach", f"string:{p.pid}", "uint64:12")
             self.assertIn("org.freedesktop.DBus.Error.InvalidArgs", r.stderr)
             self.assertEqual(ENV.ctl("attach", p.pid).returncode, 0)
             for sort in ("inclusive", "sideways", ""):
-                r = ENV.dbus_send("GetFunctionValues", f"uint32:{p.pid}", f"string:{sort}", "uint32:0")
+                r = ENV.dbus_send("GetFunctionValues", f"string:{p.pid}", f"string:{sort}", "uint32:0", "uint64:0")
                 self.assertIn("org.freedesktop.DBus.Error.InvalidArgs", r.stderr, sort)
             # The sampling table sorts by sample counts only.
             for sort in ("elapsed-inclusive", "application-exclusive"):
-                r = ENV.dbus_send("GetFunctions", f"uint32:{p.pid}", f"string:{sort}", "uint32:0")
+                r = ENV.dbus_send("GetFunctions", f"string:{p.pid}", f"string:{sort}", "uint32:0", "uint64:0")
                 self.assertIn("org.freedesktop.DBus.Error.InvalidArgs", r.stderr, sort)
             r = ENV.ctl("report", p.pid, "--values", "sideways")
             self.assertEqual(r.returncode, 1)

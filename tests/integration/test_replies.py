@@ -51,7 +51,7 @@ class BoundedEcho(vprof_env.TestCase):
     def test_sort_keys(self):
         for method in ("GetFunctions", "GetFunctionValues"):
             key = "x" * HUGE
-            error, message = self.call(method, "usu", self.sleeper.pid, key, 0)
+            error, message = self.call(method, "ssut", str(self.sleeper.pid), key, 0, 0)
             self.assertEqual(error, "org.freedesktop.DBus.Error.InvalidArgs")
             self.assert_quoted(message, key, "x" * QUOTE_MAX)
             figure(f"{method} with a 16 MiB sort key: {error}, {len(message.encode())} bytes: {message[:40]}...")
@@ -59,14 +59,14 @@ class BoundedEcho(vprof_env.TestCase):
     def test_cut_between_characters(self):
         # "a" and 31 "é" make 63 bytes: the 32nd "é" does not fit whole and is left out, not cut in two.
         key = "a" + "é" * (HUGE // 2)
-        error, message = self.call("GetFunctions", "usu", self.sleeper.pid, key, 0)
+        error, message = self.call("GetFunctions", "ssut", str(self.sleeper.pid), key, 0, 0)
         self.assert_quoted(message, key, "a" + "é" * 31)
         # Controls are shown as '?': the message stays one line, and no escape sequence reaches a terminal.
         key = "inclusive\n\x1b[2Jexclusive\t" + "y" * 100
-        error, message = self.call("GetFunctions", "usu", self.sleeper.pid, key, 0)
+        error, message = self.call("GetFunctions", "ssut", str(self.sleeper.pid), key, 0, 0)
         self.assert_quoted(message, key, ("inclusive??[2Jexclusive?" + "y" * 100)[:QUOTE_MAX])
         short = "bogus\nkey"
-        error, message = self.call("GetFunctions", "usu", self.sleeper.pid, short, 0)
+        error, message = self.call("GetFunctions", "ssut", str(self.sleeper.pid), short, 0, 0)
         self.assertIn("'bogus?key'", message)
 
     def test_names_sd_bus_would_echo(self):
@@ -85,13 +85,13 @@ class BoundedEcho(vprof_env.TestCase):
         figure(f"Properties.GetAll of a 16 MiB interface name: {len(message.encode())} bytes")
         # An object path has no length limit but the message's: a long one is no object of vprofd's.
         path = "/org/x" + "/a" * 20000
-        error, message = self.call("Detach", "u", 1, path=path)
+        error, message = self.call("Detach", "s", "1", path=path)
         self.assertEqual(error, "org.freedesktop.DBus.Error.UnknownObject")
         self.assert_quoted(message, path, path[:QUOTE_MAX])
         # Short names are sd-bus's to answer, as before.
         error, message = self.call("Get", "ss", INTERFACE, "NoSuchProperty", interface=PROPERTIES)
         self.assertEqual(error, "org.freedesktop.DBus.Error.UnknownProperty")
-        error, _ = self.call("Detach", "u", 1, path="/org/vprof/Profiler2")
+        error, _ = self.call("Detach", "s", "1", path="/org/vprof/Profiler2")
         self.assertEqual(error, "org.freedesktop.DBus.Error.UnknownObject")
         self.assertEqual(self.bus.call(NAME, PATH, PROPERTIES, "Get", "ss", INTERFACE, "Version")[0], None)
 

@@ -146,6 +146,17 @@ static void kill_sleeper(pid_t pid)
 }
 
 /* A PID of no process: one just reaped (the kernel hands PIDs out in order, so it is not reused at once). */
+/* A PID as the calls name targets: decimal text, in one of a few buffers that the next calls reuse in turn. */
+static const char *pid_text(pid_t pid)
+{
+        static char buffers[4][16];
+        static unsigned next;
+        char *b = buffers[next++ % ELEMENTSOF(buffers)];
+
+        snprintf(b, sizeof(buffers[0]), "%d", (int)pid);
+        return b;
+}
+
 static uint32_t unused_pid(void)
 {
         char path[64];
@@ -400,15 +411,20 @@ START_TEST(test_attach_arguments)
         Peer p = {};
 
         peer_start(&p, &default_config);
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid PID 0", "Attach", "ut", 0, UINT64_C(0));
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid PID 4194305", "Attach", "ut", 4194305,
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid target '0'", "Attach", "st", "0", UINT64_C(0));
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid target '4194305'", "Attach", "st", "4194305",
                           UINT64_C(0));
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Unknown attach flags 0x6", "Attach", "ut", 1, UINT64_C(7));
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid target 'foo.timer'", "Attach", "st", "foo.timer",
+                          UINT64_C(0));
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid target '/a/../b'", "Attach", "st", "/a/../b",
+                          UINT64_C(0));
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Unknown attach flags 0x4", "Attach", "st", "1",
+                          UINT64_C(7));
         /* The server is this process: the daemon's own PID. */
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "vprofd itself", "Attach", "ut", (uint32_t)getpid(),
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "vprofd itself", "Attach", "st", pid_text(getpid()),
                           UINT64_C(0));
-        assert_call_error(&p, VPROF_ERROR_NO_SUCH_PROCESS, "No process with PID", "Attach", "ut", unused_pid(),
-                          UINT64_C(0));
+        assert_call_error(&p, VPROF_ERROR_NO_SUCH_PROCESS, "No process with PID", "Attach", "st",
+                          pid_text(unused_pid()), UINT64_C(0));
 
         ck_assert_int_eq(pipe(to_thread), 0);
         ck_assert_int_eq(pipe(from_thread), 0);
@@ -417,7 +433,7 @@ START_TEST(test_attach_arguments)
         ck_assert_int_eq(pthread_create(&thread, NULL, wait_for_pipe, fds), 0);
         ck_assert_int_eq(read(from_thread[0], &tid, sizeof(tid)), sizeof(tid));
         snprintf(big, sizeof(big), "thread of process %d", (int)getpid());
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, big, "Attach", "ut", (uint32_t)tid, UINT64_C(0));
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, big, "Attach", "st", pid_text(tid), UINT64_C(0));
         ck_assert_int_eq(write(to_thread[1], "x", 1), 1);
         ck_assert_int_eq(pthread_join(thread, NULL), 0);
         for (size_t i = 0; i < 2; i++) {
@@ -426,14 +442,17 @@ START_TEST(test_attach_arguments)
         }
         /* kthreadd: only root's question is answered without polkit, which this bus has not. */
         if (geteuid() == 0)
-                assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "kernel thread", "Attach", "ut", 2, UINT64_C(0));
+                assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "kernel thread", "Attach", "st", "2", UINT64_C(0));
 
         /* Arguments of the wrong types are sd-bus's to refuse. */
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "expecting 'ut'", "Attach", "u", 1);
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "expecting 'ut'", "Attach", "s", "1");
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "expecting 'usu'", "GetFunctions", "u", 1);
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "expecting 'st'", "Attach", "u", 1);
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "expecting 'st'", "Attach", "s", "1");
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "expecting 'st'", "Attach", "ut", 1, UINT64_C(0));
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "expecting 'ssut'", "GetFunctions", "s", "1");
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "expecting 'ssut'", "GetFunctions", "ssu", "1",
+                          "inclusive", 0);
         assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "expecting ''", "ListTargets", "u", 1);
-        assert_call_error(&p, SD_BUS_ERROR_UNKNOWN_METHOD, "AttachWithFlags", "AttachWithFlags", "ut", 1,
+        assert_call_error(&p, SD_BUS_ERROR_UNKNOWN_METHOD, "AttachWithFlags", "AttachWithFlags", "st", "1",
                           UINT64_C(1));
         assert_call_error(&p, SD_BUS_ERROR_UNKNOWN_METHOD, "ListTargetDetails", "ListTargetDetails", NULL);
         peer_stop(&p);
@@ -449,26 +468,38 @@ START_TEST(test_not_attached)
         peer_start(&p, &default_config);
         /* A process that is not attached, and a PID of no process, alike. */
         for (size_t i = 0; i < 2; i++) {
-                uint32_t pid = i == 0 ? (uint32_t)child : gone;
+                const char *pid = pid_text(i == 0 ? (uint32_t)child : gone);
 
-                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "Detach", "u", pid);
-                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "Reset", "u", pid);
-                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetFunctions", "usu", pid,
-                                  "inclusive", 0);
-                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetModules", "u", pid);
-                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetStacks", "uu", pid, 0);
-                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetModuleSymbols", "u", pid);
-                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetThreadValues", "u", pid);
+                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "Detach", "s", pid);
+                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "Reset", "s", pid);
+                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetFunctions", "ssut", pid,
+                                  "inclusive", 0, UINT64_C(0));
+                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetModules", "st", pid,
+                                  UINT64_C(0));
+                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetStacks", "sut", pid, 0,
+                                  UINT64_C(0));
+                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetModuleSymbols", "s", pid);
+                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetThreadValues", "st", pid,
+                                  UINT64_C(0));
+                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetProcesses", "st", pid,
+                                  UINT64_C(0));
         }
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid PID 0", "Detach", "u", 0);
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid PID 0", "GetSymbolNames", "u", 0);
+        /* Units and cgroups nobody attached. */
+        assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetFunctions", "ssut", "x.service",
+                          "inclusive", 0, UINT64_C(0));
+        assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetModules", "st", "/vprof-none",
+                          UINT64_C(0));
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid target '0'", "Detach", "s", "0");
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid target '0'", "GetSymbolNames", "s", "0");
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "expected a PID", "GetSymbolNames", "s", "x.service");
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Invalid target ''", "GetModules", "st", "", UINT64_C(0));
         /* The sort key is checked first, against the kind of table. */
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Unknown sort key 'sideways'", "GetFunctions", "usu",
-                          (uint32_t)child, "sideways", 0);
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Unknown sort key 'sideways'", "GetFunctions", "ssut",
+                          pid_text(child), "sideways", 0, UINT64_C(0));
         assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Unknown sort key 'elapsed-inclusive'", "GetFunctions",
-                          "usu", (uint32_t)child, "elapsed-inclusive", 0);
-        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Unknown sort key 'inclusive'", "GetFunctionValues", "usu",
-                          (uint32_t)child, "inclusive", 0);
+                          "ssut", pid_text(child), "elapsed-inclusive", 0, UINT64_C(0));
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "Unknown sort key 'inclusive'", "GetFunctionValues",
+                          "ssut", pid_text(child), "inclusive", 0, UINT64_C(0));
         peer_stop(&p);
         kill_sleeper(child);
 }
@@ -510,25 +541,30 @@ static void assert_empty_tables(Peer *p, uint32_t pid)
         static const struct {
                 const char *member, *types;
         } tables[] = {
-                { "GetModules", "u" },         { "GetThreads", "u" },      { "GetModuleSymbols", "u" },
-                { "GetSymbolNames", "u" },     { "GetModuleValues", "u" }, { "GetThreadValues", "u" },
+                { "GetModules", "st" },         { "GetThreads", "st" },      { "GetModuleSymbols", "s" },
+                { "GetSymbolNames", "s" },     { "GetModuleValues", "st" }, { "GetThreadValues", "st" },
         };
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-        uint64_t total = UINT64_MAX;
+        const char *target = pid_text(pid);
+        uint64_t total = UINT64_MAX, start = 0, end = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(tables); i++)
-                assert_call_ok(p, tables[i].member, tables[i].types, pid);
-        assert_call_ok(p, "GetFunctionValues", "usu", pid, "elapsed-inclusive", 0);
-        assert_call_ok(p, "GetStacks", "uu", pid, 0);
-        assert_call_ok(p, "GetProcesses", NULL);
-        assert_call_ok(p, "GetProcessValues", NULL);
+                assert_call_ok(p, tables[i].member, tables[i].types, target, UINT64_C(0));
+        assert_call_ok(p, "GetFunctionValues", "ssut", target, "elapsed-inclusive", 0, UINT64_C(0));
+        assert_call_ok(p, "GetStacks", "sut", target, 0, UINT64_C(0));
+        assert_call_ok(p, "GetProcesses", "st", "", UINT64_C(0));
+        assert_call_ok(p, "GetProcesses", "st", target, UINT64_C(0));
+        assert_call_ok(p, "GetProcessValues", "st", "", UINT64_C(0));
         {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 
-                ck_assert_msg(call(p, "GetFunctions", &e, &reply, "usu", pid, "exclusive", 10) >= 0, "%s",
-                              e.message);
-                ck_assert_int_ge(sd_bus_message_read(reply, "t", &total), 0);
+                ck_assert_msg(call(p, "GetFunctions", &e, &reply, "ssut", target, "exclusive", 10, UINT64_C(0)) >= 0,
+                              "%s", e.message);
+                ck_assert_int_ge(sd_bus_message_read(reply, "t(tt)", &total, &start, &end), 0);
                 ck_assert_uint_eq(total, 0);
+                /* Since the attach, until now. */
+                ck_assert_uint_gt(start, 0);
+                ck_assert_uint_ge(end, start);
                 ck_assert_int_gt(sd_bus_message_enter_container(reply, 'a', "(ssttdd)"), 0);
                 ck_assert_int_eq(sd_bus_message_skip(reply, "(ssttdd)"), 0);
         }
@@ -543,8 +579,8 @@ START_TEST(test_attach_and_detach)
         Peer p = {};
 
         peer_start(&p, &default_config);
-        assert_call_ok(&p, "Attach", "ut", (uint32_t)child, UINT64_C(0));
-        assert_call_error(&p, VPROF_ERROR_ALREADY_ATTACHED, "is already attached", "Attach", "ut", (uint32_t)child,
+        assert_call_ok(&p, "Attach", "st", pid_text(child), UINT64_C(0));
+        assert_call_error(&p, VPROF_ERROR_ALREADY_ATTACHED, "is already attached", "Attach", "st", pid_text(child),
                           VPROF_ATTACH_OFF_CPU);
         ck_assert_uint_eq(property_u32(&p, "Targets"), 1);
         list_one_target(&p, &pid, &flags, &state);
@@ -552,18 +588,18 @@ START_TEST(test_attach_and_detach)
         ck_assert_uint_eq(flags, 0);
         ck_assert_str_eq(state, "running");
         assert_empty_tables(&p, pid);
-        assert_call_ok(&p, "Reset", "u", pid);
-        assert_call_ok(&p, "Detach", "u", pid);
+        assert_call_ok(&p, "Reset", "s", pid_text(pid));
+        assert_call_ok(&p, "Detach", "s", pid_text(pid));
         ck_assert_uint_eq(property_u32(&p, "Targets"), 0);
-        assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "Detach", "u", pid);
+        assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "Detach", "s", pid_text(pid));
 
         /* The off-CPU flag is kept. */
-        assert_call_ok(&p, "Attach", "ut", (uint32_t)child, VPROF_ATTACH_OFF_CPU);
+        assert_call_ok(&p, "Attach", "st", pid_text(child), VPROF_ATTACH_OFF_CPU);
         free(state);
         state = NULL;
         list_one_target(&p, &pid, &flags, &state);
         ck_assert_uint_eq(flags, VPROF_ATTACH_OFF_CPU);
-        assert_call_ok(&p, "Detach", "u", pid);
+        assert_call_ok(&p, "Detach", "s", pid_text(pid));
         peer_stop(&p);
         kill_sleeper(child);
 }
@@ -581,10 +617,10 @@ START_TEST(test_off_cpu_default)
         /* The daemon's default tracks every target's off-CPU time, whatever the flags. */
         config.off_cpu_default = true;
         peer_start(&p, &config);
-        assert_call_ok(&p, "Attach", "ut", (uint32_t)child, UINT64_C(0));
+        assert_call_ok(&p, "Attach", "st", pid_text(child), UINT64_C(0));
         list_one_target(&p, &pid, &flags, &state);
         ck_assert_uint_eq(flags, VPROF_ATTACH_OFF_CPU);
-        assert_call_ok(&p, "Detach", "u", pid);
+        assert_call_ok(&p, "Detach", "s", pid_text(pid));
         peer_stop(&p);
         kill_sleeper(child);
 }
