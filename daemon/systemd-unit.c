@@ -7,11 +7,11 @@
 #include "cgroup-util.h"
 #include "quote.h"
 #include "systemd-unit.h"
+#include "target-spec.h"
 
 #define SYSTEMD_NAME "org.freedesktop.systemd1"
 #define SYSTEMD_PATH "/org/freedesktop/systemd1"
 #define SYSTEMD_MANAGER SYSTEMD_NAME ".Manager"
-#define UNIT_NAME_MAX 255
 
 /* The unit types that have a cgroup, and the interface that has their ControlGroup. */
 static const struct {
@@ -42,21 +42,6 @@ static const char *unit_interface(const char *name)
                         return unit_types[i].interface;
         }
         return NULL;
-}
-
-bool unit_name_has_cgroup(const char *name)
-{
-        size_t n;
-
-        if (!name)
-                return false;
-        n = strnlen(name, UNIT_NAME_MAX + 1);
-        if (n == 0 || n > UNIT_NAME_MAX || name[0] == '.')
-                return false;
-        /* systemd's characters of a unit name (unit_name_is_valid()). */
-        if (strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:_.\\-@") != n)
-                return false;
-        return unit_interface(name) != NULL;
 }
 
 UnitLookup *unit_lookup_free(UnitLookup *l)
@@ -164,7 +149,7 @@ int unit_lookup_start(sd_bus *bus, const char *unit, unit_lookup_fn fn, void *us
         _cleanup_(unit_lookup_freep) UnitLookup *l = NULL;
         int r;
 
-        if (!unit_name_has_cgroup(unit))
+        if (!unit || !target_spec_is_unit_name(unit))
                 return -EINVAL;
         l = calloc(1, sizeof(*l));
         if (!l)

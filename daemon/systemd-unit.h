@@ -20,10 +20,6 @@ typedef enum UnitLookupResult {
         UNIT_LOOKUP_FAILED,       /* any other error, or a reply of the wrong shape */
 } UnitLookupResult;
 
-/* Whether name is a unit name of a type that has a cgroup: 1..255 bytes of [A-Za-z0-9:_.\-@], not beginning with
- * '.', ending in .service, .scope, .slice, .socket, .mount or .swap with something before it. */
-bool unit_name_has_cgroup(const char *name);
-
 typedef struct UnitLookup UnitLookup;
 
 /* Called once with the outcome: cgroup (UNIT_LOOKUP_OK) is the unit's ControlGroup, checked by
@@ -32,7 +28,7 @@ typedef struct UnitLookup UnitLookup;
 typedef void (*unit_lookup_fn)(UnitLookup *l, UnitLookupResult result, const char *cgroup, const char *message,
                                void *userdata);
 
-/* Start the lookup of unit (unit_name_has_cgroup()) on bus; fn is called from the bus's event loop. -EINVAL for a
+/* Start the lookup of unit (target_spec_is_unit_name()) on bus; fn is called from the bus's event loop. -EINVAL for a
  * bad name, or as sd_bus_call_method_async(). */
 int unit_lookup_start(sd_bus *bus, const char *unit, unit_lookup_fn fn, void *userdata, UnitLookup **ret);
 /* Frees it; a lookup still under way is cancelled (fn is not called). */
