@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -255,6 +256,77 @@ int cgroup_fd_id(int fd, uint64_t *ret)
         if (fstat(fd, &st) < 0)
                 return negative_errno();
         *ret = (uint64_t)st.st_ino;
+        return 0;
+}
+
+/* The PIDs of one cgroup.procs into pids[*n...], counting all in *total. */
+static int read_one_procs(int dir_fd, pid_t *pids, size_t max, size_t *n, size_t *total)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        int fd;
+        long pid;
+
+        fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        f = fdopen(fd, "re");
+        if (!f) {
+                safe_close(fd);
+                return negative_errno();
+        }
+        while (fscanf(f, "%ld", &pid) == 1) {
+                if (pid <= 0)
+                        continue;
+                if (*n < max)
+                        pids[(*n)++] = (pid_t)pid;
+                (*total)++;
+        }
+        return 0;
+}
+
+static int read_procs_below(int dir_fd, unsigned depth, pid_t *pids, size_t max, size_t *n, size_t *total)
+{
+        _cleanup_close_ int list_fd = -1;
+        DIR *d;
+        struct dirent *de;
+        int r;
+
+        r = read_one_procs(dir_fd, pids, max, n, total);
+        if (r < 0)
+                return r;
+        if (depth >= CGROUP_LEVEL_MAX)
+                return 0;
+        list_fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (list_fd < 0)
+                return 0;
+        d = fdopendir(list_fd);
+        if (!d)
+                return 0;
+        list_fd = -1; /* the DIR's now */
+        while ((de = readdir(d))) {
+                int child;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                child = openat(dirfd(d), de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (child < 0)
+                        continue;
+                (void)read_procs_below(child, depth + 1, pids, max, n, total);
+                safe_close(child);
+        }
+        closedir(d);
+        return 0;
+}
+
+int cgroup_read_procs(int fd, pid_t *pids, size_t max, size_t *ret_n)
+{
+        size_t n = 0, total = 0;
+        int r;
+
+        r = read_procs_below(fd, 0, pids, max, &n, &total);
+        if (r < 0)
+                return r;
+        *ret_n = total;
         return 0;
 }
 

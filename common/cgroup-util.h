@@ -39,6 +39,12 @@ int cgroup_open(const char *mount, const char *path);
  * name_to_handle_at(), else its inode number. */
 int cgroup_fd_id(int fd, uint64_t *ret);
 
+/* The processes in the cgroup open at fd (cgroup_open()) and in its descendants, depth first, at most max of them
+ * (the rest left out: returns how many it found in all, which may be more than max), from their cgroup.procs; a
+ * descendant is entered without following links, at most CGROUP_LEVEL_MAX levels down. -errno when fd's own
+ * list cannot be read; descendants that go meanwhile are skipped. */
+int cgroup_read_procs(int fd, pid_t *pids, size_t max, size_t *ret_n);
+
 /* The cgroup2 path in the text of a /proc/PID/cgroup (its "0::" line), checked. -ENOENT without one (no cgroup2
  * hierarchy), -EINVAL for a path cgroup_path_check() refuses. Pure, for tests. The caller frees *ret. */
 int proc_cgroup_parse(const char *text, char **ret);

@@ -15,6 +15,8 @@
  * past this many, the set starts over (and those forgotten are tried, and counted, again). */
 #define REFUSED_MAX 4096
 
+static Target *member_from_cgroup(Manager *m, TargetGroup *g, uint32_t tgid);
+
 static int cgroup_mount(Manager *m, const char **ret)
 {
         int r;
@@ -63,6 +65,28 @@ static const char *caller_text(AuthzCaller caller, char buf[static 64])
         return buf;
 }
 
+/* The processes in g's cgroup (open at fd) and below it as members, as far as slots go; returns how many were
+ * found. */
+static size_t take_in_processes(Manager *m, TargetGroup *g, int fd)
+{
+        size_t max = MIN((size_t)m->config.max_targets, (size_t)65536), n = 0;
+        _cleanup_free_ pid_t *pids = calloc(max, sizeof(pid_t));
+        int r;
+
+        if (!pids)
+                return 0;
+        r = cgroup_read_procs(fd, pids, max, &n);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to list the processes of cgroup %s: they join as they run: %m",
+                                  g->cgroup_path);
+                return 0;
+        }
+        for (size_t i = 0; i < MIN(n, max); i++)
+                if (!manager_get_target(m, pids[i]))
+                        (void)member_from_cgroup(m, g, (uint32_t)pids[i]);
+        return n;
+}
+
 int manager_attach_cgroup(Manager *m, const char *spec, TargetGroupKind kind, const char *path, AuthzCaller caller,
                           uint64_t flags, TargetGroup **ret, TargetGroup **ret_other)
 {
@@ -72,6 +96,7 @@ int manager_attach_cgroup(Manager *m, const char *spec, TargetGroupKind kind, co
         TargetGroup *other;
         uint64_t id;
         char who[64];
+        size_t n;
         int r;
 
         if (m->exiting)
@@ -115,8 +140,11 @@ int manager_attach_cgroup(Manager *m, const char *spec, TargetGroupKind kind, co
                 remove_group(m, g);
                 return r == -EEXIST ? -EADDRINUSE : r;
         }
-        log_info("Attached to %s %s (cgroup %s, id %" PRIu64 ") %s%s.", target_group_kind_to_string(kind), spec,
-                 path, id, caller_text(caller, who),
+        /* Its processes now, members at once: one that sleeps, and forks a worker before it is ever sampled,
+         * has its children followed from the start. Those to come join by their samples. */
+        n = take_in_processes(m, g, fd);
+        log_info("Attached to %s %s (cgroup %s, id %" PRIu64 ", %zu processes) %s%s.",
+                 target_group_kind_to_string(kind), spec, path, id, n, caller_text(caller, who),
                  flags & VPROF_TARGET_OFF_CPU ? ", off-CPU time included" : "");
         *ret = TAKE_PTR(g);
         manager_targets_changed(m);
@@ -314,7 +342,7 @@ static Target *member_from_fork(Manager *m, TargetGroup *g, const struct vprof_f
         g->members++;
         log_debug("PID %d (%s) joined %s as a child of %u%s.", (int)pid, t->info.comm, g->spec, f->parent_tgid,
                   t->exited ? ", exited already" : "");
-        manager_targets_changed(m);
+        manager_members_changed(m);
         return TAKE_PTR(t);
 
 refuse:
@@ -360,6 +388,11 @@ static Target *member_from_cgroup(Manager *m, TargetGroup *g, uint32_t tgid)
 
         if (seen && (uint32_t)PTR_TO_UINT64(seen) == m->slots_generation)
                 return NULL;
+        /* vprofd in the cgroup does not profile itself: its samples count as unclaimed, not as a refusal. */
+        if (tgid == (uint32_t)getpid()) {
+                remember_refused(m, tgid, g->id);
+                return NULL;
+        }
         r = manager_slots_check(m, g->owner_uid);
         if (r >= 0)
                 r = target_new(&context, (pid_t)tgid, 0, g->flags, &t, &ignored);
@@ -381,7 +414,7 @@ static Target *member_from_cgroup(Manager *m, TargetGroup *g, uint32_t tgid)
                 hashmap_remove(m->refused, UINT64_TO_PTR(tgid));
         g->members++;
         log_debug("PID %d (%s) joined %s.", (int)tgid, t->info.comm, g->spec);
-        manager_targets_changed(m);
+        manager_members_changed(m);
         return TAKE_PTR(t);
 }
 

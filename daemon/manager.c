@@ -438,14 +438,26 @@ static const char *caller_text(AuthzCaller caller, char buf[static 64])
         return buf;
 }
 
-void manager_targets_changed(Manager *m)
+static void targets_changed(Manager *m, bool members_only)
 {
         update_drain_timer(m);
         update_idle_timer(m);
         manager_slots_update_retention(m);
         manager_notify_status(m, NULL);
-        if (m->observer.targets_changed)
+        if (members_only && m->observer.members_changed)
+                m->observer.members_changed(m->observer.userdata);
+        else if (!members_only && m->observer.targets_changed)
                 m->observer.targets_changed(m->observer.userdata);
+}
+
+void manager_targets_changed(Manager *m)
+{
+        targets_changed(m, false);
+}
+
+void manager_members_changed(Manager *m)
+{
+        targets_changed(m, true);
 }
 
 int manager_remove_target(Manager *m, Target *t)
@@ -487,8 +499,12 @@ static void on_target_exit(Target *t, void *userdata)
         else
                 log_info("Target %d (%s) of UID %u exited; its tables stay until it is detached.", (int)t->pid,
                          t->info.comm, (unsigned)t->owner_uid);
-        /* Saved soon: the exit time decides how long the tables stay, also after a restart. */
-        manager_targets_changed(m);
+        /* Saved soon: the exit time decides how long the tables stay, also after a restart. A member's, with the
+         * next snapshot. */
+        if (t->group)
+                manager_members_changed(m);
+        else
+                manager_targets_changed(m);
 }
 
 Target *manager_get_target(Manager *m, pid_t pid)

@@ -41,6 +41,9 @@ typedef struct ManagerStats {
 typedef struct ManagerObserver {
         /* Targets came, went or exited: save soon; the journal runs while some target runs. */
         void (*targets_changed)(void *userdata);
+        /* A group's members came or exited: the journal runs while some target runs; the next periodic snapshot
+         * (or the one at the stop) saves them, since they come and go by the hundred (manager-groups.h). */
+        void (*members_changed)(void *userdata);
         /* The tables of t were cleared, or t is being detached: the journal says so at once. */
         void (*target_reset)(void *userdata, const Target *t);
         void (*target_detached)(void *userdata, const Target *t);
@@ -158,6 +161,8 @@ int manager_reset(Manager *m, Target *t, AuthzCaller caller);
 int manager_remove_target(Manager *m, Target *t);
 /* After targets came, went or exited: the timers, the service manager's status line, a save. */
 void manager_targets_changed(Manager *m);
+/* The same after members of groups came or exited, without asking for a save (ManagerObserver). */
+void manager_members_changed(Manager *m);
 Target *manager_get_target(Manager *m, pid_t pid);
 
 /* The group of that spec (target-group.h), NULL when none is attached. */

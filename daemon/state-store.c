@@ -302,6 +302,11 @@ static void on_targets_changed(void *userdata)
         request_save(s);
 }
 
+static void on_members_changed(void *userdata)
+{
+        start_journal_timer(userdata);
+}
+
 /* t was reset or is being detached: the journal says so at once, a snapshot follows within a second. */
 static void on_target_reset(void *userdata, const Target *t)
 {
@@ -391,6 +396,7 @@ void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec
         /* From now on: what the restore attached is in the snapshot below. */
         m->observer = (ManagerObserver){
                 .targets_changed = on_targets_changed,
+                .members_changed = on_members_changed,
                 .target_reset = on_target_reset,
                 .target_detached = on_target_detached,
                 .userdata = s,

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Processes that fork, for attaching a process with its children and a whole service:
  *
- *   vprof-fork storm [--children N] [--per-second R] [--child-ms MS] [--wait-stdin]
- *       forks N children (500) at R a second (500), each burning MS ms of CPU (3) in fork_child_spin() and
- *       exiting; the parent, which burns nothing, reaps them and prints "child PID" for each once all are
- *       gone, then "done N".
+ *   vprof-fork storm [--children N] [--per-second R] [--child-ms MS] [--child-sleep-ms MS] [--wait-stdin]
+ *       forks N children (500) at R a second (500), each burning MS ms of CPU (3) in fork_child_spin(), then
+ *       sleeping the sleep's MS (0), and exiting; the parent, which burns nothing, reaps them and prints
+ *       "child PID" for each once all are gone, then "done N".
  *   vprof-fork service [--workers W] [--worker-seconds S] [--log FILE] [--wait-stdin]
  *       a service's main process: keeps W workers (2), each burning CPU in fork_worker_spin() for S seconds (2)
  *       and exiting; each is replaced as it exits, until SIGTERM. Each worker appends "worker PID" to FILE as it
@@ -71,7 +71,7 @@ static void wait_stdin(void)
                 exit(1);
 }
 
-static int storm(unsigned n, unsigned per_second, double child_ms)
+static int storm(unsigned n, unsigned per_second, double child_ms, double sleep_ms)
 {
         pid_t *pids = calloc(n, sizeof(pid_t));
         double t0 = workload_now();
@@ -93,7 +93,12 @@ static int storm(unsigned n, unsigned per_second, double child_ms)
                         return 1;
                 }
                 if (pids[i] == 0) {
+                        struct timespec ts = { (time_t)(sleep_ms / 1e3),
+                                               (long)((sleep_ms - (double)(time_t)(sleep_ms / 1e3) * 1e3) * 1e6) };
+
                         burn_cpu(fork_child_spin, child_ms);
+                        if (sleep_ms > 0)
+                                nanosleep(&ts, NULL);
                         _exit(0);
                 }
                 while (waitpid(-1, NULL, WNOHANG) > 0)
@@ -183,7 +188,7 @@ static int service(unsigned workers, double seconds, const char *log)
 int main(int argc, char **argv)
 {
         unsigned children = 500, per_second = 500, workers = 2;
-        double child_ms = 3, worker_seconds = 2;
+        double child_ms = 3, sleep_ms = 0, worker_seconds = 2;
         const char *log = NULL;
         int wait = 0;
 
@@ -205,6 +210,8 @@ int main(int argc, char **argv)
                         per_second = (unsigned)atoi(v), i++;
                 else if (strcmp(a, "--child-ms") == 0)
                         child_ms = atof(v), i++;
+                else if (strcmp(a, "--child-sleep-ms") == 0)
+                        sleep_ms = atof(v), i++;
                 else if (strcmp(a, "--workers") == 0)
                         workers = (unsigned)atoi(v), i++;
                 else if (strcmp(a, "--worker-seconds") == 0)
@@ -224,6 +231,6 @@ int main(int argc, char **argv)
         if (wait)
                 wait_stdin();
         if (strcmp(argv[1], "storm") == 0)
-                return storm(children, per_second, child_ms);
+                return storm(children, per_second, child_ms, sleep_ms);
         return service(workers, worker_seconds, log);
 }
