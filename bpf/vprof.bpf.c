@@ -844,6 +844,29 @@ int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct 
         return 0;
 }
 
+/* A process of an attached cgroup that is no target exec()ed: the daemon hears of it, to make it a member before
+ * its first sample. A full ring loses the news only: its samples make it a member later. */
+static __noinline void cgroup_exec(__u32 tgid, __u32 tid)
+{
+        __u32 group = cgroup_group(cgroup_levels);
+        struct vprof_fork *f;
+
+        if (!group)
+                return;
+        f = bpf_ringbuf_reserve(&samples, sizeof(*f), 0);
+        if (!f)
+                return;
+        f->tgid = tgid;
+        f->tid = tid;
+        f->cpu = bpf_get_smp_processor_id();
+        f->flags = VPROF_SAMPLE_FORK | VPROF_FORK_EXEC;
+        f->parent_tgid = 0;
+        f->group = group;
+        f->start_ns = 0;
+        f->time_ns = bpf_ktime_get_ns();
+        bpf_ringbuf_submit(f, wakeup_flag());
+}
+
 /* A target that calls exec() gets a new image at new addresses: count it, so that the daemon resolves each record
  * with the image it was taken in. Runs once per exec() on the machine. */
 SEC("tp_btf/sched_process_exec")
@@ -856,8 +879,11 @@ int BPF_PROG(vprof_exec, struct task_struct *p, pid_t old_pid, struct linux_binp
         if (!current_ids(&tgid, &tid))
                 return 0;
         target = bpf_map_lookup_elem(&targets, &tgid);
-        if (!target)
+        if (!target) {
+                if (cgroup_levels) /* a global's load: 0 while no cgroup is attached */
+                        cgroup_exec(tgid, tid);
                 return 0;
+        }
         __sync_fetch_and_add(&target->exec_count, 1);
         /* The old image's mappings must not unwind the new one: frame pointers only until the daemon pushes
          * the new mappings. */

@@ -92,13 +92,17 @@ enum {
         VPROF_SAMPLE_STACK_COPY = 1u << 7,      /* a struct vprof_stack_copy, not a struct vprof_sample */
         VPROF_SAMPLE_FORK = 1u << 8,            /* a struct vprof_fork, not a struct vprof_sample */
         VPROF_FORK_NOT_FOLLOWED = 1u << 9,      /* the fork's child is not in the targets map: it was full */
+        VPROF_FORK_EXEC = 1u << 10,             /* not a fork: a process of an attached cgroup, no target, exec()ed
+                                                 * (a service's main process started or restarted) */
 };
 
 /* A target that follows its children (VPROF_TARGET_CHILDREN) forked a process: the BPF program put the child
  * in the targets map and the bitmap at once, with the parent's flags and group, so that its first samples are
  * kept, and tells the daemon, which makes the child a target (or takes it out again). The child starts as a
  * copy of its parent's address space. The first four fields are those of struct vprof_sample, whose flags tell
- * the two apart. It comes before every record of the child's in the ring buffer. */
+ * the two apart. It comes before every record of the child's in the ring buffer. With VPROF_FORK_EXEC it tells of
+ * an exec() in an attached cgroup instead (tgid, group; parent_tgid 0), so that a process that hardly runs, as a
+ * service's main process, is a member before its first sample, and its forks are followed. */
 struct vprof_fork {
         __u32 tgid;           /* the child */
         __u32 tid;            /* the task that forked */

@@ -423,6 +423,12 @@ Target *manager_group_member(void *userdata, uint32_t group, uint32_t tgid, cons
         Manager *m = userdata;
         TargetGroup *g = hashmap_get(m->groups_by_id, UINT64_TO_PTR((uint64_t)group));
 
+        /* An exec() in a cgroup: as a first sample would, a little sooner. */
+        if (fork && (fork->flags & VPROF_FORK_EXEC)) {
+                if (!g || !target_group_has_cgroup(g) || m->exiting || manager_get_target(m, (pid_t)tgid))
+                        return NULL;
+                return member_from_cgroup(m, g, tgid);
+        }
         if (fork)
                 return member_from_fork(m, g, fork);
         /* A child's records follow its fork's, which decided. */

@@ -4,7 +4,8 @@
  *      has its samples kept with group 7 (descendants count); a busy process outside has none;
  *   2. a target that follows its children (group 9) forks a busy child: the fork record comes first, with the
  *      child, the parent and the group, and then the child's samples, group 9, from its first;
- *   3. the cgroup detached: no more of its samples; the program's counters agree with the records;
+ *   3. a process that exec()s in the cgroup is told of (VPROF_FORK_EXEC); the cgroup detached: no more of its
+ *      samples; the program's counters agree with the records;
  *   4. in a cgroup namespace whose root is the test's child cgroup, a sampler finds that root's level.
  * It makes a cgroup below the cgroup2 mount and removes it. Root only, and a cgroup2 hierarchy (exit 77
  * otherwise). */
@@ -41,7 +42,9 @@ static int failures;
         } while (0)
 
 typedef struct Seen {
-        pid_t in_cgroup, outside, parent, child;
+        pid_t in_cgroup, outside, parent, child, execer;
+        uint64_t execs;
+        uint32_t exec_group;
         uint64_t in_cgroup_samples, outside_samples, parent_samples, child_samples, other_samples;
         uint64_t bad_group, forks, child_samples_before_fork;
         struct vprof_fork fork;
@@ -53,6 +56,13 @@ static int on_record(void *userdata, void *data, size_t size)
         Seen *seen = userdata;
 
         if (size >= sizeof(struct vprof_fork) && (s->flags & VPROF_SAMPLE_FORK)) {
+                if (s->flags & VPROF_FORK_EXEC) {
+                        if (seen->execer && s->tgid == (uint32_t)seen->execer) {
+                                seen->execs++;
+                                seen->exec_group = ((const struct vprof_fork *)data)->group;
+                        }
+                        return 0;
+                }
                 seen->forks++;
                 memcpy(&seen->fork, data, sizeof(seen->fork));
                 return 0;
@@ -291,6 +301,19 @@ int main(void)
         CHECK(stats[VPROF_STAT_CGROUP_MATCHED] == seen.in_cgroup_samples, "matched %" PRIu64 ", records %" PRIu64,
               stats[VPROF_STAT_CGROUP_MATCHED], seen.in_cgroup_samples);
         CHECK(stats[VPROF_STAT_FORKS_FOLLOWED] == 1 && stats[VPROF_STAT_FORKS_LOST] == 0, "forks counted");
+        /* An exec() in the cgroup, by a process that is no target. */
+        seen.execer = fork();
+        if (seen.execer == 0) {
+                move_to(mount, sub, getpid());
+                execl("/bin/true", "true", (char *)NULL);
+                _exit(127);
+        }
+        (void)waitpid(seen.execer, NULL, 0);
+        drain_for(s, 0.2);
+        printf("exec() in the cgroup by PID %d: %" PRIu64 " record(s), group %u\n", (int)seen.execer, seen.execs,
+               seen.exec_group);
+        CHECK(seen.execs == 1 && seen.exec_group == GROUP_CGROUP, "%" PRIu64 " exec records, group %u",
+              seen.execs, seen.exec_group);
         r = sampler_remove_cgroup(s, id, cgroup_path_level(top));
         CHECK(r == 0, "sampler_remove_cgroup: %s", strerror(-r));
         seen.in_cgroup_samples = 0;

@@ -187,7 +187,7 @@ class CgroupGroup(vprof_env.TestCase):
         figure(f"cgroup {self.cg.path}: moved in after the attach PID {inside.pid} {rows.get(inside.pid)} samples, "
                f"busy outside PID {outside.pid}: {rows.get(outside.pid, 0)} and not a target")
         self.assertEqual(set(rows), {inside.pid})
-        self.assertGreater(rows[inside.pid], 100)
+        self.assertGreater(rows[inside.pid], 20)
         self.assertIn("work_alpha", functions(ENV, inside.pid))
         r = ENV.ctl("report", outside.pid)
         self.assertEqual(r.returncode, 1)
