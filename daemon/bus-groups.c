@@ -108,8 +108,16 @@ static void on_unit_cgroup(UnitLookup *l _unused_, UnitLookupResult result, cons
         switch (result) {
         case UNIT_LOOKUP_OK:
                 r = manager_attach_cgroup(m, p->unit, TARGET_GROUP_UNIT, cgroup, p->caller, p->flags, &g, &other);
-                if (r < 0)
+                if (r < 0) {
                         (void)attach_error(m, r, p->unit, cgroup, other, &error);
+                        break;
+                }
+                /* From now on the unit is followed: restarted, it has a new cgroup. */
+                g->unit = TAKE_PTR(p->lookup);
+                r = unit_lookup_follow(g->unit, manager_unit_changed, m);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to follow unit %s: a restart of it will not be followed: %m",
+                                          quoted);
                 break;
         case UNIT_LOOKUP_NO_SYSTEMD:
                 sd_bus_error_setf(&error, VPROF_ERROR_NO_SYSTEMD,

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "manager-groups.h"
 #include "manager-slots.h"
+#include "systemd-unit.h"
 #include "time-util.h"
 
 /* Processes of cgroups refused a slot that are remembered, so that their records do not try again each time:
@@ -435,4 +436,84 @@ Target *manager_group_member(void *userdata, uint32_t group, uint32_t tgid, cons
         if (!g || g->kind == TARGET_GROUP_CHILDREN || m->exiting)
                 return NULL;
         return member_from_cgroup(m, g, tgid);
+}
+
+/* A unit started again: its cgroup, new at the same path, followed instead of the one that went; its processes
+ * taken in. */
+static void follow_new_cgroup(Manager *m, TargetGroup *g, const char *path)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *copy = NULL;
+        const char *mount;
+        TargetGroup *other;
+        uint64_t id;
+        size_t n;
+        int r;
+
+        r = cgroup_path_check(path) < 0 || strcmp(path, "/") == 0 ? -EINVAL : cgroup_mount(m, &mount);
+        if (r >= 0)
+                r = fd = cgroup_open(mount, path);
+        if (r >= 0)
+                r = cgroup_fd_id(fd, &id);
+        if (r < 0) {
+                log_warning_errno(r, "Unit %s has the cgroup %s now, which cannot be followed: %m", g->spec, path);
+                return;
+        }
+        if (id == g->cgroup_id)
+                return; /* another of its properties changed */
+        HASHMAP_FOREACH(other, m->groups)
+                if (other != g && target_group_has_cgroup(other) && other->cgroup_id == id) {
+                        log_warning("Unit %s has the cgroup %s now, attached as %s already: not followed.", g->spec,
+                                    path, other->spec);
+                        return;
+                }
+        copy = strdup(path);
+        if (!copy) {
+                log_warning_errno(-ENOMEM, "Out of memory: unit %s not followed: %m", g->spec);
+                return;
+        }
+        if (g->cgroup_id && m->sampler)
+                (void)sampler_remove_cgroup(m->sampler, g->cgroup_id, g->cgroup_level);
+        g->cgroup_id = 0;
+        r = m->sampler ? sampler_add_cgroup(m->sampler, id, cgroup_path_level(path), g->id) : 0;
+        if (r < 0) {
+                log_warning_errno(r, "Failed to follow the new cgroup of unit %s: %m", g->spec);
+                return;
+        }
+        free(g->cgroup_path);
+        g->cgroup_path = TAKE_PTR(copy);
+        g->cgroup_id = id;
+        g->cgroup_level = cgroup_path_level(path);
+        n = take_in_processes(m, g, fd);
+        log_info("Unit %s started: following its cgroup %s (id %" PRIu64 ", %zu processes).", g->spec, path, id, n);
+        manager_targets_changed(m);
+}
+
+void manager_unit_changed(UnitLookup *l, UnitLookupResult result, const char *cgroup, const char *message,
+                          void *userdata)
+{
+        Manager *m = userdata;
+        TargetGroup *g = manager_get_group(m, unit_lookup_unit(l));
+
+        if (!g || g->unit != l || m->exiting)
+                return;
+        switch (result) {
+        case UNIT_LOOKUP_OK:
+                follow_new_cgroup(m, g, cgroup);
+                break;
+        case UNIT_LOOKUP_NO_CGROUP:
+                /* Stopped: its cgroup goes, its members stay (exited). */
+                if (g->cgroup_id == 0)
+                        break;
+                if (m->sampler)
+                        (void)sampler_remove_cgroup(m->sampler, g->cgroup_id, g->cgroup_level);
+                g->cgroup_id = 0;
+                log_info("Unit %s stopped: its processes' tables stay; it is followed again when it starts.",
+                         g->spec);
+                manager_targets_changed(m);
+                break;
+        default:
+                log_debug("Unit %s: %s", g->spec, message ?: "no answer from systemd");
+                break;
+        }
 }

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include "manager.h"
+#include "systemd-unit.h"
 
 /* The manager's groups (target-group.h): attaching a unit's or a cgroup's processes, or a process with its
  * children, and taking each of their processes in as a target of its own, a member.
@@ -45,6 +46,11 @@ int manager_reset_group(Manager *m, TargetGroup *g, AuthzCaller caller);
 /* The drain's on_member (drain.h): the member that process tgid of group (a record's) is now, made if need be;
  * NULL when it is none. */
 Target *manager_group_member(void *userdata, uint32_t group, uint32_t tgid, const struct vprof_fork *fork);
+
+/* A unit's group follows its unit (unit_lookup_follow()): stopped, the cgroup that went is dropped; started again,
+ * the new cgroup at the same path is followed, its processes taken in. userdata: the Manager. */
+void manager_unit_changed(UnitLookup *l, UnitLookupResult result, const char *cgroup, const char *message,
+                          void *userdata);
 
 /* A group's running and exited members, counted. */
 void manager_group_count(Manager *m, const TargetGroup *g, unsigned *ret_running, unsigned *ret_exited);

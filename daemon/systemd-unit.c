@@ -24,7 +24,11 @@ static const struct {
 
 struct UnitLookup {
         sd_bus *bus;
-        sd_bus_slot *slot;
+        sd_bus_slot *slot;        /* the call under way */
+        sd_bus_slot *match;       /* following: the unit's PropertiesChanged */
+        sd_bus_slot *subscribe;   /* following: the Subscribe call */
+        bool again;               /* following: a signal came while a call was under way */
+        char *unit, *path;        /* the unit's name and object */
         char quoted[QUOTE_SIZE]; /* the unit's name, for messages */
         const char *interface;
         unit_lookup_fn fn;
@@ -49,7 +53,11 @@ UnitLookup *unit_lookup_free(UnitLookup *l)
         if (!l)
                 return NULL;
         sd_bus_slot_unref(l->slot);
+        sd_bus_slot_unref(l->match);
+        sd_bus_slot_unref(l->subscribe);
         sd_bus_unref(l->bus);
+        free(l->unit);
+        free(l->path);
         free(l);
         return NULL;
 }
@@ -84,6 +92,15 @@ static UnitLookupResult error_result(const sd_bus_error *e)
         return UNIT_LOOKUP_FAILED;
 }
 
+static int on_control_group(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error _unused_);
+
+/* The unit's ControlGroup, asked of its object. */
+static int ask_control_group(UnitLookup *l)
+{
+        return call_systemd(l, l->path, "org.freedesktop.DBus.Properties", "Get", on_control_group, l->interface,
+                            "ControlGroup");
+}
+
 static int on_control_group(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error _unused_)
 {
         UnitLookup *l = userdata;
@@ -93,6 +110,12 @@ static int on_control_group(sd_bus_message *reply, void *userdata, sd_bus_error 
         int r;
 
         l->slot = sd_bus_slot_unref(l->slot);
+        /* A change told meanwhile: asked again before fn runs, which may free l (and so cancel the call). */
+        if (l->again) {
+                l->again = false;
+                if (ask_control_group(l) < 0)
+                        l->slot = sd_bus_slot_unref(l->slot);
+        }
         if (e) {
                 l->fn(l, error_result(e), NULL, e->message ?: e->name, l->userdata);
                 return 0;
@@ -133,9 +156,11 @@ static int on_get_unit(sd_bus_message *reply, void *userdata, sd_bus_error *ret_
                 return 0;
         }
         r = sd_bus_message_read(reply, "o", &path);
-        if (r >= 0)
-                r = call_systemd(l, path, "org.freedesktop.DBus.Properties", "Get", on_control_group, l->interface,
-                                 "ControlGroup");
+        if (r >= 0) {
+                free(l->path);
+                l->path = strdup(path);
+                r = l->path ? ask_control_group(l) : -ENOMEM;
+        }
         if (r < 0) {
                 snprintf(message, sizeof(message), "Cannot ask systemd for the cgroup of %s: %s", l->quoted,
                          strerror(-r));
@@ -155,6 +180,9 @@ int unit_lookup_start(sd_bus *bus, const char *unit, unit_lookup_fn fn, void *us
         if (!l)
                 return -ENOMEM;
         l->bus = sd_bus_ref(bus);
+        l->unit = strdup(unit);
+        if (!l->unit)
+                return -ENOMEM;
         quote_prefix(unit, l->quoted);
         l->interface = unit_interface(unit);
         l->fn = fn;
@@ -164,4 +192,56 @@ int unit_lookup_start(sd_bus *bus, const char *unit, unit_lookup_fn fn, void *us
                 return r;
         *ret = TAKE_PTR(l);
         return 0;
+}
+
+static int on_properties_changed(sd_bus_message *m _unused_, void *userdata, sd_bus_error *ret_error _unused_)
+{
+        UnitLookup *l = userdata;
+
+        /* Whatever changed (ActiveState, the cgroup's): its ControlGroup again, once at a time. */
+        if (l->slot) {
+                l->again = true;
+                return 0;
+        }
+        if (ask_control_group(l) < 0)
+                l->slot = sd_bus_slot_unref(l->slot);
+        return 0;
+}
+
+static int on_subscribed(sd_bus_message *m _unused_, void *userdata, sd_bus_error *ret_error _unused_)
+{
+        UnitLookup *l = userdata;
+
+        l->subscribe = sd_bus_slot_unref(l->subscribe);
+        return 0;
+}
+
+int unit_lookup_follow(UnitLookup *l, unit_lookup_fn fn, void *userdata)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        if (!l->path)
+                return -ENOENT;
+        l->fn = fn;
+        l->userdata = userdata;
+        if (l->match)
+                return 0;
+        /* From any sender: a signal only makes the daemon ask systemd, whose answer is what counts. */
+        r = sd_bus_match_signal_async(l->bus, &l->match, NULL, l->path, "org.freedesktop.DBus.Properties",
+                                      "PropertiesChanged", on_properties_changed, NULL, l);
+        if (r < 0)
+                return r;
+        /* systemd sends its units' signals only while some client has subscribed; one already subscribed gets an
+         * error, which changes nothing. */
+        r = sd_bus_message_new_method_call(l->bus, &m, SYSTEMD_NAME, SYSTEMD_PATH, SYSTEMD_MANAGER, "Subscribe");
+        if (r < 0)
+                return r;
+        r = sd_bus_call_async(l->bus, &l->subscribe, m, on_subscribed, l, 0);
+        return r < 0 ? r : 0;
+}
+
+const char *unit_lookup_unit(const UnitLookup *l)
+{
+        return l->unit;
 }

@@ -31,6 +31,13 @@ typedef void (*unit_lookup_fn)(UnitLookup *l, UnitLookupResult result, const cha
 /* Start the lookup of unit (target_spec_is_unit_name()) on bus; fn is called from the bus's event loop. -EINVAL for a
  * bad name, or as sd_bus_call_method_async(). */
 int unit_lookup_start(sd_bus *bus, const char *unit, unit_lookup_fn fn, void *userdata, UnitLookup **ret);
-/* Frees it; a lookup still under way is cancelled (fn is not called). */
+/* After a first outcome UNIT_LOOKUP_OK, keep following the unit, with fn and userdata from now on: systemd is asked
+ * to send its signals (Subscribe), and each PropertiesChanged of the unit's object asks for its ControlGroup again,
+ * fn called with each outcome. A unit stopped has none (UNIT_LOOKUP_NO_CGROUP); started again, its cgroup is a new
+ * one at the same path. fn may free the lookup. */
+int unit_lookup_follow(UnitLookup *l, unit_lookup_fn fn, void *userdata);
+/* The unit's name. */
+const char *unit_lookup_unit(const UnitLookup *l);
+/* Frees it; a lookup still under way is cancelled (fn is not called), and so is the following. */
 UnitLookup *unit_lookup_free(UnitLookup *l);
 DEFINE_TRIVIAL_CLEANUP_FUNC(UnitLookup *, unit_lookup_free);

@@ -35,6 +35,7 @@ typedef struct TargetGroup {
         uint64_t attach_usec; /* CLOCK_REALTIME */
         uint64_t refused;    /* processes not taken in: limits (MaxTargets=, MaxTargetsPerUser=) or gone */
         uint64_t members;    /* processes taken in since the attach, running or exited, detached since or not */
+        struct UnitLookup *unit; /* units: systemd's changes of the unit followed (systemd-unit.h); NULL else */
 } TargetGroup;
 
 /* Whether g is a unit's or a cgroup's: the BPF program keeps its processes' samples by their cgroup. */

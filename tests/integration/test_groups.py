@@ -12,6 +12,7 @@ small, every child not taken in is counted, and leaves the BPF maps. Prints what
 lines."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -390,6 +391,28 @@ class Children(vprof_env.TestCase):
         self.assertEqual(targets(env), {})
         self.assertFalse(fork_link_attached(env))
         self.assertEqual(bpf_targets(env), set())
+
+    def test_members_saved_and_restored(self):
+        """Groups are not saved, their members are: after a restart each is a process attached alone, the snapshot
+        taken as it is (not rejected)."""
+        env = self.start_env()
+        p = self.storm(env, "--children", 5, "--per-second", 50, "--child-ms", 1, "--child-sleep-ms", 60000)
+        self.assertEqual(env.ctl("attach", "--children", p.pid).returncode, 0)
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        members = wait_for("the five children", lambda: len(processes(env, p.pid)) == 6 and processes(env, p.pid))
+        env.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(env.daemon.wait(30), 0)
+        env.start_daemon()
+        restored = targets(env)
+        figure(f"restart: {len(members)} members of {p.pid} restored as {len(restored)} targets, groups "
+               f"{list(groups(env))}")
+        self.assertEqual(set(restored), set(members))
+        self.assertEqual({t["group"] for t in restored.values()}, {None})
+        self.assertEqual({t["state"] for t in restored.values()}, {"running"})
+        self.assertEqual(groups(env), {})
+        self.assertNotIn("rejected", env.log_text())
+        p.kill()
 
     def check_refusals(self, env, limit, user=None):
         """A storm of 30 children that sleep 3 s: with room for limit targets, the parent and limit - 1 children
