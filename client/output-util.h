@@ -57,5 +57,9 @@ json_object *groups_to_json(const GroupList *l);
  * memory. */
 json_object *report_symbols_to_json(const ReportSymbols *s);
 
+/* The object that report -J prints for a table of sampling counts: {pid, total_samples, functions: [...]}, the
+ * rows' key named after the table's kind; pid left out when 0. */
+int report_table_to_json(const ReportTable *t, uint32_t pid, json_object **ret);
+
 /* The naming keys of a row of kind: function and module, module, tid and name, or pid and command. */
 int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row);

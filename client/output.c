@@ -79,7 +79,7 @@ static int report_row_to_json(ReportKind kind, const ReportRow *row, json_object
         return 0;
 }
 
-static int report_table_json(const ReportTable *t, uint32_t pid, OutputFlags flags)
+int report_table_to_json(const ReportTable *t, uint32_t pid, json_object **ret)
 {
         _cleanup_json_ json_object *o = NULL;
         json_object *rows;
@@ -113,6 +113,18 @@ static int report_table_json(const ReportTable *t, uint32_t pid, OutputFlags fla
                 }
         }
 
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+static int report_table_json(const ReportTable *t, uint32_t pid, OutputFlags flags)
+{
+        _cleanup_json_ json_object *o = NULL;
+        int r;
+
+        r = report_table_to_json(t, pid, &o);
+        if (r < 0)
+                return r;
         return print_json(o, flags);
 }
 

@@ -13,6 +13,7 @@
 
 #include "bus-client-groups.h"
 #include "bus-client.h"
+#include "duration.h"
 #include "log.h"
 #include "output.h"
 #include "parse-util.h"
@@ -37,8 +38,10 @@ typedef enum VerbOption {
         VERB_OPTION_OFF_CPU = 1 << 5,
         VERB_OPTION_VALUES = 1 << 6,
         VERB_OPTION_UNIT = 1 << 7,
-        VERB_OPTION_CGROUP = 1 << 8,
-        VERB_OPTION_CHILDREN = 1 << 9,
+        VERB_OPTION_BATCH = 1 << 8,
+        VERB_OPTION_WINDOW = 1 << 9,
+        VERB_OPTION_CGROUP = 1 << 10,
+        VERB_OPTION_CHILDREN = 1 << 11,
 } VerbOption;
 
 static bool arg_json = false;
@@ -51,6 +54,8 @@ static uint32_t arg_iterations = 0;
 static bool arg_off_cpu = false;
 static ReportView arg_values = REPORT_VIEW_SAMPLES;
 static bool arg_unit_ms = false;
+static bool arg_batch = false;
+static uint64_t arg_window_usec = 0;
 static char *arg_cgroup = NULL; /* --cgroup, as target-arg.h makes it */
 static bool arg_children = false;
 static VerbOption arg_verb_options = 0;
@@ -282,9 +287,11 @@ static int verb_top(int argc, char *argv[])
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         TopOptions o = {
                 .sort = arg_sort,
-                .limit = arg_verb_options & VERB_OPTION_LIMIT ? arg_limit : 20,
+                .window_usec = arg_window_usec,
                 .delay_usec = arg_delay_usec,
                 .iterations = arg_iterations,
+                /* JSON is for programs, and so is an output that is not a terminal. */
+                .batch = arg_batch || arg_json || !isatty(STDOUT_FILENO),
                 .flags = output_flags(),
         };
         int r;
@@ -300,12 +307,8 @@ static int verb_top(int argc, char *argv[])
                         return r;
                 o.target = argv[1];
         }
-        /* Redraw in place only for a person watching a terminal; anything else gets one refresh after the
-         * other, and JSON one object per line. */
-        if (arg_json)
-                o.flags |= OUTPUT_JSON_ONE_LINE;
-        else
-                o.clear = arg_iterations == 0 && isatty(STDOUT_FILENO);
+        /* The screen shows as many rows as fit, batch 20 unless told. */
+        o.limit = arg_verb_options & VERB_OPTION_LIMIT ? arg_limit : o.batch ? 20 : 0;
 
         r = bus_connect_system(&bus);
         if (r < 0)
@@ -332,7 +335,8 @@ static const Verb verbs[] = {
          VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT |
                  VERB_OPTION_CGROUP},
         {"top", 0, 1, verb_top,
-         VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_CGROUP},
+         VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_BATCH |
+                 VERB_OPTION_WINDOW | VERB_OPTION_CGROUP},
 };
 
 static const struct {
@@ -347,6 +351,8 @@ static const struct {
         {VERB_OPTION_OFF_CPU, "--off-cpu"},
         {VERB_OPTION_VALUES, "--values"},
         {VERB_OPTION_UNIT, "--unit"},
+        {VERB_OPTION_BATCH, "-b/--batch"},
+        {VERB_OPTION_WINDOW, "--window"},
         {VERB_OPTION_CGROUP, "--cgroup"},
         {VERB_OPTION_CHILDREN, "--children"},
 };
@@ -413,8 +419,9 @@ static void help(void)
                "  report [TARGET]     Show the functions, modules, threads, processes\n"
                "                      or stacks of a target (without one: every\n"
                "                      target's functions merged, or --by process)\n"
-               "  top [TARGET]        Show the hottest functions, refreshed live\n"
-               "                      (every target merged without one)\n"
+               "  top [TARGET]        Show the hottest functions, modules or threads\n"
+               "                      live, full screen (every target merged\n"
+               "                      without one); h shows its keys\n"
                "\n"
                "Options:\n"
                "  -h --help           Show this help and exit\n"
@@ -439,9 +446,17 @@ static void help(void)
                "                      elapsed-inclusive, elapsed-exclusive,\n"
                "                      application-inclusive, application-exclusive\n"
                "  -n --limit=N        report, top: at most N rows, 0 for all (default:\n"
-               "                      all for report, 20 for top)\n"
+               "                      all for report, as many as fit for top, 20\n"
+               "                      for top -b)\n"
                "  -d --delay=SECS     top: seconds between refreshes (default 1)\n"
                "     --iterations=N   top: stop after N refreshes\n"
+               "  -b --batch          top: print the refreshes one after the other\n"
+               "                      instead of the full screen (the default when\n"
+               "                      standard output is not a terminal, and with -J)\n"
+               "     --window=DURATION\n"
+               "                      top: the window of the tables, 1s, 10s, 60s,\n"
+               "                      N s (also Nm, Nh), or all since attach\n"
+               "                      (default all)\n"
                "\n"
                "See the vprofctl(1) man page for details.\n");
 }
@@ -460,7 +475,7 @@ static int log_option_error(char *argv[], int c)
         if (optopt == 0)
                 return log_error_errno(-EINVAL, "Unknown or ambiguous option '%s'", typed);
         /* A known option reported as '?' is a long one given a value it does not take, like --json=1. */
-        if (optopt >= 0x100 || strchr("hJnd", optopt))
+        if (optopt >= 0x100 || strchr("hJbnd", optopt))
                 return log_error_errno(-EINVAL, "Option '%.*s' takes no argument", (int)strcspn(typed, "="),
                                        typed);
         return log_error_errno(-EINVAL, "Unknown option '-%c'", optopt);
@@ -477,6 +492,7 @@ static int parse_argv(int argc, char *argv[])
                 ARG_OFF_CPU,
                 ARG_VALUES,
                 ARG_UNIT,
+                ARG_WINDOW,
                 ARG_CGROUP,
                 ARG_CHILDREN,
         };
@@ -493,6 +509,8 @@ static int parse_argv(int argc, char *argv[])
                 {"off-cpu", no_argument, NULL, ARG_OFF_CPU},
                 {"values", required_argument, NULL, ARG_VALUES},
                 {"unit", required_argument, NULL, ARG_UNIT},
+                {"batch", no_argument, NULL, 'b'},
+                {"window", required_argument, NULL, ARG_WINDOW},
                 {"cgroup", required_argument, NULL, ARG_CGROUP},
                 {"children", no_argument, NULL, ARG_CHILDREN},
                 {NULL, 0, NULL, 0},
@@ -501,7 +519,7 @@ static int parse_argv(int argc, char *argv[])
 
         opterr = 0;
         /* The leading ':' tells a missing argument (':') from an unknown option ('?'). */
-        while ((c = getopt_long(argc, argv, ":hJn:d:", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":hJbn:d:", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
                         help();
@@ -595,6 +613,19 @@ static int parse_argv(int argc, char *argv[])
                 case ARG_CHILDREN:
                         arg_children = true;
                         arg_verb_options |= VERB_OPTION_CHILDREN;
+                        break;
+                case 'b':
+                        arg_batch = true;
+                        arg_verb_options |= VERB_OPTION_BATCH;
+                        break;
+                case ARG_WINDOW:
+                        r = duration_parse(optarg, &arg_window_usec);
+                        if (r < 0)
+                                return log_error_errno(r,
+                                                       "Invalid --window value '%s': expected all, or seconds "
+                                                       "from 1 to 2678400 (10, 10s, 5m, 1h)",
+                                                       optarg);
+                        arg_verb_options |= VERB_OPTION_WINDOW;
                         break;
                 case ':':
                 case '?':

@@ -50,6 +50,9 @@ EXTERNAL_HEADERS = [
     ("elfutils/", "libdebuginfod"),
     ("libsmartcols.h", "smartcols"),
     ("json-c/", "json-c"),
+    ("curses.h", "ncurses"),
+    ("ncurses.h", "ncurses"),
+    ("term.h", "ncurses"),
     ("check.h", "check"),
 ]
 
@@ -62,7 +65,7 @@ EXTERNAL = {
     "common/profile": set(),
     # elfutils/debuginfod.h only to check our declarations of the functions the daemon dlopen()s.
     "daemon": {"libbpf", "libsystemd", "libdebuginfod"},
-    "client": {"libsystemd", "smartcols", "json-c"},
+    "client": {"libsystemd", "smartcols", "json-c", "ncurses"},
     "bpf": {"libbpf"},
 }
 

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The window of a table on the command line (--window): "all", everything since the attach, or a whole
+ * number of seconds, "10" or "10s", also in minutes or hours, "5m", "1h". Whole seconds because the daemon
+ * keeps its windows in per-second buckets. */
+
+#define DURATION_MAX_SEC (UINT64_C(31) * 86400)
+
+/* 0 for "all", else the microseconds, from 1 s to DURATION_MAX_SEC. -EINVAL for anything else, -ERANGE for 0
+ * or past the maximum. */
+int duration_parse(const char *s, uint64_t *ret_usec);
+
+/* The label of a window: "all" for 0, else whole seconds, "10s"; a part of a second is rounded down. */
+void duration_format(char *buf, size_t size, uint64_t usec);
