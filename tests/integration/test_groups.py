@@ -84,6 +84,12 @@ def wait_for(what, cond, timeout=15):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def sanitized(binary):
+    """Whether binary was built with AddressSanitizer."""
+    r = subprocess.run(["ldd", binary], capture_output=True, text=True)
+    return "libasan" in r.stdout
+
+
 def read_lines(path, prefix):
     """The PIDs of the lines of path that start with prefix ("worker 1234"); [] before the file is there."""
     try:
@@ -382,8 +388,10 @@ class Children(vprof_env.TestCase):
         busiest = max(with_samples, key=lambda c: rows[c])
         self.assertIn("fork_child_spin", functions(env, busiest))
         self.assertGreaterEqual(len(status), 5)
-        self.assertLess(max(status), STATUS_MAX_SECONDS)
         self.assertLess(max(answer), STATUS_MAX_SECONDS)
+        # A vprofctl built with AddressSanitizer takes over 100 ms to start: its time says nothing of the daemon.
+        if not sanitized(os.environ["VPROFCTL"]):
+            self.assertLess(max(status), STATUS_MAX_SECONDS)
         self.assertEqual(env.ctl_json("status")["members_refused"], 0)
         # Detached: the group, its 501 members, and the fork program.
         r = env.ctl("detach", p.pid)
