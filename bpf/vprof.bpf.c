@@ -60,7 +60,9 @@ struct {
 
 /* Written by the daemon through the skeleton's mmap() of .bss, after the entries of cgroup_targets come and
  * before they go: bit L set while some attached cgroup is at level L from the cgroup2 root. 0 exactly while no
- * cgroup is attached: the one word that a discarded sample reads for them. */
+ * cgroup is attached. The discard path reads each CPU's copy of it instead (struct vprof_cpu_counter), in the
+ * cache line it writes anyway: a line more, cold after the millisecond between two samples, would cost more than
+ * the rest of the path. */
 __u64 cgroup_levels = 0;
 
 /* Set by vprof_cgroup_level(): the level of the daemon's own cgroup, found from the kernel's side for a daemon
@@ -730,21 +732,19 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
         __u32 cpu = bpf_get_smp_processor_id(); /* inlined: a per-CPU variable's load */
         struct vprof_cpu_counter *c;
 
-        if (!maybe_target(tgid)) {
-                /* One global's load: nonzero only while a cgroup is attached. */
-                if (cgroup_levels)
+        if (!maybe_target(tgid) && (c = bpf_map_lookup_elem(&discards, &cpu))) {
+                /* Nonzero only while a cgroup is attached; in the counter's line. */
+                if (c->cgroup_levels)
                         return cgroup_sample(ctx, tgid, tid);
-                if ((c = bpf_map_lookup_elem(&discards, &cpu))) {
-                        /* The CPU's own counter, and the program does not nest on a CPU: no atomic needed. */
-                        c->n += 1;
-                        return 0;
-                }
+                /* The CPU's own counter, and the program does not nest on a CPU: no atomic needed. */
+                c->n += 1;
+                return 0;
         }
         return keep_sample(ctx, tgid, tid, 0);
 }
 
 /* The program runs for every sample of every CPU and discards most: on that path the process IDs, the bitmap's
- * word, the cgroups' word and the CPU's counter, nothing else (no setting read either: the daemon loads one of the two programs,
+ * word and the CPU's counter (with its copy of cgroup_levels), nothing else (no setting read either: the daemon loads one of the two programs,
  * for host IDs or for those of its PID namespace). */
 SEC("perf_event")
 int vprof_sample(struct bpf_perf_event_data *ctx)

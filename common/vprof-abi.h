@@ -185,10 +185,12 @@ enum vprof_stat {
         _VPROF_STAT_MAX,
 };
 
-/* A counter of one CPU, alone in its cache line (discards, bpf/vprof.bpf.c). */
+/* A counter of one CPU, alone in its cache line (discards, bpf/vprof.bpf.c), and the CPU's copy of cgroup_levels:
+ * the discard path reads it in the line it writes anyway. */
 struct vprof_cpu_counter {
         __u64 n;
-        __u64 reserved[7];
+        __u64 cgroup_levels; /* written by the daemon, with the global of that name */
+        __u64 reserved[6];
 };
 
 enum {

@@ -314,7 +314,7 @@ static int size_target_bits(Sampler *s)
 }
 
 /* The maps of the discard path, through mmap(): the bitmap, which the daemon writes, and the CPUs' counts of
- * discarded samples, which it reads. */
+ * discarded samples, which it reads (and whose copies of cgroup_levels it writes). */
 static int map_discard_maps(Sampler *s)
 {
         void *p = mmap(NULL, array_mmap_size(s->n_target_words, sizeof(uint64_t)), PROT_READ | PROT_WRITE,
@@ -323,7 +323,8 @@ static int map_discard_maps(Sampler *s)
         if (p == MAP_FAILED)
                 return log_error_errno(-errno, "Failed to map the targets' bitmap: %m");
         s->target_bits = p;
-        p = mmap(NULL, array_mmap_size(s->n_possible_cpus, sizeof(struct vprof_cpu_counter)), PROT_READ,
+        /* Written too: each CPU's copy of cgroup_levels. */
+        p = mmap(NULL, array_mmap_size(s->n_possible_cpus, sizeof(struct vprof_cpu_counter)), PROT_READ | PROT_WRITE,
                  MAP_SHARED, bpf_map__fd(s->skel->maps.discards), 0);
         if (p == MAP_FAILED)
                 return log_error_errno(-errno, "Failed to map the discard counters: %m");
@@ -543,6 +544,9 @@ static void update_cgroup_levels(Sampler *s)
                 if (s->n_cgroups_at_level[l] > 0)
                         levels |= UINT64_C(1) << l;
         __atomic_store_n(&s->skel->bss->cgroup_levels, levels, __ATOMIC_RELEASE);
+        /* And each CPU's copy, which the discard path reads. */
+        for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
+                __atomic_store_n(&s->discards[cpu].cgroup_levels, levels, __ATOMIC_RELEASE);
 }
 
 int sampler_add_cgroup(Sampler *s, uint64_t id, unsigned level, uint32_t group)
