@@ -50,6 +50,25 @@ struct {
         __type(value, __u64);
 } target_bits SEC(".maps");
 
+/* Attached cgroups (common/vprof-abi.h): by cgroup id, the group of the processes in it and below it. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, VPROF_MAX_CGROUPS);
+        __type(key, __u64);   /* cgroup v2 id */
+        __type(value, __u32); /* group */
+} cgroup_targets SEC(".maps");
+
+/* Written by the daemon through the skeleton's mmap() of .bss, after the entries of cgroup_targets come and
+ * before they go: bit L set while some attached cgroup is at level L from the cgroup2 root. 0 exactly while no
+ * cgroup is attached. The discard path reads each CPU's copy of it instead (struct vprof_cpu_counter), in the
+ * cache line it writes anyway: a line more, cold after the millisecond between two samples, would cost more than
+ * the rest of the path. */
+__u64 cgroup_levels = 0;
+
+/* Set by vprof_cgroup_level(): the level of the daemon's own cgroup, found from the kernel's side for a daemon
+ * in a cgroup namespace (where its paths begin below the root); -1: not run, or not found. */
+__s32 self_cgroup_level = -1;
+
 /* The unwind tables (common/vprof-abi.h): every table's index and rows in one array, which the daemon writes
  * through mmap(); the descriptors; each target's executable mappings. One flat array rather than a map per
  * table: its lookups are inlined, and one bound holds the memory of all. */
@@ -491,7 +510,6 @@ static __always_inline __u32 capture_user_stack(void *ctx, struct vprof_sample *
         s->fallback_frame = VPROF_NO_FRAME;
         s->walk_end = VPROF_WALK_NONE;
         s->walk_flags = 0;
-        s->reserved = 0;
         if (cfi_walk) /* a constant after load: the verifier drops the other branch */
                 return cfi_user_stack(s, regs, start, tgid);
         return fp_user_stack(ctx, s, start);
@@ -575,11 +593,11 @@ static __always_inline void copy_user_stack(struct vprof_sample *s)
         bpf_ringbuf_submit(c, wakeup_flag());
 }
 
-/* A sample of a process whose bit is set: the target's record, built in scratch and copied into the ring buffer.
- * A function of its own, not inlined: the kernel gives a BPF function whose stack passes 64 bytes a per-CPU
- * stack of its own (cold memory to a discarded sample), so the program that discards keeps its few bytes on the
- * kernel's stack and only kept samples touch this one's. */
-static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
+/* A sample of a process whose bit is set, or of one in an attached cgroup (group, nonzero): the target's record,
+ * built in scratch and copied into the ring buffer. A function of its own, not inlined: the kernel gives a BPF
+ * function whose stack passes 64 bytes a per-CPU stack of its own (cold memory to a discarded sample), so the
+ * program that discards keeps its few bytes on the kernel's stack and only kept samples touch this one's. */
+static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid, __u32 group)
 {
         __u32 zero = 0, kdepth = 0, udepth = 0;
         struct vprof_target *target;
@@ -587,7 +605,7 @@ static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
         long n;
 
         target = bpf_map_lookup_elem(&targets, &tgid);
-        if (!target) {
+        if (!target && !group) {
                 count(VPROF_STAT_DISCARDED);
                 return 0;
         }
@@ -605,9 +623,10 @@ static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
         s->period = ctx->sample_period;
         s->time_ns = bpf_ktime_get_ns();
         s->window_words = 0;
-        s->exec_count = (__u16)target->exec_count;
+        /* A process of an attached cgroup that is no target yet: the daemon makes it one of the group's. */
+        s->exec_count = target ? (__u16)target->exec_count : 0;
+        s->group = target ? target->group : group;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
-
         /* The kernel callchain is empty exactly when the sample interrupted user code, which tells the mode
          * on every architecture (reading regs->cs would be x86 only). */
         n = bpf_get_stack(ctx, s->frames, VPROF_MAX_KERNEL_FRAMES * sizeof(__u64), 0);
@@ -639,6 +658,8 @@ static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
                 return 0;
         }
         count(VPROF_STAT_KEPT);
+        if (!target)
+                count(VPROF_STAT_CGROUP_MATCHED);
         /* A constant after load, set with cfi_walk only: with the self-check off, one load and a branch. */
         if (self_check_every && bpf_get_prandom_u32() % self_check_every == 0)
                 copy_user_stack(s);
@@ -655,24 +676,75 @@ static __always_inline bool maybe_target(__u32 tgid)
         return !bits || (*bits >> (tgid & 63)) & 1;
 }
 
-/* The sample of process tgid: discarded and counted, or kept when tgid is a target. keep_sample() looks the
- * target up and counts a discard when there is none, which also covers a CPU without its counter (cannot
- * happen: the daemon sizes discards for every possible CPU). */
+static __always_inline void count_discard(void)
+{
+        __u32 cpu = bpf_get_smp_processor_id(); /* inlined: a per-CPU variable's load */
+        struct vprof_cpu_counter *c = bpf_map_lookup_elem(&discards, &cpu);
+
+        /* The CPU's own counter, and the program does not nest on a CPU: no atomic needed. */
+        if (c)
+                c->n += 1;
+        else
+                count(VPROF_STAT_DISCARDED); /* cannot happen: the daemon sizes discards for every possible CPU */
+}
+
+/* The group of the attached cgroup that the current task is in or below, 0 for none: the task's ancestor at
+ * each level where some attached cgroup is, looked up. Not unrolled: one iteration for each level up to the
+ * deepest attached cgroup's. */
+static __always_inline __u32 cgroup_group(__u64 levels)
+{
+#pragma clang loop unroll(disable)
+        for (__u32 level = 0; level <= VPROF_MAX_CGROUP_LEVEL; level++) {
+                __u32 *group;
+                __u64 id;
+
+                if (!(levels >> level))
+                        break;
+                if (!((levels >> level) & 1))
+                        continue;
+                id = bpf_get_current_ancestor_cgroup_id(level);
+                if (!id) /* the task's cgroup is above that level */
+                        break;
+                group = bpf_map_lookup_elem(&cgroup_targets, &id);
+                if (group)
+                        return *group;
+        }
+        return 0;
+}
+
+/* The sample of a process that is no target while cgroups are attached: kept for the group of the cgroup it is
+ * in, or discarded. Apart, so that the path without cgroups stays as it was. */
+static __noinline int cgroup_sample(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
+{
+        __u32 group = cgroup_group(cgroup_levels);
+
+        if (!group) {
+                count_discard();
+                return 0;
+        }
+        return keep_sample(ctx, tgid, tid, group);
+}
+
+/* The sample of process tgid: discarded and counted, or kept when tgid is a target (keep_sample() looks it up,
+ * and counts a discard when there is none) or is in an attached cgroup. */
 static __always_inline int sample(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid)
 {
         __u32 cpu = bpf_get_smp_processor_id(); /* inlined: a per-CPU variable's load */
         struct vprof_cpu_counter *c;
 
         if (!maybe_target(tgid) && (c = bpf_map_lookup_elem(&discards, &cpu))) {
+                /* Nonzero only while a cgroup is attached; in the counter's line. */
+                if (c->cgroup_levels)
+                        return cgroup_sample(ctx, tgid, tid);
                 /* The CPU's own counter, and the program does not nest on a CPU: no atomic needed. */
                 c->n += 1;
                 return 0;
         }
-        return keep_sample(ctx, tgid, tid);
+        return keep_sample(ctx, tgid, tid, 0);
 }
 
 /* The program runs for every sample of every CPU and discards most: on that path the process IDs, the bitmap's
- * word and the CPU's counter, nothing else (no setting read either: the daemon loads one of the two programs,
+ * word and the CPU's counter (with its copy of cgroup_levels), nothing else (no setting read either: the daemon loads one of the two programs,
  * for host IDs or for those of its PID namespace). */
 SEC("perf_event")
 int vprof_sample(struct bpf_perf_event_data *ctx)
@@ -733,6 +805,7 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
         s->kernel_depth = 0;
         s->window_words = 0;
         s->exec_count = (__u16)target->exec_count;
+        s->group = target->group;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
         s->user_depth = capture_user_stack(ctx, s, 0, tgid);
 
@@ -771,6 +844,29 @@ int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct 
         return 0;
 }
 
+/* A process of an attached cgroup that is no target exec()ed: the daemon hears of it, to make it a member before
+ * its first sample. A full ring loses the news only: its samples make it a member later. */
+static __noinline void cgroup_exec(__u32 tgid, __u32 tid)
+{
+        __u32 group = cgroup_group(cgroup_levels);
+        struct vprof_fork *f;
+
+        if (!group)
+                return;
+        f = bpf_ringbuf_reserve(&samples, sizeof(*f), 0);
+        if (!f)
+                return;
+        f->tgid = tgid;
+        f->tid = tid;
+        f->cpu = bpf_get_smp_processor_id();
+        f->flags = VPROF_SAMPLE_FORK | VPROF_FORK_EXEC;
+        f->parent_tgid = 0;
+        f->group = group;
+        f->start_ns = 0;
+        f->time_ns = bpf_ktime_get_ns();
+        bpf_ringbuf_submit(f, wakeup_flag());
+}
+
 /* A target that calls exec() gets a new image at new addresses: count it, so that the daemon resolves each record
  * with the image it was taken in. Runs once per exec() on the machine. */
 SEC("tp_btf/sched_process_exec")
@@ -783,12 +879,107 @@ int BPF_PROG(vprof_exec, struct task_struct *p, pid_t old_pid, struct linux_binp
         if (!current_ids(&tgid, &tid))
                 return 0;
         target = bpf_map_lookup_elem(&targets, &tgid);
-        if (!target)
+        if (!target) {
+                if (cgroup_levels) /* a global's load: 0 while no cgroup is attached */
+                        cgroup_exec(tgid, tid);
                 return 0;
+        }
         __sync_fetch_and_add(&target->exec_count, 1);
         /* The old image's mappings must not unwind the new one: frame pointers only until the daemon pushes
          * the new mappings. */
         if (cfi_walk)
                 bpf_map_delete_elem(&proc_mappings, &tgid);
+        return 0;
+}
+
+/* The ID of a new process as the daemon sees it: the host's, or its number in the daemon's PID namespace, from
+ * its struct pid (the helper that translates knows the current task only). false when it has none there. */
+static __always_inline bool task_tgid(struct task_struct *task, __u32 *ret)
+{
+        struct pid *pid;
+        unsigned int level;
+
+        if (!pidns_ino) { /* a constant after load */
+                *ret = task->tgid;
+                return true;
+        }
+        pid = BPF_CORE_READ(task, thread_pid); /* the leader's: the task is a new process */
+        level = BPF_CORE_READ(pid, level);
+        for (unsigned int i = 0; i < 32 /* MAX_PID_NS_LEVEL */ && i <= level; i++) {
+                struct upid upid;
+
+                if (bpf_core_read(&upid, sizeof(upid), &pid->numbers[i]))
+                        return false;
+                if (BPF_CORE_READ(upid.ns, ns.inum) == pidns_ino) {
+                        *ret = upid.nr;
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* A target that follows its children forked a process (not a thread): the child becomes a target at once, in
+ * the map and the bitmap, with its parent's flags and group, and the daemon hears of it before any of its
+ * records. Attached only while some target follows its children, as it runs for every fork of the machine. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(vprof_fork, struct task_struct *parent, struct task_struct *child)
+{
+        struct vprof_target *target, value = {};
+        __u32 tgid, tid, child_tgid, word;
+        struct vprof_fork *f;
+        __u64 *bits;
+
+        if (child->pid != child->tgid) /* a new thread */
+                return 0;
+        /* The parent is current. */
+        if (!current_ids(&tgid, &tid) || !maybe_target(tgid))
+                return 0;
+        target = bpf_map_lookup_elem(&targets, &tgid);
+        if (!target || !(target->flags & VPROF_TARGET_CHILDREN) || !task_tgid(child, &child_tgid))
+                return 0;
+
+        /* The record first: without room for it the daemon would never hear of the child. */
+        f = bpf_ringbuf_reserve(&samples, sizeof(*f), 0);
+        if (!f) {
+                count(VPROF_STAT_FORKS_LOST);
+                return 0;
+        }
+        f->tgid = child_tgid;
+        f->tid = tid;
+        f->cpu = bpf_get_smp_processor_id();
+        f->flags = VPROF_SAMPLE_FORK;
+        f->parent_tgid = tgid;
+        f->group = target->group;
+        f->start_ns = child->start_boottime;
+        f->time_ns = bpf_ktime_get_ns();
+        value.flags = target->flags;
+        value.group = target->group;
+        /* Any entry there is a process gone with that PID that the daemon has not seen exit yet. The child runs
+         * only after this program: its first sample finds both. */
+        if (bpf_map_update_elem(&targets, &child_tgid, &value, BPF_ANY) < 0)
+                f->flags |= VPROF_FORK_NOT_FOLLOWED;
+        else {
+                word = child_tgid >> 6;
+                bits = bpf_map_lookup_elem(&target_bits, &word);
+                if (bits)
+                        __sync_fetch_and_or(bits, 1ull << (child_tgid & 63));
+                count(VPROF_STAT_FORKS_FOLLOWED);
+        }
+        bpf_ringbuf_submit(f, wakeup_flag());
+        return 0;
+}
+
+/* The level of the daemon's cgroup, for a daemon in a cgroup namespace: run once by the daemon, as itself
+ * (BPF_PROG_RUN), and loaded only then. */
+SEC("syscall")
+int vprof_cgroup_level(void *ctx)
+{
+        __u64 self = bpf_get_current_cgroup_id();
+
+        for (__u32 level = 0; level <= VPROF_MAX_CGROUP_LEVEL; level++)
+                if (bpf_get_current_ancestor_cgroup_id(level) == self) {
+                        self_cgroup_level = level;
+                        break;
+                }
         return 0;
 }

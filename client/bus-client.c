@@ -26,6 +26,7 @@ TargetList *target_list_free(TargetList *l)
         for (size_t i = 0; i < l->n_targets; i++) {
                 free(l->targets[i].command);
                 free(l->targets[i].state);
+                free(l->targets[i].group);
         }
         free(l->targets);
         free(l);
@@ -149,6 +150,8 @@ static int read_target_entry(sd_bus_message *m, const char *key, void *userdata)
                 return sd_bus_message_read(m, "v", "u", &t->ns_pid);
         if (strcmp(key, "frequency") == 0)
                 return sd_bus_message_read(m, "v", "u", &t->frequency);
+        if (strcmp(key, "group") == 0)
+                return read_string(m, &t->group);
         return sd_bus_message_skip(m, "v");
 }
 
@@ -269,6 +272,7 @@ static const struct {
         {"UnwindSelfCheckDisagreed", 't', offsetof(DaemonStatus, self_check_disagreed)},
         {"UnwindSelfCheckUnchecked", 't', offsetof(DaemonStatus, self_check_unchecked)},
         {"UnwindSelfCheckLost", 't', offsetof(DaemonStatus, self_check_lost)},
+        {"MembersRefused", 't', offsetof(DaemonStatus, members_refused)},
 };
 
 /* Reads the variant of one property into s; properties unknown to this client, or of another type than it

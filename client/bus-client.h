@@ -24,6 +24,7 @@ typedef struct TargetInfo {
         uint64_t flags; /* VPROF_ATTACH_* (bus-names.h) */
         uint32_t ns_pid; /* the PID in the target's own PID namespace */
         uint32_t frequency; /* of its tables' sample counts */
+        char *group;        /* the spec of its group, "" or NULL for none */
 } TargetInfo;
 
 typedef struct TargetList {
@@ -93,6 +94,7 @@ typedef struct DaemonStatus {
         uint64_t self_check_disagreed;
         uint64_t self_check_unchecked;
         uint64_t self_check_lost;
+        uint64_t members_refused; /* processes that groups could not take in */
 } DaemonStatus;
 
 DaemonStatus *daemon_status_free(DaemonStatus *s);

@@ -5,6 +5,7 @@
 
 #include "duration.h"
 #include "output-util.h"
+#include "time-util.h"
 
 int table_new(const ColumnSpec *columns, size_t n_columns, OutputFlags flags, struct libscols_table **ret)
 {
@@ -87,6 +88,15 @@ int json_add_double(json_object *o, const char *key, double v)
 int json_add_bool(json_object *o, const char *key, bool v)
 {
         return json_add(o, key, json_object_new_boolean(v));
+}
+
+void format_timestamp(char *buf, size_t size, uint64_t usec)
+{
+        time_t sec = (time_t)(usec / USEC_PER_SEC);
+        struct tm tm;
+
+        if (usec == 0 || !localtime_r(&sec, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+                snprintf(buf, size, "n/a");
 }
 
 int json_append(json_object *a, json_object *v)

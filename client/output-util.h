@@ -47,6 +47,12 @@ int json_add_bool(json_object *o, const char *key, bool v);
 /* Appends v to the array a, taking it also on failure. */
 int json_append(json_object *a, json_object *v);
 
+/* "2026-11-26 05:51:28", local time, or "n/a" for 0. */
+void format_timestamp(char *buf, size_t size, uint64_t usec);
+
+/* The groups as a JSON array (output-groups.c); NULL when out of memory. l may be NULL: an empty array. */
+json_object *groups_to_json(const GroupList *l);
+
 /* {source, debug_file, build_id, debuginfod, symbols, unnamed_functions, unnamed_samples}; NULL when out of
  * memory. */
 json_object *report_symbols_to_json(const ReportSymbols *s);

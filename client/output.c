@@ -44,6 +44,7 @@ static const ColumnSpec target_columns[] = {
         {"SAMPLES", 1, SCOLS_FL_RIGHT},
         {"OFF-CPU", 1, 0},
         {"ATTACHED", 1, 0},
+        {"GROUP", 0.3, SCOLS_FL_TRUNC},
 };
 
 static const char *const table_json_key[_REPORT_KIND_MAX] = {
@@ -266,7 +267,7 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
         return 0;
 }
 
-static int targets_json(const TargetList *l, OutputFlags flags)
+static int targets_json(const TargetList *l, const GroupList *groups, OutputFlags flags)
 {
         _cleanup_json_ json_object *o = NULL;
         json_object *array;
@@ -302,42 +303,44 @@ static int targets_json(const TargetList *l, OutputFlags flags)
                         r = json_add_u64(e, "ns_pid", t->ns_pid);
                 if (r >= 0)
                         r = json_add_u64(e, "frequency", t->frequency);
+                if (r >= 0)
+                        r = json_add_string(e, "group", t->group && t->group[0] ? t->group : NULL);
                 if (r < 0)
                         return r;
                 if (json_object_array_add(array, e) < 0)
                         return -ENOMEM;
                 TAKE_PTR(e);
         }
+        r = json_add(o, "groups", groups_to_json(groups));
+        if (r < 0)
+                return r;
 
         return print_json(o, flags);
 }
 
-static void format_timestamp(char *buf, size_t size, uint64_t usec)
-{
-        time_t sec = (time_t)(usec / USEC_PER_SEC);
-        struct tm tm;
-
-        if (usec == 0 || !localtime_r(&sec, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm) == 0)
-                snprintf(buf, size, "n/a");
-}
-
-int output_targets(const TargetList *l, OutputFlags flags)
+int output_targets(const TargetList *l, const GroupList *groups, OutputFlags flags)
 {
         _cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
-        bool namespaced = false;
+        bool namespaced = false, grouped = false;
         int r;
 
         if (flags & OUTPUT_JSON)
-                return targets_json(l, flags);
+                return targets_json(l, groups, flags);
 
-        for (size_t i = 0; i < l->n_targets; i++)
+        for (size_t i = 0; i < l->n_targets; i++) {
                 namespaced = namespaced || l->targets[i].ns_pid != l->targets[i].pid;
+                grouped = grouped || (l->targets[i].group && l->targets[i].group[0]);
+        }
         r = table_new(target_columns, ELEMENTSOF(target_columns), flags, &tb);
         if (r < 0)
                 return r;
         if (!namespaced)
                 scols_column_set_flags(scols_table_get_column(tb, 1),
                                        scols_column_get_flags(scols_table_get_column(tb, 1)) | SCOLS_FL_HIDDEN);
+        /* GROUP, only when some target is a member of one. */
+        if (!grouped)
+                scols_column_set_flags(scols_table_get_column(tb, 7),
+                                       scols_column_get_flags(scols_table_get_column(tb, 7)) | SCOLS_FL_HIDDEN);
 
         for (size_t i = 0; i < l->n_targets; i++) {
                 const TargetInfo *t = &l->targets[i];
@@ -347,15 +350,20 @@ int output_targets(const TargetList *l, OutputFlags flags)
                 snprintf(ns_pid, sizeof(ns_pid), "%" PRIu32, t->ns_pid);
                 snprintf(samples, sizeof(samples), "%" PRIu64, t->samples);
                 format_timestamp(attached, sizeof(attached), t->attached_usec);
-                r = table_add_line(tb, 7,
+                r = table_add_line(tb, 8,
                                    (const char *const[]){pid, ns_pid, t->command, t->state, samples,
                                                          t->flags & VPROF_ATTACH_OFF_CPU ? "yes" : "no",
-                                                         attached});
+                                                         attached, t->group && t->group[0] ? t->group : "-"});
                 if (r < 0)
                         return r;
         }
 
-        return scols_print_table(tb);
+        r = scols_print_table(tb);
+        if (r < 0 || !groups || groups->n_groups == 0)
+                return r;
+        /* The groups after their members. */
+        putchar('\n');
+        return output_groups(groups, flags);
 }
 
 /* The unwind tables' and the walks' counters, by their JSON keys. */
@@ -386,6 +394,7 @@ static const struct {
         {"self_check_disagreed", offsetof(DaemonStatus, self_check_disagreed)},
         {"self_check_unchecked", offsetof(DaemonStatus, self_check_unchecked)},
         {"self_check_lost", offsetof(DaemonStatus, self_check_lost)},
+        {"members_refused", offsetof(DaemonStatus, members_refused)},
 };
 
 static int status_json(const DaemonStatus *s, OutputFlags flags)
@@ -504,7 +513,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
                 off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[128], exited[64], tables[192],
-                walks[192], fell_back[192], self_check[160], windows[96];
+                walks[192], fell_back[192], self_check[160], windows[96], members_refused[32];
         const struct {
                 const char *key;
                 const char *value;
@@ -531,6 +540,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Limits", limits},
                 {"Exited targets", exited},
                 {"Time windows", windows},
+                {"Members refused", members_refused},
                 {"Past the limits", folded},
                 {"Symbol cache", s->symbol_cache_size ? symbols : NULL},
                 {"Unwind tables", tables},
@@ -557,6 +567,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         snprintf(off_cpu_preempted, sizeof(off_cpu_preempted), "%" PRIu64, s->off_cpu_preempted);
         snprintf(off_cpu_lost, sizeof(off_cpu_lost), "%" PRIu64, s->off_cpu_lost);
         snprintf(off_cpu_unclaimed, sizeof(off_cpu_unclaimed), "%" PRIu64, s->off_cpu_unclaimed);
+        snprintf(members_refused, sizeof(members_refused), "%" PRIu64, s->members_refused);
         if (s->max_targets_per_user > 0)
                 snprintf(limits, sizeof(limits),
                          "%" PRIu32 " targets, %" PRIu32 " per user; %" PRIu32 " functions, %" PRIu32

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bus-client-groups.h"
 #include "bus-client.h"
 #include "report-table.h"
 
@@ -24,5 +25,8 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
  * which are always there. pid and note as above. */
 int output_values_table(const ReportTable *t, ReportView view, bool unit_ms, uint32_t frequency,
                         uint32_t pid, const char *note, OutputFlags flags);
-int output_targets(const TargetList *l, OutputFlags flags);
+/* The targets, then the groups (NULL: none), in one table each or one JSON object. */
+int output_targets(const TargetList *l, const GroupList *groups, OutputFlags flags);
+/* The groups' table (output-groups.c). */
+int output_groups(const GroupList *l, OutputFlags flags);
 int output_status(const DaemonStatus *s, OutputFlags flags);

@@ -11,6 +11,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus-client-groups.h"
 #include "bus-client.h"
 #include "duration.h"
 #include "log.h"
@@ -19,6 +20,7 @@
 #include "report-table.h"
 #include "report-stacks.h"
 #include "report.h"
+#include "target-arg.h"
 #include "target-spec.h"
 #include "time-util.h"
 #include "top.h"
@@ -38,6 +40,8 @@ typedef enum VerbOption {
         VERB_OPTION_UNIT = 1 << 7,
         VERB_OPTION_BATCH = 1 << 8,
         VERB_OPTION_WINDOW = 1 << 9,
+        VERB_OPTION_CGROUP = 1 << 10,
+        VERB_OPTION_CHILDREN = 1 << 11,
 } VerbOption;
 
 static bool arg_json = false;
@@ -52,6 +56,8 @@ static ReportView arg_values = REPORT_VIEW_SAMPLES;
 static bool arg_unit_ms = false;
 static bool arg_batch = false;
 static uint64_t arg_window_usec = 0;
+static char *arg_cgroup = NULL; /* --cgroup, as target-arg.h makes it */
+static bool arg_children = false;
 static VerbOption arg_verb_options = 0;
 
 static OutputFlags output_flags(void)
@@ -143,8 +149,12 @@ static int verb_attach(_unused_ int argc, char *argv[])
         if (r < 0)
                 return r;
 
+        if (arg_children && pid == 0)
+                return log_error_errno(-EINVAL, "Option --children applies to a PID: every process of a unit or a "
+                                       "cgroup is profiled anyway");
         /* Without --off-cpu, the daemon's default decides (OffCpuDefault). */
-        r = bus_attach(bus, argv[1], arg_off_cpu ? VPROF_ATTACH_OFF_CPU : 0, &error);
+        r = bus_attach(bus, argv[1],
+                       (arg_off_cpu ? VPROF_ATTACH_OFF_CPU : 0) | (arg_children ? VPROF_ATTACH_CHILDREN : 0), &error);
         if (r < 0)
                 return log_bus_error(r, &error, "Attach");
         return 0;
@@ -165,6 +175,7 @@ static int verb_list(_unused_ int argc, _unused_ char *argv[])
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(target_list_freep) TargetList *l = NULL;
+        _cleanup_(group_list_freep) GroupList *groups = NULL;
         int r;
 
         r = bus_connect_system(&bus);
@@ -174,8 +185,11 @@ static int verb_list(_unused_ int argc, _unused_ char *argv[])
         r = bus_list_targets(bus, &error, &l);
         if (r < 0)
                 return log_bus_error(r, &error, "ListTargets");
+        r = bus_list_groups(bus, &error, &groups);
+        if (r < 0)
+                return log_bus_error(r, &error, "ListGroups");
 
-        r = output_targets(l, output_flags());
+        r = output_targets(l, groups, output_flags());
         if (r < 0)
                 return log_error_errno(r, "Failed to print the targets: %m");
         return 0;
@@ -313,17 +327,17 @@ typedef struct Verb {
 } Verb;
 
 static const Verb verbs[] = {
-        {"attach", 1, 1, verb_attach, VERB_OPTION_OFF_CPU},
-        {"detach", 1, 1, verb_detach, 0},
-        {"reset", 1, 1, verb_reset, 0},
+        {"attach", 1, 1, verb_attach, VERB_OPTION_OFF_CPU | VERB_OPTION_CGROUP | VERB_OPTION_CHILDREN},
+        {"detach", 1, 1, verb_detach, VERB_OPTION_CGROUP},
+        {"reset", 1, 1, verb_reset, VERB_OPTION_CGROUP},
         {"list", 0, 0, verb_list, 0},
         {"status", 0, 0, verb_status, 0},
         {"report", 0, 1, verb_report,
          VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT |
-                 VERB_OPTION_WINDOW},
+                 VERB_OPTION_WINDOW | VERB_OPTION_CGROUP},
         {"top", 0, 1, verb_top,
          VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_BATCH |
-                 VERB_OPTION_WINDOW},
+                 VERB_OPTION_WINDOW | VERB_OPTION_CGROUP},
 };
 
 static const struct {
@@ -340,11 +354,14 @@ static const struct {
         {VERB_OPTION_UNIT, "--unit"},
         {VERB_OPTION_BATCH, "-b/--batch"},
         {VERB_OPTION_WINDOW, "--window"},
+        {VERB_OPTION_CGROUP, "--cgroup"},
+        {VERB_OPTION_CHILDREN, "--children"},
 };
 
 static int dispatch_verb(int argc, char *argv[])
 {
         const Verb *verb = NULL;
+        char *with_cgroup[3];
         unsigned n_args;
 
         if (argc < 1)
@@ -357,6 +374,18 @@ static int dispatch_verb(int argc, char *argv[])
                 }
         if (!verb)
                 return log_error_errno(-EINVAL, "Unknown command '%s'; see 'vprofctl --help'", argv[0]);
+
+        /* --cgroup PATH is the target argument, given as an option. */
+        if (arg_cgroup && (verb->options & VERB_OPTION_CGROUP)) {
+                if (argc > 1)
+                        return log_error_errno(-EINVAL, "Option --cgroup names the target of '%s': give no other",
+                                               verb->name);
+                with_cgroup[0] = argv[0];
+                with_cgroup[1] = arg_cgroup;
+                with_cgroup[2] = NULL;
+                argv = with_cgroup;
+                argc = 2;
+        }
 
         n_args = (unsigned)argc - 1;
         if (n_args < verb->min_args)
@@ -382,17 +411,18 @@ static void help(void)
                "Control and query the vprofd sampling profiler.\n"
                "\n"
                "Commands:\n"
-               "  attach PID          Start profiling a process\n"
-               "  detach PID          Stop profiling a process and drop its tables\n"
-               "  reset PID           Clear the tables of a process, keep profiling it\n"
-               "  list                List the profiled processes\n"
+               "  attach TARGET       Start profiling a process (PID), every process of\n"
+               "                      a unit (NAME.service) or a cgroup (--cgroup PATH)\n"
+               "  detach TARGET       Stop profiling a target and drop its tables\n"
+               "  reset TARGET        Clear the tables of a target, keep profiling it\n"
+               "  list                List the profiled processes and their groups\n"
                "  status              Show the profiler's settings and counters\n"
-               "  report [PID]        Show the functions, modules, threads, processes\n"
-               "                      or stacks of a target (without PID: every\n"
+               "  report [TARGET]     Show the functions, modules, threads, processes\n"
+               "                      or stacks of a target (without one: every\n"
                "                      target's functions merged, or --by process)\n"
-               "  top [PID]           Show the hottest functions, modules or threads\n"
+               "  top [TARGET]        Show the hottest functions, modules or threads\n"
                "                      live, full screen (every target merged\n"
-               "                      without PID); h shows its keys\n"
+               "                      without one); h shows its keys\n"
                "\n"
                "Options:\n"
                "  -h --help           Show this help and exit\n"
@@ -401,6 +431,11 @@ static void help(void)
                "     --no-headings    Print no column headings and no total line\n"
                "     --off-cpu        attach: also track the process's time off the\n"
                "                      CPU (blocked or preempted)\n"
+               "     --children       attach PID: also every process it forks from\n"
+               "                      now on, and those they fork\n"
+               "     --cgroup=PATH    attach, detach, reset, report, top: the target is\n"
+               "                      the cgroup v2 PATH (from the cgroup2 root, or\n"
+               "                      under its mount point) and its descendants\n"
                "     --by=TABLE       report: function (default), module, thread,\n"
                "                      process, or stack (folded, for flame graphs)\n"
                "     --values=VIEW    report: samples (default: sample counts),\n"
@@ -459,6 +494,8 @@ static int parse_argv(int argc, char *argv[])
                 ARG_VALUES,
                 ARG_UNIT,
                 ARG_WINDOW,
+                ARG_CGROUP,
+                ARG_CHILDREN,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -475,6 +512,8 @@ static int parse_argv(int argc, char *argv[])
                 {"unit", required_argument, NULL, ARG_UNIT},
                 {"batch", no_argument, NULL, 'b'},
                 {"window", required_argument, NULL, ARG_WINDOW},
+                {"cgroup", required_argument, NULL, ARG_CGROUP},
+                {"children", no_argument, NULL, ARG_CHILDREN},
                 {NULL, 0, NULL, 0},
         };
         int c, r;
@@ -563,6 +602,19 @@ static int parse_argv(int argc, char *argv[])
                                                        optarg);
                         arg_verb_options |= VERB_OPTION_UNIT;
                         break;
+                case ARG_CGROUP:
+                        free(arg_cgroup);
+                        arg_cgroup = NULL;
+                        r = target_arg_cgroup(optarg, &arg_cgroup);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --cgroup value '%s': expected a cgroup v2 path, "
+                                                       "from the cgroup2 root or under its mount point", optarg);
+                        arg_verb_options |= VERB_OPTION_CGROUP;
+                        break;
+                case ARG_CHILDREN:
+                        arg_children = true;
+                        arg_verb_options |= VERB_OPTION_CHILDREN;
+                        break;
                 case 'b':
                         arg_batch = true;
                         arg_verb_options |= VERB_OPTION_BATCH;
@@ -603,5 +655,6 @@ int main(int argc, char *argv[])
 
         if (fflush(stdout) != 0 && r >= 0)
                 r = log_error_errno(negative_errno(), "Failed to write to standard output: %m");
+        free(arg_cgroup);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -15,6 +15,11 @@
 #define VPROF_ERROR_ALREADY_ATTACHED "org.vprof.Profiler1.Error.AlreadyAttached"
 #define VPROF_ERROR_NOT_ATTACHED "org.vprof.Profiler1.Error.NotAttached"
 #define VPROF_ERROR_LIMIT_EXCEEDED "org.vprof.Profiler1.Error.LimitExceeded"
+/* Attaching a unit: systemd is not on the system bus; it has no such unit loaded, or the unit has no cgroup. */
+#define VPROF_ERROR_NO_SYSTEMD "org.vprof.Profiler1.Error.NoSystemd"
+#define VPROF_ERROR_NO_SUCH_UNIT "org.vprof.Profiler1.Error.NoSuchUnit"
+/* Attaching a cgroup: no cgroup of that path (or no cgroup2 hierarchy at all). */
+#define VPROF_ERROR_NO_SUCH_CGROUP "org.vprof.Profiler1.Error.NoSuchCgroup"
 
 /* Attach's flags, which ListTargets gives back as each target's "flags". */
 #define VPROF_ATTACH_OFF_CPU UINT64_C(0x1) /* also track the target's time off the CPU */

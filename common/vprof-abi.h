@@ -42,7 +42,8 @@ struct vprof_sample {
         __u16 fallback_frame;
         __u8 walk_end;        /* enum vprof_walk_end */
         __u8 walk_flags;      /* VPROF_WALK_* */
-        __u32 reserved;       /* 0 */
+        __u32 group;          /* the group of the target (struct vprof_target), or of the attached cgroup that the
+                               * process, not a target yet, is in (cgroup_targets); 0: none */
         char comm[VPROF_COMM_LEN];
         __u64 user_sp;        /* the user registers at the sample or at kernel entry */
         __u64 user_bp;
@@ -89,6 +90,28 @@ enum {
         VPROF_SAMPLE_OFF_CPU = 1u << 5,         /* an off-CPU interval of period ns, not a sample */
         VPROF_SAMPLE_PREEMPTED = 1u << 6,       /* off the CPU while runnable, not waiting */
         VPROF_SAMPLE_STACK_COPY = 1u << 7,      /* a struct vprof_stack_copy, not a struct vprof_sample */
+        VPROF_SAMPLE_FORK = 1u << 8,            /* a struct vprof_fork, not a struct vprof_sample */
+        VPROF_FORK_NOT_FOLLOWED = 1u << 9,      /* the fork's child is not in the targets map: it was full */
+        VPROF_FORK_EXEC = 1u << 10,             /* not a fork: a process of an attached cgroup, no target, exec()ed
+                                                 * (a service's main process started or restarted) */
+};
+
+/* A target that follows its children (VPROF_TARGET_CHILDREN) forked a process: the BPF program put the child
+ * in the targets map and the bitmap at once, with the parent's flags and group, so that its first samples are
+ * kept, and tells the daemon, which makes the child a target (or takes it out again). The child starts as a
+ * copy of its parent's address space. The first four fields are those of struct vprof_sample, whose flags tell
+ * the two apart. It comes before every record of the child's in the ring buffer. With VPROF_FORK_EXEC it tells of
+ * an exec() in an attached cgroup instead (tgid, group; parent_tgid 0), so that a process that hardly runs, as a
+ * service's main process, is a member before its first sample, and its forks are followed. */
+struct vprof_fork {
+        __u32 tgid;           /* the child */
+        __u32 tid;            /* the task that forked */
+        __u32 cpu;
+        __u32 flags;          /* VPROF_SAMPLE_FORK, VPROF_FORK_NOT_FOLLOWED */
+        __u32 parent_tgid;
+        __u32 group;          /* the parent's group */
+        __u64 start_ns;       /* the child's start_boottime: /proc/PID/stat's starttime is it in clock ticks */
+        __u64 time_ns;        /* bpf_ktime_get_ns() of the fork */
 };
 
 /* The unwind self-check (UnwindSelfCheck=N, bpf: self_check_every): for 1 in N kept samples whose user stack the
@@ -152,17 +175,27 @@ enum vprof_stat {
         VPROF_STAT_UNWIND_NO_MAPPINGS,
         /* Stack copies of the unwind self-check that the ring buffer had no room for (the sample was kept). */
         VPROF_STAT_SELF_CHECK_LOST,
+        /* Kept samples of a process that was no target, but in an attached cgroup (one of KEPT too). */
+        VPROF_STAT_CGROUP_MATCHED,
+        /* Forks of targets that follow their children: followed (the child in the targets map, a struct
+         * vprof_fork to the daemon), or not for want of room in the ring buffer (the child not followed). A
+         * child that the targets map had no room for is followed only in its record (VPROF_FORK_NOT_FOLLOWED). */
+        VPROF_STAT_FORKS_FOLLOWED,
+        VPROF_STAT_FORKS_LOST,
         _VPROF_STAT_MAX,
 };
 
-/* A counter of one CPU, alone in its cache line (discards, bpf/vprof.bpf.c). */
+/* A counter of one CPU, alone in its cache line (discards, bpf/vprof.bpf.c), and the CPU's copy of cgroup_levels:
+ * the discard path reads it in the line it writes anyway. */
 struct vprof_cpu_counter {
         __u64 n;
-        __u64 reserved[7];
+        __u64 cgroup_levels; /* written by the daemon, with the global of that name */
+        __u64 reserved[6];
 };
 
 enum {
-        VPROF_TARGET_OFF_CPU = 1u << 0, /* also record the target's off-CPU intervals */
+        VPROF_TARGET_OFF_CPU = 1u << 0,  /* also record the target's off-CPU intervals */
+        VPROF_TARGET_CHILDREN = 1u << 1, /* the processes it forks become targets too (struct vprof_fork) */
 };
 
 /* Value of the targets map, keyed by tgid. */
@@ -170,8 +203,14 @@ struct vprof_target {
         __u64 flags;      /* VPROF_TARGET_* */
         __u32 exec_count; /* counted by the program: each record carries it, so the daemon sees exactly which
                            * records came after an exec(), whose addresses are the new image's */
-        __u32 reserved;
+        __u32 group;      /* the daemon's group of targets it belongs to, which its records carry; 0: none */
 };
+
+/* Attached cgroups (cgroup_targets): by cgroup v2 id, the inode number of its directory, the group (nonzero)
+ * whose members are the processes of the cgroup and of its descendants. The program finds a task's ancestor at
+ * each level where some attached cgroup is (cgroup_levels, a bit per level, levels from the cgroup2 root, 0). */
+#define VPROF_MAX_CGROUPS 256
+#define VPROF_MAX_CGROUP_LEVEL 63
 
 /* Compiled unwind tables (common/unwind/unwind-table.h builds them, bpf/ walks them; docs/UNWINDING.md).
  *

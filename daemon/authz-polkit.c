@@ -147,25 +147,25 @@ static int ask_polkit(Hashmap **registry, sd_bus_message *call, const char *acti
         return 0;
 }
 
-static int verdict(PolkitQuery *q, sd_bus_error *error)
+/* The answer as the call's error: why the local rules refused (refusal), and what polkit said. */
+static int verdict(PolkitQuery *q, const char *refusal, sd_bus_error *error)
 {
         if (q->authorized)
                 return 1;
         if (q->error_name && (strcmp(q->error_name, "org.freedesktop.DBus.Error.ServiceUnknown") == 0 ||
                               strcmp(q->error_name, "org.freedesktop.DBus.Error.NameHasNoOwner") == 0))
-                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                        "Access denied: not a process you could trace (another user's, set-ID or "
-                                        "not dumpable), and polkit is not running to ask");
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "Access denied: %s, and polkit is not running to ask", refusal);
         if (q->error_name || q->error_message)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Access denied: polkit could not be asked: %s",
                                          q->error_message ?: q->error_name);
-        return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                "Access denied: not a process you could trace, and polkit did not allow it");
+        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Access denied: %s, and polkit did not allow it",
+                                 refusal);
 }
 
 int polkit_verify_async(Hashmap **registry, sd_bus_message *call, const char *action, const char *const *details,
-                        sd_bus_error *error)
+                        const char *refusal, sd_bus_error *error)
 {
         PolkitQuery *q = *registry ? hashmap_get(*registry, call) : NULL;
         int r;
@@ -174,7 +174,7 @@ int polkit_verify_async(Hashmap **registry, sd_bus_message *call, const char *ac
                 if (!q->done)
                         return 0; /* cannot happen: the call only runs again once answered */
                 hashmap_remove(*registry, call);
-                r = verdict(q, error);
+                r = verdict(q, refusal, error);
                 polkit_query_free(q);
                 return r;
         }

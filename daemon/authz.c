@@ -55,7 +55,30 @@ int authz_verify_polkit(Manager *m, sd_bus_message *msg, uint32_t pid, sd_bus_er
         const char *details[] = { "pid", pid_text, NULL, NULL };
 
         snprintf(pid_text, sizeof(pid_text), "%u", pid);
-        return polkit_verify_async(&m->polkit_registry, msg, VPROF_POLKIT_ACTION_PROFILE, details, error);
+        return polkit_verify_async(&m->polkit_registry, msg, VPROF_POLKIT_ACTION_PROFILE, details,
+                                   "not a process you could trace (another user's, set-ID or not dumpable)", error);
+}
+
+int authz_attach_group(Manager *m, sd_bus_message *msg, const char *spec, AuthzCaller *ret_caller,
+                       sd_bus_error *error)
+{
+        const char *details[] = { "target", spec, NULL, NULL };
+        AuthzCaller caller = {};
+        int r;
+
+        r = authz_caller_uid(msg, &caller.uid, error);
+        if (r < 0)
+                return r;
+        if (caller.uid != 0) {
+                /* No local rule: the processes of a unit or a cgroup are anyone's, and those to come unknown. */
+                r = polkit_verify_async(&m->polkit_registry, msg, VPROF_POLKIT_ACTION_ATTACH_SERVICE, details,
+                                        "attaching a unit or a cgroup is for root", error);
+                if (r <= 0)
+                        return r;
+                caller.polkit_allowed = true;
+        }
+        *ret_caller = caller;
+        return 1;
 }
 
 /* Whether a process has pid now, and whether caller may trace it by the local rules (never one vprofd cannot

@@ -56,6 +56,12 @@ int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_ca
 int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret,
                  sd_bus_error *error);
 
+/* Whether the caller may attach the unit or cgroup spec: root, or a caller polkit allows the action
+ * org.vprof.Profiler1.attach-service (authz-polkit.h). A process attached with its children needs what attaching
+ * the process needs (authz_pid()): its children are its own. Returns as authz_pid(). */
+int authz_attach_group(Manager *m, sd_bus_message *msg, const char *spec, AuthzCaller *ret_caller,
+                       sd_bus_error *error);
+
 /* Whether the caller may see and act on the group g (target-group.h): root, or the user whose slots its members
  * take. A group is attached only by root or by a caller polkit allowed, so no local rule lets anyone else in.
  * 1 with *ret_caller set (unless NULL); negative with AccessDenied in error. */

@@ -73,7 +73,13 @@ static int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, 
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Invalid target '%s': expected a PID, a unit name (NAME.service) or a "
                                          "cgroup path (/...)", quote_prefix(spec_text, quoted));
-        if (spec.kind == TARGET_SPEC_PID) {
+        /* A process attached with its children that was detached alone, or went as an exited target: its group
+         * stays, named by its PID, for those who may see it (others hear of the PID as of any other). */
+        g = spec.kind == TARGET_SPEC_PID && !manager_get_target(m, (pid_t)spec.pid) ? manager_get_group(m, spec_text)
+                                                                                       : NULL;
+        if (g && authz_group(msg, g, NULL, NULL) < 0)
+                g = NULL;
+        if (spec.kind == TARGET_SPEC_PID && !g) {
                 Target *t;
 
                 r = authz_target(m, msg, spec.pid, NULL, &t, error);
@@ -91,7 +97,7 @@ static int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, 
                         *ret_n = 1;
                         return 1;
                 }
-        } else {
+        } else if (!g) {
                 g = manager_get_group(m, spec_text);
                 if (!g)
                         return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "%s is not attached",
@@ -135,7 +141,7 @@ static int view_error(int r, sd_bus_error *error)
         return r;
 }
 
-/* The query of a call: its targets' tables brought up to date (manager_sync()) and viewed over the window.
+/* The query of a call: the tables brought up to date (manager_sync()), its targets', viewed over the window.
  * Returns as spec_targets(). */
 static int query_open(Manager *m, sd_bus_message *msg, const char *spec_text, uint64_t window_usec, Query *ret,
                       sd_bus_error *error)
@@ -146,10 +152,11 @@ static int query_open(Manager *m, sd_bus_message *msg, const char *spec_text, ui
         r = check_window(m, window_usec, error);
         if (r < 0)
                 return r;
+        /* Drained first: a drain may make targets (a group's new members) and drop exited ones to make room. */
+        manager_sync(m);
         r = spec_targets(m, msg, spec_text, &q.targets, &q.n_targets, error);
         if (r <= 0)
                 return r;
-        manager_sync(m);
         r = query_view_build(q.targets, q.n_targets, m->config.frequency, window_usec, now_usec(CLOCK_REALTIME),
                              &q.view);
         if (r < 0)
@@ -191,11 +198,8 @@ static int read_process(Manager *m, sd_bus_message *msg, Target **ret, sd_bus_er
         if (target_spec_parse(spec_text, &spec) < 0 || spec.kind != TARGET_SPEC_PID)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid target '%s': expected a PID",
                                          quote_prefix(spec_text, quoted));
-        r = authz_target(m, msg, spec.pid, NULL, ret, error);
-        if (r <= 0)
-                return r;
-        manager_sync(m);
-        return 1;
+        manager_sync(m); /* first, as in query_open() */
+        return authz_target(m, msg, spec.pid, NULL, ret, error);
 }
 
 /* GetFunctions and GetFunctionValues read (s target, s sort, u limit, t window_usec); the sort key must be one
@@ -342,7 +346,7 @@ static int append_target(sd_bus_message *reply, const Target *t)
                 return r;
         /* frequency: of the tables' sample counts, which an exited target restored by a daemon that now samples at
          * another frequency keeps (state-store.h). */
-        r = sd_bus_message_append(reply, "a{sv}", 9,
+        r = sd_bus_message_append(reply, "a{sv}", 10,
                                   "command", "s", t->info.comm,
                                   "state", "s", target_status(t),
                                   "samples", "t", profile_total(t->profile),
@@ -351,7 +355,8 @@ static int append_target(sd_bus_message *reply, const Target *t)
                                   "ns_pid", "u", (uint32_t)(t->info.ns_tgid ?: t->pid),
                                   "uid", "u", (uint32_t)t->info.uid[0],
                                   "start_time", "t", t->info.start_time,
-                                  "frequency", "u", profile_frequency(t->profile));
+                                  "frequency", "u", profile_frequency(t->profile),
+                                  "group", "s", t->group ? t->group->spec : "");
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -457,10 +462,10 @@ static int read_processes(Manager *m, sd_bus_message *msg, Query *ret, uint64_t 
                 if (r < 0)
                         return r;
         } else {
+                manager_sync(m); /* first, as in query_open() */
                 r = spec_targets(m, msg, spec, &q.targets, &q.n_targets, error);
                 if (r <= 0)
                         return r;
-                manager_sync(m);
         }
         *ret = q;
         q = (Query){};

@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include "authz.h"
+#include "bus-groups.h"
 #include "bus-names.h"
 #include "bus-query.h"
 #include "bus.h"
 #include "log.h"
+#include "manager-groups.h"
 #include "quote.h"
 #include "target-spec.h"
 
@@ -19,6 +21,7 @@
 
 /* Attach's flags go to the BPF targets map as they are. */
 _Static_assert(VPROF_ATTACH_OFF_CPU == VPROF_TARGET_OFF_CPU, "the bus's and the BPF program's off-CPU flag");
+_Static_assert(VPROF_ATTACH_CHILDREN == VPROF_TARGET_CHILDREN, "the bus's and the BPF program's children flag");
 
 /* A getter of one value worked out from the Manager, in the manner of systemd's BUS_DEFINE_PROPERTY_GET. */
 #define DEFINE_PROPERTY_GET(function, bus_type, expression)                                                    \
@@ -108,60 +111,15 @@ static int read_spec(const char *text, TargetSpec *ret, sd_bus_error *error)
         return 0;
 }
 
-static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+/* An attach's error as the call's, for PID (the thread group of tgid, for -ECHILD). */
+static int attach_error(Manager *m, int r, uint32_t pid, AuthzCaller caller, pid_t tgid, sd_bus_error *error)
 {
-        Manager *m = userdata;
-        AuthzCaller caller;
-        const char *spec_text;
-        TargetSpec spec;
-        uint64_t flags;
-        uint32_t pid;
-        Target *t;
-        pid_t tgid = 0;
-        int r;
-
-        r = sd_bus_message_read(msg, "st", &spec_text, &flags);
-        if (r < 0)
-                return r;
-        if (flags & ~VPROF_ATTACH_FLAGS_ALL)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Unknown attach flags 0x%" PRIx64 ": expected 0x1 (off-CPU), 0x2 "
-                                         "(children) or 0", flags & ~VPROF_ATTACH_FLAGS_ALL);
-        r = read_spec(spec_text, &spec, error);
-        if (r < 0)
-                return r;
-        if (spec.kind != TARGET_SPEC_PID || (flags & VPROF_ATTACH_CHILDREN))
-                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
-                                         "Attaching units, cgroups and children is not supported yet");
-        pid = spec.pid;
-        /* OffCpuDefault: every target tracks its off-CPU time. */
-        if (m->config.off_cpu_default)
-                flags |= VPROF_ATTACH_OFF_CPU;
-        if ((pid_t)pid == getpid())
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "PID %u is vprofd itself, which does not profile itself", pid);
-        r = authz_pid(m, msg, pid, &caller, &t, error);
-        if (r <= 0)
-                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        if (t)
-                return sd_bus_error_setf(error, VPROF_ERROR_ALREADY_ATTACHED, "PID %u (%s) is already attached%s",
-                                         pid, t->info.comm, t->exited ? " and has exited; detach it first" : "");
-
-        r = manager_attach(m, (pid_t)pid, caller, flags, &t, &tgid);
-        if (r == -EPERM && !caller.polkit_allowed) {
-                /* The process changed since authz_pid() read it (another one has the PID, or it exec()ed a
-                 * set-ID program): the same question to polkit, then attach as root would. */
-                r = authz_verify_polkit(m, msg, pid, error);
-                if (r <= 0)
-                        return r < 0 ? r : 1;
-                caller.polkit_allowed = true;
-                r = manager_attach(m, (pid_t)pid, caller, flags, &t, &tgid);
-        }
         switch (r) {
-        case 0:
-                break;
         case -ESRCH:
                 return sd_bus_error_setf(error, VPROF_ERROR_NO_SUCH_PROCESS, "No process with PID %u", pid);
+        case -EEXIST: /* a group of that PID, its process detached alone since */
+                return sd_bus_error_setf(error, VPROF_ERROR_ALREADY_ATTACHED,
+                                         "PID %u is already attached with its children", pid);
         case -ECHILD:
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "PID %u is a thread of process %d: attach the process", pid, (int)tgid);
@@ -197,7 +155,101 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         default:
                 return sd_bus_error_set_errnof(error, r, "Cannot attach PID %u: %s", pid, strerror(-r));
         }
+}
+
+/* A process alone, or with the children it forks from now on (its group). */
+static int attach_process(Manager *m, uint32_t pid, AuthzCaller caller, uint64_t flags, pid_t *ret_tgid)
+{
+        TargetGroup *g;
+        Target *t;
+
+        if (flags & VPROF_ATTACH_CHILDREN)
+                return manager_attach_children(m, (pid_t)pid, caller, flags, &g, ret_tgid);
+        return manager_attach(m, (pid_t)pid, caller, flags, &t, ret_tgid);
+}
+
+static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        Manager *m = userdata;
+        AuthzCaller caller;
+        const char *spec_text;
+        TargetSpec spec;
+        uint64_t flags;
+        uint32_t pid;
+        Target *t;
+        pid_t tgid = 0;
+        int r;
+
+        r = sd_bus_message_read(msg, "st", &spec_text, &flags);
+        if (r < 0)
+                return r;
+        if (flags & ~VPROF_ATTACH_FLAGS_ALL)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Unknown attach flags 0x%" PRIx64 ": expected 0x1 (off-CPU), 0x2 "
+                                         "(children) or 0", flags & ~VPROF_ATTACH_FLAGS_ALL);
+        r = read_spec(spec_text, &spec, error);
+        if (r < 0)
+                return r;
+        /* OffCpuDefault: every target tracks its off-CPU time. */
+        if (m->config.off_cpu_default)
+                flags |= VPROF_ATTACH_OFF_CPU;
+        if (spec.kind != TARGET_SPEC_PID) {
+                /* A unit's or a cgroup's members follow their children anyway. */
+                if (flags & VPROF_ATTACH_CHILDREN)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "Flag 0x2 (children) is for a PID: a unit's or a cgroup's "
+                                                 "processes are all profiled");
+                return bus_attach_group(m, msg, &spec, spec_text, flags, error);
+        }
+        pid = spec.pid;
+        if ((pid_t)pid == getpid())
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "PID %u is vprofd itself, which does not profile itself", pid);
+        /* With its children: what attaching the process needs, its children being its own. */
+        r = authz_pid(m, msg, pid, &caller, &t, error);
+        if (r <= 0)
+                return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
+        if (t)
+                return sd_bus_error_setf(error, VPROF_ERROR_ALREADY_ATTACHED, "PID %u (%s) is already attached%s",
+                                         pid, t->info.comm, t->exited ? " and has exited; detach it first" : "");
+
+        r = attach_process(m, pid, caller, flags, &tgid);
+        if (r == -EPERM && !caller.polkit_allowed) {
+                /* The process changed since authz_pid() read it (another one has the PID, or it exec()ed a
+                 * set-ID program): the same question to polkit, then attach as root would. */
+                r = authz_verify_polkit(m, msg, pid, error);
+                if (r <= 0)
+                        return r < 0 ? r : 1;
+                caller.polkit_allowed = true;
+                r = attach_process(m, pid, caller, flags, &tgid);
+        }
+        if (r < 0)
+                return attach_error(m, r, pid, caller, tgid, error);
         return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* The group a call names, if any: a unit's or a cgroup's by its spec, a process's with its children by its PID.
+ * 1 with *ret set, when the caller may act on it (authz_group()); 0 when the spec names no group; negative with
+ * error set. */
+static int group_for_call(Manager *m, sd_bus_message *msg, const char *spec_text, const TargetSpec *spec,
+                          AuthzCaller *ret_caller, TargetGroup **ret, sd_bus_error *error)
+{
+        char quoted[QUOTE_SIZE];
+        TargetGroup *g;
+        int r;
+
+        g = manager_get_group(m, spec_text);
+        if (!g) {
+                if (spec->kind == TARGET_SPEC_PID)
+                        return 0;
+                return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "%s is not attached",
+                                         quote_prefix(spec_text, quoted));
+        }
+        r = authz_group(msg, g, ret_caller, error);
+        if (r < 0)
+                return r;
+        *ret = g;
+        return 1;
 }
 
 static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -206,6 +258,7 @@ static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         AuthzCaller caller;
         const char *spec_text;
         TargetSpec spec;
+        TargetGroup *g;
         uint32_t pid;
         Target *t;
         int r;
@@ -216,9 +269,15 @@ static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = read_spec(spec_text, &spec, error);
         if (r < 0)
                 return r;
-        if (spec.kind != TARGET_SPEC_PID)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
-                                         "Units and cgroups are not supported yet");
+        r = group_for_call(m, msg, spec_text, &spec, &caller, &g, error);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                r = manager_detach_group(m, g, caller);
+                if (r < 0)
+                        return sd_bus_error_set_errnof(error, r, "Cannot detach %s: %s", g->spec, strerror(-r));
+                return sd_bus_reply_method_return(msg, NULL);
+        }
         pid = spec.pid;
         r = authz_target(m, msg, pid, &caller, &t, error);
         if (r <= 0)
@@ -235,6 +294,7 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
         AuthzCaller caller;
         const char *spec_text;
         TargetSpec spec;
+        TargetGroup *g;
         uint32_t pid;
         Target *t;
         int r;
@@ -245,9 +305,18 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
         r = read_spec(spec_text, &spec, error);
         if (r < 0)
                 return r;
-        if (spec.kind != TARGET_SPEC_PID)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
-                                         "Units and cgroups are not supported yet");
+        /* Samples taken before the reset belong to the old tables; drained before the targets are looked up, as a
+         * drain may make and drop targets. */
+        manager_sync(m);
+        r = group_for_call(m, msg, spec_text, &spec, &caller, &g, error);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                r = manager_reset_group(m, g, caller);
+                if (r < 0)
+                        return sd_bus_error_set_errnof(error, r, "Cannot reset %s: %s", g->spec, strerror(-r));
+                return sd_bus_reply_method_return(msg, NULL);
+        }
         pid = spec.pid;
         r = authz_target(m, msg, pid, &caller, &t, error);
         if (r <= 0)
@@ -332,6 +401,7 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("UnwindSelfCheckDisagreed", self_check.disagreed),
         COUNTER("UnwindSelfCheckUnchecked", self_check.unchecked),
         COUNTER("UnwindSelfCheckLost", self_check.lost),
+        COUNTER("MembersRefused", members_refused),
         SD_BUS_METHOD_WITH_ARGS("Attach", SD_BUS_ARGS("s", target, "t", flags), SD_BUS_NO_RESULT,
                                 method_attach, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Detach", SD_BUS_ARGS("s", target), SD_BUS_NO_RESULT, method_detach,
@@ -340,6 +410,8 @@ static const sd_bus_vtable profiler_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListTargets", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ua{sv})", targets),
                                 method_list_targets, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListGroups", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(sa{sv})", groups),
+                                method_list_groups, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctions",
                                 SD_BUS_ARGS("s", target, "s", sort, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(ssttdd)", functions),

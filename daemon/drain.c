@@ -285,16 +285,30 @@ static void drain_stack_copy(Drain *d, const struct vprof_stack_copy *c, size_t 
                 unwind_self_check_record(&d->self_check, t, c, size);
 }
 
+/* A fork of a target that follows its children: the child's target is made now, before any record of its. */
+static void drain_fork(Drain *d, const struct vprof_fork *f, size_t size)
+{
+        if (size < sizeof(*f)) {
+                d->stats.forks_malformed++;
+                return;
+        }
+        if (d->on_member)
+                (void)d->on_member(d->member_userdata, f->group, f->tgid, f);
+}
+
 void drain_record(Drain *d, const void *data, size_t size)
 {
         const struct vprof_sample *s = data;
         bool off_cpu;
         Target *t;
 
-        /* A stack copy begins as a sample does, and says what it is in the flags. */
+        /* A stack copy and a fork begin as a sample does, and say what they are in the flags. */
         if (_unlikely_(size >= offsetof(struct vprof_sample, flags) + sizeof(s->flags) &&
-                       (s->flags & VPROF_SAMPLE_STACK_COPY))) {
-                drain_stack_copy(d, data, size);
+                       (s->flags & (VPROF_SAMPLE_STACK_COPY | VPROF_SAMPLE_FORK)))) {
+                if (s->flags & VPROF_SAMPLE_FORK)
+                        drain_fork(d, data, size);
+                else
+                        drain_stack_copy(d, data, size);
                 return;
         }
 
@@ -304,6 +318,10 @@ void drain_record(Drain *d, const void *data, size_t size)
         }
         off_cpu = s->flags & VPROF_SAMPLE_OFF_CPU;
         t = hashmap_get(d->targets, UINT64_TO_PTR(s->tgid));
+        /* A process of a group that is no target yet: a cgroup's (the program keeps its samples by its cgroup),
+         * or a child whose fork record made none. */
+        if (!t && s->group != 0 && d->on_member)
+                t = d->on_member(d->member_userdata, s->group, s->tgid, NULL);
         if (!t) {
                 if (off_cpu)
                         d->stats.off_cpu_unclaimed++;

@@ -24,6 +24,7 @@ typedef struct DrainStats {
         uint64_t off_cpu_unclaimed; /* intervals of no target */
         uint64_t off_cpu_failed_blocked; /* not counted: out of memory */
         uint64_t off_cpu_failed_preempted;
+        uint64_t forks_malformed;   /* fork records shorter than struct vprof_fork (cannot happen) */
 } DrainStats;
 
 /* A record whose user stack the BPF walk could not finish with the tables it had: addr is the lookup address
@@ -31,17 +32,25 @@ typedef struct DrainStats {
  * none did; unknown_pc says that a pc was outside the mappings the walk was given. */
 typedef void (*drain_unwind_fn)(void *userdata, Target *t, uint64_t addr, bool unknown_pc);
 
+/* A record of a process that no target has, carrying a group (nonzero): a sample of a process in an attached
+ * cgroup, or a fork of a target that follows its children (fork; NULL for a sample or an off-CPU interval).
+ * Returns the target that the process now is, a member of the group, which counts the record; NULL when it is
+ * none (refused, gone, or the group detached): the record counts as unclaimed. */
+typedef Target *(*drain_member_fn)(void *userdata, uint32_t group, uint32_t tgid, const struct vprof_fork *fork);
+
 typedef struct Drain {
         Hashmap *targets;       /* pid -> Target: whose records count; not owned */
         Symbolizer *symbolizer; /* kernel names, and a target's files after its exec(); not owned */
         drain_unwind_fn on_unwind; /* NULL: none asked (the unwind tables, unwind-tables.h) */
         void *unwind_userdata;
+        drain_member_fn on_member; /* NULL: records of no target are unclaimed (the manager's groups) */
+        void *member_userdata;
         DrainStats stats;
         UnwindSelfCheck self_check; /* the stack copies' comparisons (UnwindSelfCheck=); idle without copies */
 } Drain;
 
-/* One record as the ring buffer holds it: size bytes at data, 8-byte aligned: a sample, an off-CPU interval or a
- * stack copy of the unwind self-check. Never fails: a record that is not counted is counted in d->stats (a stack
+/* One record as the ring buffer holds it: size bytes at data, 8-byte aligned: a sample, an off-CPU interval, a
+ * stack copy of the unwind self-check or a fork (struct vprof_fork, handed to on_member). Never fails: a record that is not counted is counted in d->stats (a stack
  * copy, in d->self_check). */
 void drain_record(Drain *d, const void *data, size_t size);
 

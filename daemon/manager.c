@@ -9,9 +9,11 @@
 #include <systemd/sd-daemon.h>
 
 #include "authz-polkit.h"
+#include "bus-groups.h"
 #include "bus-names.h"
 #include "log.h"
 #include "manager.h"
+#include "manager-groups.h"
 #include "manager-slots.h"
 #include "time-util.h"
 
@@ -31,12 +33,19 @@ int manager_new(const SamplerConfig *config, Manager **ret)
         m->config = *config;
         m->targets = hashmap_new(&uint64_hash_ops);
         m->groups = hashmap_new(&string_hash_ops);
-        if (!m->targets || !m->groups)
+        m->groups_by_id = hashmap_new(&uint64_hash_ops);
+        m->refused = hashmap_new(&uint64_hash_ops);
+        if (!m->targets || !m->groups || !m->groups_by_id || !m->refused)
                 return -ENOMEM;
         r = symbolizer_new(&m->symbolizer);
         if (r < 0)
                 return r;
-        m->drain = (Drain){ .targets = m->targets, .symbolizer = m->symbolizer };
+        m->drain = (Drain){
+                .targets = m->targets,
+                .symbolizer = m->symbolizer,
+                .on_member = manager_group_member,
+                .member_userdata = m,
+        };
         r = sd_event_default(&m->event);
         if (r < 0)
                 return r;
@@ -59,6 +68,11 @@ Manager *manager_free(Manager *m)
         HASHMAP_FOREACH(g, m->groups)
                 target_group_free(g);
         hashmap_free(m->groups);
+        hashmap_free(m->groups_by_id);
+        hashmap_free(m->refused);
+        free(m->cgroup_mount);
+        /* Before the bus: each holds a call. */
+        pending_attaches_free(m->pending_attaches);
         polkit_registry_free(m->polkit_registry);
         sd_bus_message_unref(m->stats_call);
         sd_event_source_disable_unref(m->wakeup_source);
@@ -151,7 +165,19 @@ static int off_cpu_targets_changed(Manager *m, int delta)
         return r;
 }
 
-/* The target stops being sampled: out of the BPF map, and off the context-switch program. */
+/* The fork program runs while some running target follows its children. */
+static int children_targets_changed(Manager *m, int delta)
+{
+        int r;
+
+        m->n_children_targets += delta;
+        r = m->sampler ? sampler_follow_forks(m->sampler, m->n_children_targets > 0) : 0;
+        if (r < 0)
+                m->n_children_targets -= delta;
+        return r;
+}
+
+/* The target stops being sampled: out of the BPF map, and off the context-switch and fork programs. */
 static int target_leave_sampler(Manager *m, Target *t)
 {
         int r;
@@ -162,6 +188,10 @@ static int target_leave_sampler(Manager *m, Target *t)
         unwind_tables_forget(m->unwind_tables, t->pid);
         if (t->flags & VPROF_TARGET_OFF_CPU)
                 (void)off_cpu_targets_changed(m, -1);
+        if (t->flags & VPROF_TARGET_CHILDREN)
+                (void)children_targets_changed(m, -1);
+        /* A slot may be free: processes of cgroups refused one may try again. */
+        m->slots_generation++;
         return 0;
 }
 
@@ -236,11 +266,24 @@ static bool any_running_target(Manager *m)
         return false;
 }
 
-/* The timer only runs while some target runs: an idle daemon does not wake up. */
+static bool any_cgroup_group(Manager *m)
+{
+        TargetGroup *g;
+
+        HASHMAP_FOREACH(g, m->groups)
+                if (target_group_has_cgroup(g))
+                        return true;
+        return false;
+}
+
+/* The timer only runs while some target runs, or a cgroup is attached whose processes become targets from their
+ * records: an idle daemon does not wake up. */
 static void update_drain_timer(Manager *m)
 {
         if (m->drain_timer)
-                (void)sd_event_source_set_enabled(m->drain_timer, any_running_target(m) ? SD_EVENT_ON : SD_EVENT_OFF);
+                (void)sd_event_source_set_enabled(m->drain_timer, any_running_target(m) || any_cgroup_group(m)
+                                                                          ? SD_EVENT_ON
+                                                                          : SD_EVENT_OFF);
 }
 
 uint64_t manager_close_interval(const Manager *m)
@@ -354,7 +397,8 @@ static void update_idle_timer(Manager *m)
 
         if (!m->idle_timer || m->exiting)
                 return;
-        if (hashmap_size(m->targets) > 0)
+        /* A group without a member yet is attached all the same. */
+        if (hashmap_size(m->targets) > 0 || hashmap_size(m->groups) > 0)
                 r = sd_event_source_set_enabled(m->idle_timer, SD_EVENT_OFF);
         else if (sd_event_source_get_enabled(m->idle_timer, NULL) > 0)
                 return; /* already counting */
@@ -387,8 +431,8 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec _unused_, void *userd
         Manager *m = userdata;
         int r;
 
-        /* A call waiting for polkit is not idle: wait another period. */
-        if (hashmap_size(m->polkit_registry) > 0) {
+        /* A call waiting for polkit or systemd is not idle: wait another period. */
+        if (hashmap_size(m->polkit_registry) > 0 || hashmap_size(m->pending_attaches) > 0) {
                 r = sd_event_source_set_time_relative(s, m->exit_idle_usec);
                 if (r >= 0)
                         r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -481,15 +525,27 @@ static const char *caller_text(AuthzCaller caller, char buf[static 64])
         return buf;
 }
 
-void manager_targets_changed(Manager *m)
+static void targets_changed(Manager *m, bool members_only)
 {
         update_drain_timer(m);
         update_close_timer(m);
         update_idle_timer(m);
         manager_slots_update_retention(m);
         manager_notify_status(m, NULL);
-        if (m->observer.targets_changed)
+        /* A group's members come and go by the hundred: the next periodic snapshot (or the one at the stop)
+         * saves them, and the seconds' journal records have their counts meanwhile (manager-groups.h). */
+        if (!members_only && m->observer.targets_changed)
                 m->observer.targets_changed(m->observer.userdata);
+}
+
+void manager_targets_changed(Manager *m)
+{
+        targets_changed(m, false);
+}
+
+void manager_members_changed(Manager *m)
+{
+        targets_changed(m, true);
 }
 
 int manager_remove_target(Manager *m, Target *t)
@@ -521,15 +577,22 @@ static void on_target_exit(Target *t, void *userdata)
         if (r < 0)
                 log_warning_errno(r, "Failed to remove PID %d from the BPF targets: %m", (int)t->pid);
         target_mark_exited(t);
-        if (m->exited_retention_usec > 0)
+        /* A group's members come and go by the hundred: its members' exits at debug level only. */
+        if (t->group)
+                log_debug("Target %d (%s) of %s exited.", (int)t->pid, t->info.comm, t->group->spec);
+        else if (m->exited_retention_usec > 0)
                 log_info("Target %d (%s) of UID %u exited; its tables stay until it is detached, for %" PRIu64
                          " s at most.", (int)t->pid, t->info.comm, (unsigned)t->owner_uid,
                          m->exited_retention_usec / USEC_PER_SEC);
         else
                 log_info("Target %d (%s) of UID %u exited; its tables stay until it is detached.", (int)t->pid,
                          t->info.comm, (unsigned)t->owner_uid);
-        /* Saved soon: the exit time decides how long the tables stay, also after a restart. */
-        manager_targets_changed(m);
+        /* Saved soon: the exit time decides how long the tables stay, also after a restart. A member's, with the
+         * next snapshot. */
+        if (t->group)
+                manager_members_changed(m);
+        else
+                manager_targets_changed(m);
 }
 
 Target *manager_get_target(Manager *m, pid_t pid)
@@ -563,11 +626,56 @@ int manager_attach(Manager *m, pid_t pid, AuthzCaller caller, uint64_t flags, Ta
         return manager_attach_started(m, pid, UINT64_MAX, caller, flags, ret, ret_tgid);
 }
 
-int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
-                           Target **ret, pid_t *ret_tgid)
+int manager_add_target(Manager *m, Target *t, TargetGroup *g)
+{
+        bool off_cpu = !t->exited && (t->flags & VPROF_TARGET_OFF_CPU);
+        bool children = !t->exited && (t->flags & VPROF_TARGET_CHILDREN);
+        int r;
+
+        if (!t->exited) {
+                r = target_watch_exit(t, m->event, on_target_exit, m);
+                if (r < 0)
+                        return r;
+        }
+        /* The programs first, so that no switch or fork of the target goes unseen once it is in the map. */
+        if (off_cpu) {
+                r = off_cpu_targets_changed(m, +1);
+                if (r < 0)
+                        return r;
+        }
+        if (children) {
+                r = children_targets_changed(m, +1);
+                if (r < 0)
+                        goto undo_off_cpu;
+        }
+        manager_slots_make_room(m, t);
+        r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)t->pid), t);
+        if (r < 0)
+                goto undo_children;
+        if (!t->exited && m->sampler) {
+                r = g ? sampler_add_member(m->sampler, (uint32_t)t->pid, t->flags, g->id)
+                      : sampler_add_target(m->sampler, (uint32_t)t->pid, t->flags);
+                if (r < 0) {
+                        hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)t->pid));
+                        goto undo_children;
+                }
+        }
+        t->group = g;
+        return 0;
+
+undo_children:
+        if (children)
+                (void)children_targets_changed(m, -1);
+undo_off_cpu:
+        if (off_cpu)
+                (void)off_cpu_targets_changed(m, -1);
+        return r;
+}
+
+int manager_attach_in_group(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
+                            TargetGroup *g, Target **ret, pid_t *ret_tgid)
 {
         _cleanup_(target_freep) Target *t = NULL;
-        bool off_cpu = flags & VPROF_TARGET_OFF_CPU;
         TargetContext context = manager_target_context(m);
         char who[64];
         int r;
@@ -587,32 +695,24 @@ int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCall
         /* Checked on the pinned process, before anything samples it. */
         if (start_time != UINT64_MAX && t->info.start_time != start_time)
                 return -ESTALE;
-        r = target_watch_exit(t, m->event, on_target_exit, m);
+        r = manager_add_target(m, t, g);
         if (r < 0)
                 return r;
-        /* The program first, so that no switch of the target goes unseen once it is in the map. */
-        if (off_cpu) {
-                r = off_cpu_targets_changed(m, +1);
-                if (r < 0)
-                        return r;
-        }
-        manager_slots_make_room(m, t);
-        r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)pid), t);
-        if (r >= 0) {
-                r = m->sampler ? sampler_add_target(m->sampler, (uint32_t)pid, flags) : 0;
-                if (r < 0)
-                        hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)pid));
-        }
-        if (r < 0) {
-                if (off_cpu)
-                        (void)off_cpu_targets_changed(m, -1);
-                return r;
-        }
-        log_info("Attached to %d (%s) %s%s.", (int)pid, t->info.comm, caller_text(caller, who),
-                 off_cpu ? ", off-CPU time included" : "");
+        log_info("Attached to %d (%s) %s%s%s.", (int)pid, t->info.comm, caller_text(caller, who),
+                 flags & VPROF_TARGET_OFF_CPU ? ", off-CPU time included" : "",
+                 flags & VPROF_TARGET_CHILDREN ? ", with the processes it forks" : "");
         *ret = TAKE_PTR(t);
         manager_targets_changed(m);
         return 0;
+}
+
+int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
+                           Target **ret, pid_t *ret_tgid)
+{
+        /* A process alone: its children are followed only in a group (manager-groups.h), which a restore of
+         * saved tables does not bring back. */
+        return manager_attach_in_group(m, pid, start_time, caller, flags & ~(uint64_t)VPROF_TARGET_CHILDREN, NULL,
+                                       ret, ret_tgid);
 }
 
 int manager_add_exited(Manager *m, Target *t)
@@ -656,8 +756,6 @@ int manager_reset(Manager *m, Target *t, AuthzCaller caller)
         char who[64];
         int r;
 
-        /* Samples taken before the reset belong to the old tables. */
-        manager_sync(m);
         r = target_reset(t, &context);
         if (r < 0)
                 return r;
@@ -729,7 +827,7 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
         int r;
 
         if (!m->sampler) {
-                *ret = (ManagerStats){};
+                *ret = (ManagerStats){ .members_refused = m->members_refused };
                 count_limits(m, ret);
                 return 0;
         }
@@ -767,6 +865,7 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                 .walks_bad_rule = stats[VPROF_STAT_UNWIND_BAD_RULE],
                 .walks_unknown_pc = stats[VPROF_STAT_UNWIND_UNKNOWN_PC],
                 .walks_no_mappings = stats[VPROF_STAT_UNWIND_NO_MAPPINGS],
+                .members_refused = m->members_refused + stats[VPROF_STAT_FORKS_LOST],
         };
         if (m->unwind_tables)
                 unwind_tables_get_stats(m->unwind_tables, &ret->unwind);

@@ -25,6 +25,9 @@ typedef struct ManagerStats {
          * many targets reached either limit. */
         uint64_t other_function_samples, other_stack_samples;
         uint32_t targets_at_limit;
+        /* Processes that groups could not take in (manager-groups.h), and forks of targets that follow their
+         * children lost for want of room in the ring buffer. */
+        uint64_t members_refused;
         /* How the BPF program's walks of user stacks by the unwind tables ended (each in one of the first five)
          * and what they met on the way (docs/UNWINDING.md); all 0 with UnwindTableMiB=0. */
         uint64_t walks_complete, walks_end_fp, walks_depth, walks_fault, walks_bad;
@@ -63,10 +66,19 @@ typedef struct Manager {
         Debuginfod *debuginfod; /* NULL: DebuginfodURLs= is empty, or libdebuginfod is missing */
         Hashmap *targets; /* pid -> Target */
         Hashmap *groups;  /* spec -> TargetGroup (target-group.h): units, cgroups, processes with children */
+        Hashmap *groups_by_id; /* TargetGroup.id -> TargetGroup: the group a record carries */
+        uint32_t last_group_id;
+        char *cgroup_mount;    /* the cgroup2 mount point, found at the first cgroup attached; NULL before */
+        /* Processes of cgroups refused a slot, by PID: not tried again until a slot frees (manager-groups.h). */
+        Hashmap *refused;
+        uint32_t slots_generation; /* moves when a running target leaves: a slot may be free */
+        uint64_t members_refused;  /* processes that groups could not take in (manager-groups.h) */
+        Hashmap *pending_attaches; /* Attach calls waiting for systemd's answer (bus-groups.h) */
         Drain drain;      /* the ring buffer's records into the targets' tables */
         Hashmap *polkit_registry; /* calls waiting for polkit's answer */
 
         unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
+        unsigned n_children_targets; /* running targets that follow their children (the fork program) */
 
         uint32_t max_targets_per_user; /* manager-slots.h; 0: no limit per user */
         uint64_t exited_retention_usec; /* exited targets go this long after their exit; 0: never */
@@ -147,10 +159,18 @@ int manager_attach(Manager *m, pid_t pid, AuthzCaller caller, uint64_t flags, Ta
  * when pid is another process now. */
 int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
                            Target **ret, pid_t *ret_tgid);
+/* manager_attach_started() of a member of group g (NULL: alone), flags kept as they are. */
+int manager_attach_in_group(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
+                            TargetGroup *g, Target **ret, pid_t *ret_tgid);
+/* t, new, joins the targets as a member of g (NULL: alone), running or exited: its exit watched, the BPF programs
+ * it needs, a slot (manager_slots_check() said yes; exited targets give way), the BPF maps. On failure nothing
+ * changed, t is still the caller's. Does not call manager_targets_changed(). */
+int manager_add_target(Manager *m, Target *t, TargetGroup *g);
 /* Keep t, an exited target of saved tables (target_new_exited()); -E2BIG at the target limit, -EEXIST, -ETIME
  * when it exited longer ago than the retention time. */
 int manager_add_exited(Manager *m, Target *t);
-/* Detach and Reset, for caller (named in the log line). */
+/* Detach and Reset, for caller (named in the log line). Reset does not drain: the caller drains before it
+ * looks t up (a drain may make and drop targets: manager-groups.h). */
 int manager_detach(Manager *m, pid_t pid, AuthzCaller caller);
 int manager_reset(Manager *m, Target *t, AuthzCaller caller);
 /* Take t out of the targets and free it, out of the sampler first when it runs; then call
@@ -158,6 +178,8 @@ int manager_reset(Manager *m, Target *t, AuthzCaller caller);
 int manager_remove_target(Manager *m, Target *t);
 /* After targets came, went or exited: the timers, the service manager's status line, a save. */
 void manager_targets_changed(Manager *m);
+/* The same after members of groups came or exited, without asking for a save (ManagerObserver). */
+void manager_members_changed(Manager *m);
 Target *manager_get_target(Manager *m, pid_t pid);
 
 /* The group of that spec (target-group.h), NULL when none is attached. */

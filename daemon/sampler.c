@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cgroup-util.h"
 #include "cpu-list.h"
 #include "log.h"
 #include "parse-util.h"
@@ -28,6 +29,7 @@ struct Sampler {
         struct bpf_link **links;
         struct bpf_link *switch_link; /* off-CPU tracking, while attached */
         struct bpf_link *exec_link;   /* counts targets' exec() calls */
+        struct bpf_link *fork_link;   /* follows the forks of targets that follow their children, while some do */
         uint64_t off_cpu_dropped;
         /* The unwind tables through mmap(): n_arena entries (0: the walk is off) and the descriptors. */
         struct vprof_unwind_entry *arena;
@@ -39,6 +41,10 @@ struct Sampler {
         uint64_t *target_bits;
         uint32_t n_target_words;
         struct vprof_cpu_counter *discards; /* discards through mmap(), n_possible_cpus of them */
+        /* Attached cgroups at each level from the cgroup2 root, whose bits make cgroup_levels; the level of the
+         * root of the daemon's cgroup namespace, which its cgroup paths start from (-1: not known). */
+        unsigned n_cgroups_at_level[VPROF_MAX_CGROUP_LEVEL + 1];
+        int cgroup_root_level;
         unsigned n_events;
         SamplerEvent event;
         char reason[256];
@@ -199,6 +205,48 @@ static int set_pid_namespace(Sampler *s)
         return 0;
 }
 
+/* The cgroup namespace inode of the initial namespace (PROC_CGROUP_INIT_INO). */
+#define CGROUP_NS_INIT_INO 0xEFFFFFFBU
+
+static bool in_cgroup_namespace(void)
+{
+        struct stat st;
+
+        return stat("/proc/self/ns/cgroup", &st) >= 0 && st.st_ino != CGROUP_NS_INIT_INO;
+}
+
+/* The level from the cgroup2 root of the root of the daemon's cgroup namespace: 0 in the initial one; in another
+ * (a container), where the daemon's cgroup paths begin below the root, its own cgroup's level as the kernel
+ * counts it (vprof_cgroup_level, run once) less its level in its path. The BPF program compares levels of the
+ * whole hierarchy. */
+static void find_cgroup_root_level(Sampler *s)
+{
+        _cleanup_free_ char *self = NULL;
+        int level, r;
+
+        s->cgroup_root_level = -1;
+        if (!s->skel->progs.vprof_cgroup_level || !bpf_program__autoload(s->skel->progs.vprof_cgroup_level)) {
+                s->cgroup_root_level = 0;
+                return;
+        }
+        r = bpf_prog_test_run_opts(bpf_program__fd(s->skel->progs.vprof_cgroup_level), NULL);
+        level = s->skel->data->self_cgroup_level;
+        if (r < 0 || level < 0) {
+                log_warning_errno(r < 0 ? r : -ENOENT, "Failed to find the level of the daemon's cgroup: no "
+                                  "cgroup can be attached: %m");
+                return;
+        }
+        r = proc_cgroup_read(0, &self);
+        if (r < 0 || (int)cgroup_path_level(self) > level) {
+                log_warning_errno(r < 0 ? r : -EINVAL, "Failed to read the daemon's own cgroup: no cgroup can be "
+                                  "attached: %m");
+                return;
+        }
+        s->cgroup_root_level = level - (int)cgroup_path_level(self);
+        log_info("Running in a cgroup namespace whose root is at level %d of the cgroup2 hierarchy.",
+                 s->cgroup_root_level);
+}
+
 /* Bytes the kernel maps for an array of n values of size bytes: whole pages. */
 static size_t array_mmap_size(size_t n, size_t size)
 {
@@ -266,7 +314,7 @@ static int size_target_bits(Sampler *s)
 }
 
 /* The maps of the discard path, through mmap(): the bitmap, which the daemon writes, and the CPUs' counts of
- * discarded samples, which it reads. */
+ * discarded samples, which it reads (and whose copies of cgroup_levels it writes). */
 static int map_discard_maps(Sampler *s)
 {
         void *p = mmap(NULL, array_mmap_size(s->n_target_words, sizeof(uint64_t)), PROT_READ | PROT_WRITE,
@@ -275,7 +323,8 @@ static int map_discard_maps(Sampler *s)
         if (p == MAP_FAILED)
                 return log_error_errno(-errno, "Failed to map the targets' bitmap: %m");
         s->target_bits = p;
-        p = mmap(NULL, array_mmap_size(s->n_possible_cpus, sizeof(struct vprof_cpu_counter)), PROT_READ,
+        /* Written too: each CPU's copy of cgroup_levels. */
+        p = mmap(NULL, array_mmap_size(s->n_possible_cpus, sizeof(struct vprof_cpu_counter)), PROT_READ | PROT_WRITE,
                  MAP_SHARED, bpf_map__fd(s->skel->maps.discards), 0);
         if (p == MAP_FAILED)
                 return log_error_errno(-errno, "Failed to map the discard counters: %m");
@@ -368,6 +417,10 @@ int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdat
         r = bpf_map__set_max_entries(s->skel->maps.discards, s->n_possible_cpus);
         if (r < 0)
                 return log_error_errno(r, "Failed to size the discard counters: %m");
+        /* Only where its answer is needed: outside a cgroup namespace the paths give the levels. */
+        r = bpf_program__set_autoload(s->skel->progs.vprof_cgroup_level, in_cgroup_namespace());
+        if (r < 0)
+                return log_error_errno(r, "Failed to leave out the cgroup level program: %m");
 
         r = vprof_bpf__load(s->skel);
         if (r < 0)
@@ -379,6 +432,7 @@ int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdat
         r = map_unwind_maps(s);
         if (r < 0)
                 return r;
+        find_cgroup_root_level(s);
 
         s->exec_link = bpf_program__attach(s->skel->progs.vprof_exec);
         if (!s->exec_link)
@@ -405,6 +459,7 @@ Sampler *sampler_free(Sampler *s)
                 close_events(s);
         bpf_link__destroy(s->switch_link);
         bpf_link__destroy(s->exec_link);
+        bpf_link__destroy(s->fork_link);
         ring_buffer__free(s->ring);
         if (s->arena)
                 munmap(s->arena, array_mmap_size(s->n_arena, sizeof(*s->arena)));
@@ -447,6 +502,87 @@ int sampler_add_target(Sampler *s, uint32_t tgid, uint64_t flags)
          * yet, as before the attach). */
         set_target_bit(s, tgid, true);
         return 0;
+}
+
+int sampler_add_member(Sampler *s, uint32_t tgid, uint64_t flags, uint32_t group)
+{
+        struct vprof_target value = { .flags = flags, .group = group };
+
+        if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &tgid, &value, BPF_NOEXIST) < 0 &&
+            errno != EEXIST)
+                return negative_errno();
+        /* EEXIST: the fork program put it there, with the bit, and counts its exec() calls there. */
+        set_target_bit(s, tgid, true);
+        return 0;
+}
+
+int sampler_follow_forks(Sampler *s, bool on)
+{
+        int r;
+
+        if (on == !!s->fork_link)
+                return 0;
+        if (!on) {
+                bpf_link__destroy(s->fork_link);
+                s->fork_link = NULL;
+                return 0;
+        }
+        s->fork_link = bpf_program__attach(s->skel->progs.vprof_fork);
+        if (!s->fork_link) {
+                r = negative_errno();
+                s->fork_link = NULL;
+                return log_error_errno(r, "Failed to attach the fork program: %m");
+        }
+        return 0;
+}
+
+static void update_cgroup_levels(Sampler *s)
+{
+        uint64_t levels = 0;
+
+        for (unsigned l = 0; l <= VPROF_MAX_CGROUP_LEVEL; l++)
+                if (s->n_cgroups_at_level[l] > 0)
+                        levels |= UINT64_C(1) << l;
+        __atomic_store_n(&s->skel->bss->cgroup_levels, levels, __ATOMIC_RELEASE);
+        /* And each CPU's copy, which the discard path reads. */
+        for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
+                __atomic_store_n(&s->discards[cpu].cgroup_levels, levels, __ATOMIC_RELEASE);
+}
+
+int sampler_add_cgroup(Sampler *s, uint64_t id, unsigned level, uint32_t group)
+{
+        if (s->cgroup_root_level < 0)
+                return -EOPNOTSUPP;
+        if (group == 0)
+                return -EINVAL;
+        level += (unsigned)s->cgroup_root_level;
+        if (level > VPROF_MAX_CGROUP_LEVEL)
+                return -ERANGE;
+        if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_targets), &id, &group, BPF_NOEXIST) < 0)
+                return errno == E2BIG || errno == ENOMEM ? -E2BIG : negative_errno();
+        /* After the entry, so that the program finds it when it looks at that level. */
+        s->n_cgroups_at_level[level]++;
+        update_cgroup_levels(s);
+        return 0;
+}
+
+int sampler_remove_cgroup(Sampler *s, uint64_t id, unsigned level)
+{
+        if (s->cgroup_root_level < 0)
+                return -EOPNOTSUPP;
+        level += (unsigned)s->cgroup_root_level;
+        if (level > VPROF_MAX_CGROUP_LEVEL || s->n_cgroups_at_level[level] == 0)
+                return -EINVAL;
+        if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.cgroup_targets), &id) < 0)
+                return negative_errno();
+        s->n_cgroups_at_level[level]--;
+        update_cgroup_levels(s);
+        return 0;
+}
+
+int sampler_cgroup_root_level(const Sampler *s)
+{
+        return s->cgroup_root_level;
 }
 
 int sampler_remove_target(Sampler *s, uint32_t tgid)

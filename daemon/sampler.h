@@ -52,6 +52,23 @@ unsigned sampler_n_cpus(const Sampler *s);
  * (attach, detach, exit, restore; an exec() keeps the tgid). */
 int sampler_add_target(Sampler *s, uint32_t tgid, uint64_t flags);
 int sampler_remove_target(Sampler *s, uint32_t tgid);
+/* tgid as a member of group (nonzero), whose records carry it: added as by sampler_add_target(), or, when the fork
+ * program added it already (the child of a target with VPROF_TARGET_CHILDREN), left as it is. */
+int sampler_add_member(Sampler *s, uint32_t tgid, uint64_t flags, uint32_t group);
+
+/* Attach or detach the fork program, which makes the children of targets with VPROF_TARGET_CHILDREN targets as
+ * they are forked (struct vprof_fork): on while some target has the flag, since it runs on every fork. */
+int sampler_follow_forks(Sampler *s, bool on);
+
+/* The samples of processes in cgroup id (cgroup-util.h) and below it, targets or not, are kept for group
+ * (nonzero). level: the cgroup's in the daemon's paths (cgroup_path_level()), which the sampler takes from the
+ * root of its cgroup namespace to the hierarchy's. -EEXIST when it is attached, -E2BIG when VPROF_MAX_CGROUPS
+ * are, -ERANGE too deep, -EOPNOTSUPP when the daemon's cgroup namespace hides the levels (logged at start). */
+int sampler_add_cgroup(Sampler *s, uint64_t id, unsigned level, uint32_t group);
+int sampler_remove_cgroup(Sampler *s, uint64_t id, unsigned level);
+/* The level from the cgroup2 root of the root of the daemon's cgroup namespace: 0 outside one; -1 when it could not
+ * be found (no cgroup can be attached). */
+int sampler_cgroup_root_level(const Sampler *s);
 
 /* Attach or detach the context-switch program: on while some target tracks off-CPU time, since it runs on
  * every context switch of the machine. */

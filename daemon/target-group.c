@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "systemd-unit.h"
 #include "target-group.h"
 
 int target_group_new(const char *spec, TargetGroupKind kind, TargetGroup **ret)
@@ -29,6 +30,7 @@ TargetGroup *target_group_free(TargetGroup *g)
 {
         if (!g)
                 return NULL;
+        unit_lookup_free(g->unit);
         free(g->spec);
         free(g->cgroup_path);
         free(g);

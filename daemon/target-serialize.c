@@ -33,7 +33,8 @@ void target_serialize_write(const Target *t, SectionWriter *w)
         s = section_begin(w, TAG_INFO, SECTION_REQUIRED);
         section_write_u32(w, (uint32_t)t->pid);
         section_write_u64(w, t->info.start_time);
-        section_write_u64(w, t->flags);
+        /* Following children is a group's, and groups are not saved: a member comes back as a process alone. */
+        section_write_u64(w, t->flags & KNOWN_FLAGS);
         section_write_u32(w, t->attach_uid);
         section_write_u64(w, t->attach_usec);
         for (int i = 0; i < 3; i++)

@@ -143,6 +143,62 @@ int target_new(const TargetContext *c, pid_t pid, uid_t caller, uint64_t flags, 
         return 0;
 }
 
+int target_new_child(const TargetContext *c, pid_t pid, uint64_t start_time, const Target *parent, uint64_t flags,
+                     Target **ret)
+{
+        _cleanup_(target_freep) Target *t = NULL;
+        _cleanup_close_ int pidfd = -1;
+        ProcInfo info;
+        int r;
+
+        /* Pinned and still the process that was forked: its own information. */
+        pidfd = pidfd_open(pid);
+        if (pidfd >= 0 && c->pidfd_bound > 0 && pidfd >= c->pidfd_bound)
+                return -EMFILE;
+        if (pidfd >= 0) {
+                r = proc_info_read(pid, &info);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || info.tgid != pid || info.start_time != start_time || info.kernel_thread)
+                        pidfd = safe_close(pidfd);
+        }
+        /* Gone (or another process has its PID): what its records need, from its parent. */
+        if (pidfd < 0) {
+                if (!parent || !parent->address_space)
+                        return -ESRCH;
+                info = parent->info;
+                info.tgid = pid;
+                info.ns_tgid = 0;
+                info.start_time = start_time;
+        }
+
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->pidfd = -1;
+        t->pid = pid;
+        t->info = info;
+        t->attach_usec = now_usec(CLOCK_REALTIME);
+        t->epoch_ns = now_ns(CLOCK_MONOTONIC);
+        t->flags = flags;
+        r = target_alloc_tables(t, c);
+        if (r < 0)
+                return r;
+        if (parent && parent->address_space)
+                r = address_space_clone(parent->address_space, pid, start_time, &t->address_space);
+        else
+                r = address_space_new(c->symbolizer, pid, &t->address_space);
+        if (r < 0)
+                return r;
+        if (pidfd < 0) {
+                t->exited = true;
+                t->exit_usec = t->attach_usec;
+        }
+        t->pidfd = TAKE_FD(pidfd);
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
 int target_new_exited(const TargetContext *c, const ProcInfo *info, uint64_t flags, uid_t attach_uid,
                       uid_t owner_uid, uint64_t attach_usec, uint64_t exit_usec, Profile **profile, Target **ret)
 {

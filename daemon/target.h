@@ -89,6 +89,14 @@ int target_new(const TargetContext *c, pid_t pid, uid_t caller, uint64_t flags, 
 Target *target_free(Target *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Target *, target_free);
 
+/* The child pid, started at start_time (proc-info.h), that the process of parent (NULL: not a target) forked,
+ * as a member of a group: attached as root would (the group's caller was). It starts with a copy of its parent's
+ * address space, as the process itself does. A child already gone, or whose PID is another process's now, is
+ * made exited at once, named after its parent: its records, which were kept from its first sample, are still
+ * counted and named. -ESRCH when it is gone and has no parent target to take that from; -EMFILE. */
+int target_new_child(const TargetContext *c, pid_t pid, uint64_t start_time, const Target *parent, uint64_t flags,
+                     Target **ret);
+
 /* A target of saved tables whose process is gone (state-store.h): exited from the start, with the saved
  * process information; exit_usec 0 when the time of the exit is unknown (now is taken). Takes *profile. */
 int target_new_exited(const TargetContext *c, const ProcInfo *info, uint64_t flags, uid_t attach_uid,

@@ -177,6 +177,39 @@ int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret)
         return 0;
 }
 
+int address_space_clone(const AddressSpace *from, pid_t pid, uint64_t start_time, AddressSpace **ret)
+{
+        _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        int r;
+
+        assert(from);
+        assert(ret);
+
+        if (pid <= 0)
+                return -EINVAL;
+        as = calloc(1, sizeof(*as));
+        if (!as)
+                return -ENOMEM;
+        as->symbolizer = from->symbolizer;
+        as->pid = pid;
+        as->start_time = start_time;
+        r = proc_maps_copy(from->maps, &as->maps);
+        if (r < 0)
+                return r;
+        as->files = calloc(MAX(as->maps->n, (size_t)1), sizeof(FileEntry *));
+        if (!as->files)
+                return -ENOMEM;
+        /* The files the parent opened already, shared; the vDSO and a perf map are the child's own, found on use. */
+        for (size_t i = 0; i < as->maps->n; i++) {
+                as->files[i] = from->files[i];
+                file_ref(as->files[i]);
+        }
+        as->last_read_usec = from->last_read_usec;
+        as->generation = now_usec(CLOCK_MONOTONIC);
+        *ret = TAKE_PTR(as);
+        return 0;
+}
+
 AddressSpace *address_space_free(AddressSpace *as)
 {
         if (!as)

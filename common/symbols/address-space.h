@@ -17,6 +17,11 @@ typedef struct AddressSpace AddressSpace;
 
 /* Reads /proc/PID/maps now; -ESRCH when the process is gone. The address space uses s: free it before s. */
 int address_space_new(Symbolizer *s, pid_t pid, AddressSpace **ret);
+/* The address space of process pid (started at start_time, clock ticks since boot as in /proc/PID/stat; 0:
+ * unknown), a child forked by the process of from: a copy of its parent's maps, the files shared, which the child
+ * has until it execs or maps more (a miss reads its own maps then, while the process of that start time lives).
+ * So the samples of a child that exited before the daemon saw it are named. */
+int address_space_clone(const AddressSpace *from, pid_t pid, uint64_t start_time, AddressSpace **ret);
 AddressSpace *address_space_free(AddressSpace *as);
 DEFINE_TRIVIAL_CLEANUP_FUNC(AddressSpace *, address_space_free);
 

@@ -271,6 +271,44 @@ const ProcMap *proc_maps_find(const ProcMaps *m, uint64_t addr)
         return addr < m->maps[lo - 1].end ? &m->maps[lo - 1] : NULL;
 }
 
+int proc_maps_copy(const ProcMaps *m, ProcMaps **ret)
+{
+        _cleanup_free_ ProcMap *maps = NULL;
+        size_t strings_size = 0, used = 0;
+        ProcMapsBlob *blob;
+
+        assert(m);
+        assert(ret);
+
+        /* The same layout as a parse's: the paths in the blob, a run of one file's mappings sharing one. */
+        for (size_t i = 0; i < m->n; i++)
+                if (m->maps[i].path && (i == 0 || m->maps[i].path != m->maps[i - 1].path))
+                        strings_size += strlen(m->maps[i].path) + 1;
+        maps = malloc(MAX(m->n, (size_t)1) * sizeof(*maps));
+        if (!maps)
+                return -ENOMEM;
+        blob = malloc(sizeof(ProcMapsBlob) + strings_size);
+        if (!blob)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n; i++) {
+                maps[i] = m->maps[i];
+                if (!m->maps[i].path)
+                        continue;
+                if (i > 0 && m->maps[i].path == m->maps[i - 1].path)
+                        maps[i].path = maps[i - 1].path;
+                else {
+                        size_t len = strlen(m->maps[i].path) + 1;
+
+                        maps[i].path = memcpy(blob->strings + used, m->maps[i].path, len);
+                        used += len;
+                }
+        }
+        blob->pub.n = m->n;
+        blob->pub.maps = TAKE_PTR(maps);
+        *ret = &blob->pub;
+        return 0;
+}
+
 ProcMaps *proc_maps_free(ProcMaps *m)
 {
         if (!m)

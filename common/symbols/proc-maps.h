@@ -33,5 +33,7 @@ int proc_maps_parse(const char *text, ProcMaps **ret);
 int proc_maps_read(pid_t pid, ProcMaps **ret);
 /* The mapping that contains addr, or NULL (binary search). */
 const ProcMap *proc_maps_find(const ProcMaps *m, uint64_t addr);
+/* A copy of m, of its own: a forked child's maps are its parent's until it execs. */
+int proc_maps_copy(const ProcMaps *m, ProcMaps **ret);
 ProcMaps *proc_maps_free(ProcMaps *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ProcMaps *, proc_maps_free);

@@ -6,8 +6,9 @@
 # does not stop the ones after it. The results go to /var/log/vprof-e2e/results for the host side (run-e2e.sh);
 # the exit status is the number of failed steps, which the unit passes out as the container's exit status.
 #
-# Inputs, put in place by run-e2e.sh: /root/vprof-e2e/vprofd_*.deb, /usr/local/bin/vprof-demo, and
-# /root/vprof-e2e/bpf-programs (the names of bpf/vprof.bpf.c's programs).
+# Inputs, put in place by run-e2e.sh: /root/vprof-e2e/vprofd_*.deb, /usr/local/bin/vprof-demo, /usr/local/bin/vprof-fork
+# with its unit vprof-fork-test.service, and /root/vprof-e2e/bpf-programs (the names of bpf/vprof.bpf.c's
+# programs).
 # The small predicates below run through check(), which shellcheck does not follow:
 # shellcheck disable=SC2317
 set -u
@@ -303,10 +304,91 @@ check "the new daemon says the previous one did not stop cleanly" grep -q 'did n
 check "and replayed the journal" grep -q 'Replayed .* of the journal' <<<"$OUT"
 step_end
 
-# --- 11. MaxTargets ------------------------------------------------------------------------------------------
+# --- 11. a service by its unit name --------------------------------------------------------------------------
+# vprof-fork-test.service: a main process that keeps two workers, each burning CPU in fork_worker_spin() for a
+# second, and replaces each as it exits; every one logs "worker PID" (or "main PID") as it starts.
+fork_unit=vprof-fork-test.service
+fork_log=$out/fork-workers.log
+# The PIDs of the log's lines of KIND after the first SKIP of them.
+logged() { awk -v k="$1" '$1 == k { print $2 }' "$fork_log" 2>/dev/null | tail -n +$(($2 + 1)); }
+count_logged() { logged "$1" 0 | wc -l; }
+# The samples of PID in vprofctl report --by process's output (PID COMMAND SAMPLES PERCENT), empty if absent.
+process_samples() { awk -v p="$1" '$1 == p { print $3 }' <<<"$2"; }
+# check_workers SKIP ROWS: the workers logged after the first SKIP, but the two running now, are each in ROWS
+# with samples.
+check_workers() {
+  local w s missing= nosamples= n=0
+  for w in $(logged worker "$1" | head -n -2); do
+    n=$((n + 1))
+    s=$(process_samples "$w" "$2")
+    [ -n "$s" ] || missing+=" $w"
+    ge "${s:-0}" 1 || nosamples+=" $w"
+  done
+  check "$n workers started since then and done (at least 4)" ge "$n" 4
+  check "each of them is in the unit's tables (missing:${missing:- none})" [ -z "$missing" ]
+  check "each of them has samples (none for:${nosamples:- none})" [ -z "$nosamples" ]
+  last_worker=$(logged worker "$1" | head -n -2 | tail -n 1)
+}
+
+step_begin 11 "vprofctl attach $fork_unit: its workers, those started after the attach included"
+run systemctl start "$fork_unit"
+check "systemctl start $fork_unit succeeded" [ $RC = 0 ]
+for _ in $(seq 1 50); do
+  [ "$(count_logged worker)" -ge 2 ] && break
+  sleep 0.1
+done
+before=$(count_logged worker)
+main=$(systemctl show -p MainPID --value "$fork_unit")
+echo "main process $main, $before workers started before the attach"
+run vprofctl attach "$fork_unit"
+check "vprofctl attach $fork_unit succeeded" [ $RC = 0 ]
+run vprofctl list
+check "vprofctl list shows the unit as a group" grep -qE "^$fork_unit +unit +/system.slice/$fork_unit " <<<"$OUT"
+run sleep 7
+run vprofctl report --by process "$fork_unit"
+check "vprofctl report --by process $fork_unit succeeded" [ $RC = 0 ]
+check "its main process $main is in its tables" [ -n "$(process_samples "$main" "$OUT")" ]
+check_workers "$before" "$OUT"
+run vprofctl report "$last_worker" -n 3
+hot=$(first_function "$OUT")
+check "worker $last_worker's hottest function is fork_worker_spin (${hot:-nothing})" [ "$hot" = fork_worker_spin ]
+step_end
+
+# --- 12. the service restarted ---------------------------------------------------------------------------------
+step_begin 12 "systemctl restart $fork_unit: the new main process and its workers are profiled"
+old_main=$(systemctl show -p MainPID --value "$fork_unit")
+before=$(count_logged worker)
+run systemctl restart "$fork_unit"
+check "systemctl restart succeeded" [ $RC = 0 ]
+new_main=$(systemctl show -p MainPID --value "$fork_unit")
+check "a new main process ($old_main -> $new_main)" differ_nonzero "$new_main" "$old_main"
+run sleep 6
+run vprofctl report --by process "$fork_unit"
+check "the new main process $new_main is in the unit's tables" [ -n "$(process_samples "$new_main" "$OUT")" ]
+check "the old one $old_main stays, exited" [ "$(target_status "$old_main")" = exited ]
+check_workers "$before" "$OUT"
+step_end
+
+# --- 13. the service and an unprivileged user -------------------------------------------------------------------
+step_begin 13 "an unprivileged user is refused a unit; vprofctl detach $fork_unit"
+run runuser -u "$user" -- vprofctl attach "$fork_unit"
+check "attach $fork_unit as $user fails" [ $RC = 1 ]
+check "attach $fork_unit as $user: access denied" grep -q 'Access denied: attaching a unit or a cgroup is for root' <<<"$OUT"
+run runuser -u "$user" -- vprofctl report --by process "$fork_unit"
+check "report as $user fails, access denied" grep -q 'Access denied' <<<"$OUT"
+run runuser -u "$user" -- vprofctl list
+check "vprofctl list as $user shows no group" not_grep "$fork_unit" <(printf '%s\n' "$OUT")
+run vprofctl detach "$fork_unit"
+check "vprofctl detach $fork_unit succeeded" [ $RC = 0 ]
+run vprofctl list
+check "the unit and its processes are gone from the list" not_grep "$fork_unit" <(printf '%s\n' "$OUT")
+run systemctl stop "$fork_unit"
+step_end
+
+# --- 14. MaxTargets ------------------------------------------------------------------------------------------
 # Every target holds a pidfd: under the unit's LimitNOFILE= the daemon reaches MaxTargets= (1024 by default) with
 # no "Too many open files", and the next attach is refused for the target limit, not for the open files.
-step_begin 11 "the unit's open file limit holds MaxTargets attached sleeps"
+step_begin 14 "the unit's open file limit holds MaxTargets attached sleeps"
 pid=$(main_pid)
 run systemctl show -p LimitNOFILE --value vprofd
 check "the unit sets LimitNOFILE=131072 ($OUT)" [ "$OUT" = 131072 ]
@@ -370,8 +452,8 @@ check "... in the slot of the one that exited first (${sleepers[0]})" \
 kill "$extra" 2>/dev/null
 step_end
 
-# --- 12. stop ------------------------------------------------------------------------------------------------
-step_begin 12 "systemctl stop vprofd leaves no BPF program loaded"
+# --- 15. stop ------------------------------------------------------------------------------------------------
+step_begin 15 "systemctl stop vprofd leaves no BPF program loaded"
 pid=$(main_pid)
 progs=$(bpf_prog_ids "$pid")
 echo "vprofd (MainPID $pid) holds BPF programs: ${progs:-none}"

@@ -18,6 +18,7 @@
 # Environment:
 #   VPROF_E2E_DEB     the vprofd .deb to test; without it, tools/build-packages.sh builds one from this tree
 #   VPROF_DEMO        the vprof-demo binary (meson sets it); default build/tests/workloads/vprof-demo
+#   VPROF_FORK        the vprof-fork binary (meson sets it); default build/tests/workloads/vprof-fork
 #   VPROF_E2E_CACHE   where the root file system tarball is kept (default /var/cache/vprof-e2e)
 #   VPROF_E2E_KEEP=1  keep the work directory (root file system, console log) instead of removing it
 #   VPROF_E2E_TIMEOUT seconds the container may run at most (default 420)
@@ -89,6 +90,8 @@ bpftool prog show >/dev/null 2>&1 || skip "bpf(2) does not work here (bpftool pr
 
 demo=${VPROF_DEMO:-$top/build/tests/workloads/vprof-demo}
 [ -x "$demo" ] || die "no vprof-demo at $demo: build first (meson setup build && meson compile -C build)"
+fork=${VPROF_FORK:-$top/build/tests/workloads/vprof-fork}
+[ -x "$fork" ] || die "no vprof-fork at $fork: build first (meson setup build && meson compile -C build)"
 mapfile -t bpf_programs < <(
   # The programs of bpf/vprof.bpf.c: the function after each SEC("...") that is not a map or the license.
   awk '/^SEC\("/ && !/license|\.maps/ { getline; print }' "$top/bpf/vprof.bpf.c" |
@@ -217,12 +220,14 @@ install -m 0644 "$deb" "$rootfs/root/vprof-e2e/"
 install -m 0755 "$here/in-container.sh" "$rootfs/root/vprof-e2e/"
 printf '%s\n' "${bpf_programs[@]}" >"$rootfs/root/vprof-e2e/bpf-programs"
 install -m 0755 "$demo" "$rootfs/usr/local/bin/vprof-demo"
+install -m 0755 "$fork" "$rootfs/usr/local/bin/vprof-fork"
+install -m 0644 "$here/vprof-fork-test.service" "$rootfs/etc/systemd/system/"
 install -m 0644 "$here/vprof-e2e.service" "$rootfs/etc/systemd/system/"
 ln -sf /etc/systemd/system/vprof-e2e.service "$rootfs/etc/systemd/system/multi-user.target.wants/vprof-e2e.service"
 echo vprof-e2e >"$rootfs/etc/hostname"
 # Nothing to log in on the console: no getty writing over the test's output.
 ln -sf /dev/null "$rootfs/etc/systemd/system/console-getty.service"
-phase_done "container prepared" "$(basename "$deb"), vprof-demo, vprof-e2e.service"
+phase_done "container prepared" "$(basename "$deb"), vprof-demo, vprof-fork, vprof-e2e.service"
 
 # --- boot ----------------------------------------------------------------------------------------------------
 # systemd-nspawn as the issue has it: host user IDs, every capability, bpf(2) and perf_event_open(2) allowed

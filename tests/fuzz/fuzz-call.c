@@ -13,6 +13,7 @@ static const Method profiler_methods[] = {
         { VPROF_BUS_INTERFACE, "Detach", "P", "" },
         { VPROF_BUS_INTERFACE, "Reset", "P", "" },
         { VPROF_BUS_INTERFACE, "ListTargets", "", "a(ua{sv})" },
+        { VPROF_BUS_INTERFACE, "ListGroups", "", "a(sa{sv})" },
         { VPROF_BUS_INTERFACE, "GetFunctions", "PSLW", "t(tt)a(ssttdd)" },
         { VPROF_BUS_INTERFACE, "GetModules", "PW", "t(tt)a(sttdd)" },
         { VPROF_BUS_INTERFACE, "GetThreads", "PW", "t(tt)a(usttdd)" },
@@ -39,7 +40,8 @@ static const Method standard_methods[] = {
 
 /* Names near the real ones, none of them a method of the interface. */
 static const char *const unknown_members[] = { "attach", "Attach2", "AttachWithFlag", "GetFunction", "Version",
-                                               "Get", "Introspect", "Detach_", "ListTarget", "GetValues" };
+                                               "Get", "Introspect", "Detach_", "ListTarget", "GetValues",
+                                               "ListGroup" };
 
 static int append_random_arg(Fuzz *f, sd_bus_message *m, int *fds)
 {

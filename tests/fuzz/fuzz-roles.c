@@ -19,7 +19,7 @@ static const char *const properties[] = {
         "OffCpuDefault",    "OffCpuBlocked",   "OffCpuPreempted",  "OffCpuLost",    "OffCpuUnclaimed",
         "MaxTargets",       "MaxFunctionsPerTarget", "MaxStacksPerTarget", "SymbolCacheSize",
         "SymbolCacheUsed",  "SymbolFilesSkipped", "SamplesInOtherFunctions", "SamplesInOtherStacks",
-        "TargetsAtLimit",   "MaxTargetsPerUser", "ExitedTargetRetentionUSec",
+        "TargetsAtLimit",   "MaxTargetsPerUser", "ExitedTargetRetentionUSec", "MembersRefused",
 };
 
 char fuzz_role_type(char role)

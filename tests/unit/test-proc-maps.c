@@ -76,6 +76,38 @@ START_TEST(test_parse)
 }
 END_TEST
 
+/* A copy has the same mappings, paths of its own, and outlives the original. */
+START_TEST(test_copy)
+{
+        _cleanup_(proc_maps_freep) ProcMaps *copy = NULL, *empty = NULL, *empty_copy = NULL;
+        ProcMaps *m = NULL;
+
+        ck_assert_int_eq(proc_maps_parse(maps_text, &m), 0);
+        ck_assert_int_eq(proc_maps_copy(m, &copy), 0);
+        ck_assert_uint_eq(copy->n, m->n);
+        for (size_t i = 0; i < m->n; i++) {
+                ck_assert_uint_eq(copy->maps[i].start, m->maps[i].start);
+                ck_assert_uint_eq(copy->maps[i].inode, m->maps[i].inode);
+                ck_assert(copy->maps[i].deleted == m->maps[i].deleted);
+                if (!m->maps[i].path) {
+                        ck_assert_ptr_null(copy->maps[i].path);
+                        continue;
+                }
+                ck_assert_str_eq(copy->maps[i].path, m->maps[i].path);
+                ck_assert_ptr_ne(copy->maps[i].path, m->maps[i].path);
+        }
+        /* One file's mappings still share their path. */
+        ck_assert_ptr_eq(copy->maps[1].path, copy->maps[0].path);
+        proc_maps_free(m);
+        ck_assert_str_eq(copy->maps[5].path, "/tmp/gone lib.so");
+        ck_assert_ptr_nonnull(proc_maps_find(copy, 0x400010));
+
+        ck_assert_int_eq(proc_maps_parse("", &empty), 0);
+        ck_assert_int_eq(proc_maps_copy(empty, &empty_copy), 0);
+        ck_assert_uint_eq(empty_copy->n, 0);
+}
+END_TEST
+
 START_TEST(test_find)
 {
         _cleanup_(proc_maps_freep) ProcMaps *m = NULL;
@@ -213,6 +245,7 @@ int main(void)
         TCase *tc = tcase_create("core");
 
         tcase_add_test(tc, test_parse);
+        tcase_add_test(tc, test_copy);
         tcase_add_test(tc, test_find);
         tcase_add_test(tc, test_unsorted_and_empty);
         tcase_add_test(tc, test_malformed);
