@@ -473,13 +473,13 @@ static int read_processes(Manager *m, sd_bus_message *msg, Query *ret, uint64_t 
 }
 
 /* One process's totals over the window, and the span they cover added to [*start, *end]. */
-static int process_totals(Target *t, uint64_t window_usec, uint64_t now, ProfileValues *ret_values,
+static int process_totals(Target *t, uint64_t window_usec, uint64_t after, uint64_t now, ProfileValues *ret_values,
                           uint32_t *ret_frequency, uint64_t *start, uint64_t *end, sd_bus_error *error)
 {
         uint64_t s, e;
         int r;
 
-        r = query_view_totals(t, window_usec, now, ret_values, &s, &e);
+        r = query_view_totals(t, window_usec, after, now, ret_values, &s, &e);
         if (r < 0)
                 return view_error(r, error);
         *ret_frequency = profile_frequency(t->profile);
@@ -495,12 +495,14 @@ int method_get_processes(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 {
         _cleanup_(query_done) Query q = {};
         _cleanup_free_ ProfileRow *rows = NULL;
-        uint64_t total = 0, window_usec, now = now_usec(CLOCK_REALTIME), start = UINT64_MAX, end = 0;
+        uint64_t total = 0, window_usec, after, now = now_usec(CLOCK_REALTIME), start = UINT64_MAX, end = 0;
         int r;
 
         r = read_processes(userdata, msg, &q, &window_usec, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
+        /* One span of time for every row. */
+        after = query_window_after(q.targets, q.n_targets, window_usec);
         rows = calloc(MAX(q.n_targets, (size_t)1), sizeof(ProfileRow));
         if (!rows)
                 return -ENOMEM;
@@ -509,7 +511,7 @@ int method_get_processes(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 uint32_t frequency;
                 uint64_t samples;
 
-                r = process_totals(q.targets[i], window_usec, now, &v, &frequency, &start, &end, error);
+                r = process_totals(q.targets[i], window_usec, after, now, &v, &frequency, &start, &end, error);
                 if (r < 0)
                         return r;
                 samples = v.user_samples + v.kernel_samples;
@@ -920,13 +922,14 @@ int method_get_process_values(sd_bus_message *msg, void *userdata, sd_bus_error 
         _cleanup_free_ ProcessValues *rows = NULL;
         _cleanup_(query_done) Query q = {};
         Manager *m = userdata;
-        uint64_t window_usec, now = now_usec(CLOCK_REALTIME), start = UINT64_MAX, end = 0;
+        uint64_t window_usec, after, now = now_usec(CLOCK_REALTIME), start = UINT64_MAX, end = 0;
         Periods total = {};
         int r;
 
         r = read_processes(m, msg, &q, &window_usec, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
+        after = query_window_after(q.targets, q.n_targets, window_usec);
         rows = calloc(MAX(q.n_targets, (size_t)1), sizeof(ProcessValues));
         if (!rows)
                 return -ENOMEM;
@@ -935,7 +938,7 @@ int method_get_process_values(sd_bus_message *msg, void *userdata, sd_bus_error 
                 ProfileValues v;
                 uint32_t frequency;
 
-                r = process_totals(q.targets[i], window_usec, now, &v, &frequency, &start, &end, error);
+                r = process_totals(q.targets[i], window_usec, after, now, &v, &frequency, &start, &end, error);
                 if (r < 0)
                         return r;
                 rows[i] = (ProcessValues){

@@ -27,10 +27,26 @@ static void span_add(uint64_t *start, uint64_t *end, uint64_t s, uint64_t e)
         *end = MAX(*end, e);
 }
 
-/* The members' windows counted into one profile: each translated by name (profile_window_count()). */
-static int build_window(Target *const *targets, size_t n, uint32_t seconds, uint64_t now_usec, QueryView *v)
+uint64_t query_window_after(Target *const *targets, size_t n, uint64_t window_usec)
 {
-        uint64_t start = UINT64_MAX, end = 0;
+        uint64_t last = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (targets[i]->window)
+                        last = MAX(last, profile_window_end_usec(targets[i]->window));
+        if (last == 0)
+                return UINT64_MAX; /* no second closed: nothing ends after it */
+        /* The newest seconds end a second apart, give or take the timer's delay: half a second in from the
+         * window's start takes exactly its number of them. */
+        return last - MIN(last, (uint64_t)query_window_seconds(window_usec) * USEC_PER_SEC) + USEC_PER_SEC / 2;
+}
+
+/* The members' windows counted into one profile, each translated by name: the seconds that end within the
+ * window, which ends where the newest member's last second does. A member that exited earlier brings the seconds
+ * of its life that are within it, not its own last ones. */
+static int build_window(Target *const *targets, size_t n, uint64_t window_usec, uint64_t now_usec, QueryView *v)
+{
+        uint64_t start = UINT64_MAX, end = 0, after = query_window_after(targets, n, window_usec);
         int r;
 
         for (size_t i = 0; i < n; i++) {
@@ -38,7 +54,7 @@ static int build_window(Target *const *targets, size_t n, uint32_t seconds, uint
 
                 if (!targets[i]->window)
                         return -EOPNOTSUPP;
-                r = profile_window_count(targets[i]->window, targets[i]->profile, seconds, v->owned, &span);
+                r = profile_window_count_after(targets[i]->window, targets[i]->profile, after, v->owned, &span);
                 if (r == -EINVAL)
                         return -EXDEV; /* another frequency than the first member's */
                 if (r < 0)
@@ -99,7 +115,7 @@ int query_view_build(Target *const *targets, size_t n, uint32_t frequency, uint6
         if (n == 0)
                 v.start_usec = v.end_usec = now_usec;
         else if (window_usec > 0)
-                r = build_window(targets, n, query_window_seconds(window_usec), now_usec, &v);
+                r = build_window(targets, n, window_usec, now_usec, &v);
         else
                 r = build_merge(targets, n, now_usec, &v);
         if (r < 0)
@@ -109,8 +125,8 @@ int query_view_build(Target *const *targets, size_t n, uint32_t frequency, uint6
         return 0;
 }
 
-int query_view_totals(const Target *t, uint64_t window_usec, uint64_t now_usec, ProfileValues *ret,
-                      uint64_t *ret_start_usec, uint64_t *ret_end_usec)
+int query_view_totals(const Target *t, uint64_t window_usec, uint64_t after_usec, uint64_t now_usec,
+                      ProfileValues *ret, uint64_t *ret_start_usec, uint64_t *ret_end_usec)
 {
         ProfileWindowSpan span;
         int r;
@@ -122,7 +138,7 @@ int query_view_totals(const Target *t, uint64_t window_usec, uint64_t now_usec, 
         }
         if (!t->window)
                 return -EOPNOTSUPP;
-        r = profile_window_totals(t->window, query_window_seconds(window_usec), ret, &span);
+        r = profile_window_totals_after(t->window, after_usec, ret, &span);
         if (r < 0)
                 return r;
         if (span.buckets == 0)

@@ -430,22 +430,40 @@ static int get_header(Cursor *c, uint32_t *ret_n, uint32_t *ret_n_other, Profile
         return r;
 }
 
-/* The newest n_seconds buckets: the index of the first. */
-static uint32_t window_first(const ProfileWindow *w, uint32_t n_seconds, ProfileWindowSpan *ret_span)
+/* What the buckets from the first on cover. */
+static ProfileWindowSpan span_from(const ProfileWindow *w, uint32_t first)
 {
-        uint32_t first = n_seconds < w->n ? w->n - n_seconds : 0;
         ProfileWindowSpan span = {};
 
-        if (first < w->n) {
-                span.start_usec = bucket_at(w, first)->start_usec;
-                span.end_usec = bucket_at(w, w->n - 1)->end_usec;
-                span.buckets = w->n - first;
-                for (uint32_t i = first; i < w->n; i++)
-                        span.inexact = span.inexact || bucket_at(w, i)->inexact;
-        }
-        if (ret_span)
-                *ret_span = span;
+        if (first >= w->n)
+                return span;
+        span.start_usec = bucket_at(w, first)->start_usec;
+        span.end_usec = bucket_at(w, w->n - 1)->end_usec;
+        span.buckets = w->n - first;
+        for (uint32_t i = first; i < w->n; i++)
+                span.inexact = span.inexact || bucket_at(w, i)->inexact;
+        return span;
+}
+
+/* The index of the first of the newest n_seconds buckets. */
+static uint32_t first_of_newest(const ProfileWindow *w, uint32_t n_seconds)
+{
+        return n_seconds < w->n ? w->n - n_seconds : 0;
+}
+
+/* The index of the first bucket that ends after after_usec (w->n for none): they end in order. */
+static uint32_t first_ending_after(const ProfileWindow *w, uint64_t after_usec)
+{
+        uint32_t first = w->n;
+
+        while (first > 0 && bucket_at(w, first - 1)->end_usec > after_usec)
+                first--;
         return first;
+}
+
+uint64_t profile_window_end_usec(const ProfileWindow *w)
+{
+        return w->n > 0 ? bucket_at(w, w->n - 1)->end_usec : 0;
 }
 
 /* The bucket's entries added into sum, entry by entry: the same (stack, thread, kernel frames) of many seconds
@@ -547,13 +565,12 @@ static int count_entries(const ProfileDelta *sum, ProfileTranslation *t)
         return 0;
 }
 
-int profile_window_count(const ProfileWindow *w, const Profile *base, uint32_t n_seconds, Profile *dst,
-                         ProfileWindowSpan *ret_span)
+/* The buckets from the first on counted into dst. */
+static int count_from(const ProfileWindow *w, const Profile *base, uint32_t first, Profile *dst,
+                      ProfileWindowSpan *ret_span)
 {
         _cleanup_(profile_translation_done) ProfileTranslation t = {};
         _cleanup_(profile_delta_freep) ProfileDelta *sum = NULL;
-        ProfileWindowSpan span;
-        uint32_t first;
         int r;
 
         assert(w);
@@ -569,7 +586,6 @@ int profile_window_count(const ProfileWindow *w, const Profile *base, uint32_t n
         if (r < 0)
                 return r;
         profile_delta_begin(sum, base);
-        first = window_first(w, n_seconds, &span);
         for (uint32_t i = first; i < w->n; i++) {
                 r = gather_bucket(bucket_at(w, i), sum);
                 if (r < 0)
@@ -582,26 +598,35 @@ int profile_window_count(const ProfileWindow *w, const Profile *base, uint32_t n
         if (r < 0)
                 return r;
         if (ret_span)
-                *ret_span = span;
+                *ret_span = span_from(w, first);
         return 0;
 }
 
-int profile_window_totals(const ProfileWindow *w, uint32_t n_seconds, ProfileValues *ret,
-                          ProfileWindowSpan *ret_span)
+int profile_window_count(const ProfileWindow *w, const Profile *base, uint32_t n_seconds, Profile *dst,
+                         ProfileWindowSpan *ret_span)
+{
+        return count_from(w, base, first_of_newest(w, n_seconds), dst, ret_span);
+}
+
+int profile_window_count_after(const ProfileWindow *w, const Profile *base, uint64_t after_usec, Profile *dst,
+                               ProfileWindowSpan *ret_span)
+{
+        return count_from(w, base, first_ending_after(w, after_usec), dst, ret_span);
+}
+
+/* The totals of the buckets from the first on, from their headers. */
+static int totals_from(const ProfileWindow *w, uint32_t first, ProfileValues *ret, ProfileWindowSpan *ret_span)
 {
         ProfileValues sum = {};
-        ProfileWindowSpan span;
-        uint32_t first;
 
         assert(w);
         assert(ret);
 
-        first = window_first(w, n_seconds, &span);
         for (uint32_t i = first; i < w->n; i++) {
                 const Bucket *b = bucket_at(w, i);
                 uint32_t n, n_other;
-                Cursor c;
                 ProfileValues totals;
+                Cursor c;
                 int r;
 
                 if (b->size == 0)
@@ -614,6 +639,18 @@ int profile_window_totals(const ProfileWindow *w, uint32_t n_seconds, ProfileVal
         }
         *ret = sum;
         if (ret_span)
-                *ret_span = span;
+                *ret_span = span_from(w, first);
         return 0;
+}
+
+int profile_window_totals(const ProfileWindow *w, uint32_t n_seconds, ProfileValues *ret,
+                          ProfileWindowSpan *ret_span)
+{
+        return totals_from(w, first_of_newest(w, n_seconds), ret, ret_span);
+}
+
+int profile_window_totals_after(const ProfileWindow *w, uint64_t after_usec, ProfileValues *ret,
+                                ProfileWindowSpan *ret_span)
+{
+        return totals_from(w, first_ending_after(w, after_usec), ret, ret_span);
 }

@@ -62,3 +62,12 @@ int profile_window_count(const ProfileWindow *w, const Profile *base, uint32_t n
  * their tables: a process's row of a window. */
 int profile_window_totals(const ProfileWindow *w, uint32_t n_seconds, ProfileValues *ret,
                           ProfileWindowSpan *ret_span);
+
+/* The same windows by time, for targets that the same clock closes second by second (a group's members, some
+ * of which exited long ago): the buckets that end after after_usec. The end of the newest bucket, 0 for none,
+ * says where a window of several targets ends. */
+uint64_t profile_window_end_usec(const ProfileWindow *w);
+int profile_window_count_after(const ProfileWindow *w, const Profile *base, uint64_t after_usec, Profile *dst,
+                               ProfileWindowSpan *ret_span);
+int profile_window_totals_after(const ProfileWindow *w, uint64_t after_usec, ProfileValues *ret,
+                                ProfileWindowSpan *ret_span);

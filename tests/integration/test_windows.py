@@ -135,6 +135,39 @@ class PhaseSwitch(vprof_env.TestCase):
         self.assertEqual(rows[self.pid]["inclusive"], whole["total_samples"])
 
 
+class Group(vprof_env.TestCase):
+    """A process followed with its children: its tables and its windows are its members' merged, by name."""
+
+    def test_windows_of_a_group(self):
+        log = os.path.join(ENV.tmp, "workers.log")
+        p = ENV.spawn_demo("service", "--workers", 2, "--worker-seconds", 1, "--log", log,
+                           binary=os.environ["VPROF_FORK"])
+        r = ENV.ctl("attach", "--children", p.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ENV.go(p)
+        time.sleep(5)
+        # Running: the last seconds of the workers alive and gone.
+        last = ENV.ctl_json("report", p.pid, "--window", "3s")
+        self.assertGreater(last["total_samples"], 0)
+        self.assertIn("fork_worker_spin", functions(last))
+        self.assertLessEqual(last["window"]["seconds"], 3.25)
+        p.terminate()
+        p.wait(10)
+        # Every member has exited; its last second closes within one.
+        time.sleep(1.5)
+        whole = ENV.ctl_json("report", p.pid)
+        window = ENV.ctl_json("report", p.pid, "--window", "600s")
+        rows = {r["pid"]: r for r in ENV.ctl_json("report", "--by", "process", p.pid, "--window", "600s")["processes"]}
+        workers = len(rows) - 1
+        print(f"group of {p.pid}: {workers} workers, {whole['total_samples']} samples since the attach, "
+              f"{window['total_samples']} in its windows")
+        self.assertGreaterEqual(workers, 4)
+        self.assertEqual(window["total_samples"], whole["total_samples"])
+        self.assertEqual(functions(window), functions(whole))
+        self.assertEqual(sum(r["inclusive"] for r in rows.values()), whole["total_samples"])
+        self.assertEqual(ENV.ctl("detach", p.pid).returncode, 0)
+
+
 class Errors(vprof_env.TestCase):
     def test_window_arguments(self):
         p = ENV.spawn_demo("--seconds", 30, wait=False)

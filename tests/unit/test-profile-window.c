@@ -623,6 +623,66 @@ START_TEST(test_encoding_size)
 }
 END_TEST
 
+/* Windows by time, for several targets of one clock: the seconds that end after a moment, whoever stopped
+ * closing seconds earlier. */
+START_TEST(test_windows_by_time)
+{
+        _cleanup_(target_done) Target long_lived, short_lived;
+        ProfileWindowSpan span;
+        ProfileValues totals;
+        RandomStream rs;
+        ProfileSample s;
+        uint64_t after;
+
+        random_stream_init(&rs, 29, true);
+        target_init(&long_lived, 60, 0);
+        target_init(&short_lived, 60, 0);
+        ck_assert_uint_eq(profile_window_end_usec(long_lived.w), 0);
+        for (int second = 0; second < 10; second++) {
+                for (int i = 0; i < 30; i++)
+                        target_sample(&long_lived, &rs, &s);
+                target_close_second(&long_lived);
+                /* The other one exits after five seconds: no more seconds of its own. */
+                if (second < 5) {
+                        for (int i = 0; i < 30; i++)
+                                target_sample(&short_lived, &rs, &s);
+                        target_close_second(&short_lived);
+                }
+        }
+        ck_assert_uint_eq(profile_window_end_usec(long_lived.w), T0 + 10 * SECOND);
+        ck_assert_uint_eq(profile_window_end_usec(short_lived.w), T0 + 5 * SECOND);
+
+        /* The last three seconds of the two: the long-lived one's last three, none of the other's. */
+        after = T0 + 10 * SECOND - 3 * SECOND + SECOND / 2;
+        {
+                _cleanup_(profile_freep) Profile *q = NULL, *by_count = window(&long_lived, 3, NULL);
+
+                ck_assert_int_eq(profile_new(997, &q), 0);
+                ck_assert_int_eq(profile_window_count_after(long_lived.w, long_lived.p, after, q, &span), 0);
+                ck_assert_uint_eq(span.buckets, 3);
+                ck_assert_uint_eq(span.start_usec, T0 + 7 * SECOND);
+                assert_same_tables(by_count, q, true, "three seconds by time and by count");
+                ck_assert_int_eq(profile_window_count_after(short_lived.w, short_lived.p, after, q, &span), 0);
+                ck_assert_uint_eq(span.buckets, 0);
+                assert_same_tables(by_count, q, true, "nothing of the target that stopped");
+                ck_assert_int_eq(profile_window_totals_after(long_lived.w, after, &totals, &span), 0);
+                ck_assert_uint_eq(totals.user_samples + totals.kernel_samples, profile_total(by_count));
+        }
+        /* The last seven: the short-lived one's two that end within them (its fourth and fifth), and seven of the
+         * other's. */
+        after = T0 + 10 * SECOND - 7 * SECOND + SECOND / 2;
+        ck_assert_int_eq(profile_window_totals_after(short_lived.w, after, &totals, &span), 0);
+        ck_assert_uint_eq(span.buckets, 2);
+        ck_assert_uint_eq(span.end_usec, T0 + 5 * SECOND);
+        ck_assert_int_eq(profile_window_totals_after(long_lived.w, after, &totals, &span), 0);
+        ck_assert_uint_eq(span.buckets, 7);
+        /* Nothing ends after the end of time. */
+        ck_assert_int_eq(profile_window_totals_after(long_lived.w, UINT64_MAX, &totals, &span), 0);
+        ck_assert_uint_eq(span.buckets, 0);
+        ck_assert_uint_eq(totals.user_samples + totals.kernel_samples + totals.blocked_ns + totals.preempted_ns, 0);
+}
+END_TEST
+
 /* Merge: two profiles of disjoint samples into one equals one profile fed both. */
 static void merge_streams(uint64_t seed, bool off_cpu)
 {
@@ -733,6 +793,7 @@ int main(void)
         tcase_add_test(tc, test_clear);
         tcase_add_test(tc, test_frequencies_must_agree);
         tcase_add_test(tc, test_encoding_size);
+        tcase_add_test(tc, test_windows_by_time);
         tcase_add_test(tc, test_merge_equals_one_profile);
         tcase_add_test(tc, test_merge_past_limits);
         suite_add_tcase(s, tc);
