@@ -41,8 +41,9 @@ typedef struct ManagerStats {
 typedef struct ManagerObserver {
         /* Targets came, went or exited: save soon; the journal runs while some target runs. */
         void (*targets_changed)(void *userdata);
-        /* A group's members came or exited: the journal runs while some target runs; the next periodic snapshot
-         * (or the one at the stop) saves them, since they come and go by the hundred (manager-groups.h). */
+        /* A group was attached, or its members came or exited: the journal runs while some target runs; the next
+         * periodic snapshot (or the one at the stop) saves them, since they come and go by the hundred
+         * (manager-groups.h). */
         void (*members_changed)(void *userdata);
         /* The tables of t were cleared, or t is being detached: the journal says so at once. */
         void (*target_reset)(void *userdata, const Target *t);
