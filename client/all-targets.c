@@ -68,6 +68,7 @@ int fetch_all_functions(sd_bus *bus, ProfileSort sort, uint64_t window_usec, Rep
         if (r < 0)
                 return log_error_errno(r, "Failed to merge the targets' functions: %m");
         report_table_sort(merged, sort);
+        merged->window_usec = window_usec;
         /* The span of them all. */
         for (size_t i = 0; i < a.n; i++) {
                 if (merged->window_start_usec == 0 || a.tables[i]->window_start_usec < merged->window_start_usec)

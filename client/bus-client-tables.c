@@ -20,7 +20,10 @@ static int get_table(sd_bus *bus, const char *method, ReportKind kind, const Tab
                                "st", q->target ?: "", q->window_usec);
         if (r < 0)
                 return r;
-        return read(reply, kind, method, error, ret);
+        r = read(reply, kind, method, error, ret);
+        if (r >= 0)
+                (*ret)->window_usec = q->window_usec;
+        return r;
 }
 
 /* The window a table covers, which every table reply has after its totals. */
@@ -100,7 +103,10 @@ int bus_get_functions(sd_bus *bus, const TableQuery *q, ProfileSort sort, uint32
                                q->window_usec);
         if (r < 0)
                 return r;
-        return read_table(reply, REPORT_FUNCTIONS, "GetFunctions", error, ret);
+        r = read_table(reply, REPORT_FUNCTIONS, "GetFunctions", error, ret);
+        if (r >= 0)
+                (*ret)->window_usec = q->window_usec;
+        return r;
 }
 
 int bus_get_modules(sd_bus *bus, const TableQuery *q, sd_bus_error *error, ReportTable **ret)
@@ -223,7 +229,10 @@ int bus_get_function_values(sd_bus *bus, const TableQuery *q, ProfileSort sort, 
                                q->window_usec);
         if (r < 0)
                 return r;
-        return read_values_table(reply, REPORT_FUNCTIONS, "GetFunctionValues", error, ret);
+        r = read_values_table(reply, REPORT_FUNCTIONS, "GetFunctionValues", error, ret);
+        if (r >= 0)
+                (*ret)->window_usec = q->window_usec;
+        return r;
 }
 
 int bus_get_module_values(sd_bus *bus, const TableQuery *q, sd_bus_error *error, ReportTable **ret)

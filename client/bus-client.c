@@ -238,6 +238,8 @@ static const struct {
         {"ExitedTargetRetentionUSec", 't', offsetof(DaemonStatus, exited_retention_usec)},
         {"MaxFunctionsPerTarget", 'u', offsetof(DaemonStatus, max_functions)},
         {"MaxStacksPerTarget", 'u', offsetof(DaemonStatus, max_stacks)},
+        {"WindowSeconds", 'u', offsetof(DaemonStatus, window_seconds)},
+        {"WindowMemory", 't', offsetof(DaemonStatus, window_memory)},
         {"SamplesInOtherFunctions", 't', offsetof(DaemonStatus, other_function_samples)},
         {"SamplesInOtherStacks", 't', offsetof(DaemonStatus, other_stack_samples)},
         {"TargetsAtLimit", 'u', offsetof(DaemonStatus, targets_at_limit)},

@@ -59,6 +59,8 @@ typedef struct DaemonStatus {
         uint64_t exited_retention_usec; /* 0: until detached */
         uint32_t max_functions;
         uint32_t max_stacks;
+        uint32_t window_seconds; /* 0: no time windows */
+        uint64_t window_memory;  /* bytes, all targets' windows */
         uint64_t other_function_samples;
         uint64_t other_stack_samples;
         uint32_t targets_at_limit;

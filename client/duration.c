@@ -12,14 +12,17 @@ int duration_parse(const char *s, uint64_t *ret_usec)
 {
         static const struct {
                 const char *suffix;
-                uint64_t sec;
+                uint64_t usec;
         } units[] = {
-                {"", 1},
-                {"s", 1},
-                {"m", 60},
-                {"h", 3600},
+                {"", USEC_PER_SEC},
+                {"s", USEC_PER_SEC},
+                {"m", 60 * USEC_PER_SEC},
+                {"h", 3600 * USEC_PER_SEC},
+                {"ms", USEC_PER_MSEC},
+                {"us", 1},
         };
-        uint64_t n = 0;
+        /* The number as whole units and millionths of one, so that "0.5" and "1.000001" are exact. */
+        uint64_t n = 0, millionths = 0, scale = 1000000, usec;
         const char *p = s;
 
         if (strcmp(s, "all") == 0) {
@@ -31,14 +34,30 @@ int duration_parse(const char *s, uint64_t *ret_usec)
         /* Digits past the maximum are still read, so that "99999999999s" is out of range, not invalid; the
          * clamp keeps n from wrapping around. */
         for (; *p >= '0' && *p <= '9'; p++)
-                n = MIN(n * 10 + (uint64_t)(*p - '0'), DURATION_MAX_SEC + 1);
+                n = MIN(n * 10 + (uint64_t)(*p - '0'), DURATION_MAX_SEC * USEC_PER_SEC + 1);
+        if (*p == '.') {
+                p++;
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                for (; *p >= '0' && *p <= '9'; p++) {
+                        if (scale == 1)
+                                return -EINVAL; /* finer than a millionth */
+                        scale /= 10;
+                        millionths += (uint64_t)(*p - '0') * scale;
+                }
+        }
 
         for (size_t i = 0; i < ELEMENTSOF(units); i++) {
                 if (strcmp(p, units[i].suffix) != 0)
                         continue;
-                if (n == 0 || n > DURATION_MAX_SEC / units[i].sec)
+                if (n > DURATION_MAX_SEC * USEC_PER_SEC / units[i].usec)
                         return -ERANGE;
-                *ret_usec = n * units[i].sec * USEC_PER_SEC;
+                /* In microseconds (a fraction of one rounded up), then whole seconds, rounded up. */
+                usec = n * units[i].usec + (millionths * units[i].usec + 999999) / 1000000;
+                usec = (usec + USEC_PER_SEC - 1) / USEC_PER_SEC * USEC_PER_SEC;
+                if (usec == 0 || usec > DURATION_MAX_SEC * USEC_PER_SEC)
+                        return -ERANGE;
+                *ret_usec = usec;
                 return 0;
         }
         return -EINVAL;

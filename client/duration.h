@@ -4,9 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The window of a table on the command line (--window): "all", everything since the attach, or a whole
- * number of seconds, "10" or "10s", also in minutes or hours, "5m", "1h". Whole seconds because the daemon
- * keeps its windows in per-second buckets. */
+/* The window of a table on the command line (--window): "all", everything since the attach, or a duration, a
+ * number with up to six decimals and a unit: "10" or "10s", "5m", "1h", also "500ms" or "1.5s", rounded up to
+ * whole seconds because the daemon keeps its windows in per-second buckets. */
 
 #define DURATION_MAX_SEC (UINT64_C(31) * 86400)
 

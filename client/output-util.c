@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "duration.h"
 #include "output-util.h"
 #include "time-util.h"
 
@@ -134,6 +135,60 @@ json_object *report_symbols_to_json(const ReportSymbols *s)
         if (r >= 0)
                 r = json_add_u64(o, "load_usec", s->load_usec);
         return r < 0 ? NULL : TAKE_PTR(o);
+}
+
+static void format_clock(char *buf, size_t size, uint64_t usec)
+{
+        time_t sec = (time_t)(usec / 1000000);
+        struct tm tm;
+
+        if (!localtime_r(&sec, &tm) || strftime(buf, size, "%H:%M:%S", &tm) == 0)
+                snprintf(buf, size, "?");
+}
+
+void format_window(char *buf, size_t size, const ReportTable *t)
+{
+        char start[32], end[32];
+
+        buf[0] = '\0';
+        if (t->window_usec == 0)
+                return;
+        if (t->window_end_usec <= t->window_start_usec) {
+                snprintf(buf, size, " in the last 0 s: no second of the window has ended yet");
+                return;
+        }
+        format_clock(start, sizeof(start), t->window_start_usec);
+        format_clock(end, sizeof(end), t->window_end_usec);
+        snprintf(buf, size, " in the last %.2f s (%s to %s)",
+                 (double)(t->window_end_usec - t->window_start_usec) / 1e6, start, end);
+}
+
+int json_add_window(json_object *o, const ReportTable *t)
+{
+        char asked[32];
+        json_object *w;
+        int r;
+
+        if (t->window_end_usec == 0)
+                return 0;
+        w = json_object_new_object();
+        r = json_add(o, "window", w);
+        if (r < 0)
+                return r;
+        duration_format(asked, sizeof(asked), t->window_usec);
+        r = json_add_string(w, "asked", asked);
+        if (r >= 0)
+                r = json_add_u64(w, "asked_usec", t->window_usec);
+        if (r >= 0)
+                r = json_add_u64(w, "start_usec", t->window_start_usec);
+        if (r >= 0)
+                r = json_add_u64(w, "end_usec", t->window_end_usec);
+        if (r >= 0)
+                r = json_add_double(w, "seconds",
+                                    t->window_end_usec > t->window_start_usec
+                                            ? (double)(t->window_end_usec - t->window_start_usec) / 1e6
+                                            : 0.0);
+        return r;
 }
 
 int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row)

@@ -57,6 +57,13 @@ json_object *groups_to_json(const GroupList *l);
  * memory. */
 json_object *report_symbols_to_json(const ReportSymbols *s);
 
+/* What the total line says of a table of a time window (t->window_usec > 0): " in the last 10.01 s (12:03:04
+ * to 12:03:14)", the span the daemon's seconds covered, which may be shorter than the window asked (a target
+ * younger than it, seconds past WindowSeconds=); "" for a table since the attach. */
+void format_window(char *buf, size_t size, const ReportTable *t);
+/* "window": {"asked", "asked_usec", "start_usec", "end_usec", "seconds"}, the window asked for and the span the
+ * table counts (CLOCK_REALTIME microseconds), when the daemon gave one; as top -J's. */
+int json_add_window(json_object *o, const ReportTable *t);
 /* The object that report -J prints for a table of sampling counts: {pid, total_samples, functions: [...]}, the
  * rows' key named after the table's kind; pid left out when 0. */
 int report_table_to_json(const ReportTable *t, uint32_t pid, json_object **ret);

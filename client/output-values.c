@@ -120,16 +120,18 @@ static void format_total(char *buf, size_t size, double total, bool unit_ms, uin
 static void print_totals(const ReportTable *t, ReportView view, bool unit_ms, uint32_t frequency,
                          const char *note)
 {
-        char elapsed[64], application[64];
+        char elapsed[64], application[64], window[128];
 
         format_total(elapsed, sizeof(elapsed), t->elapsed_total, unit_ms, frequency);
         format_total(application, sizeof(application), t->application_total, unit_ms, frequency);
+        format_window(window, sizeof(window), t);
         if (view == REPORT_VIEW_ELAPSED)
                 printf("Elapsed total: %s", elapsed);
         else if (view == REPORT_VIEW_APPLICATION)
                 printf("Application total: %s", application);
         else
                 printf("Elapsed total: %s, application total: %s", elapsed, application);
+        fputs(window, stdout);
         if (note)
                 printf(" (%s)", note);
         putchar('\n');
@@ -180,6 +182,8 @@ static int values_table_json(const ReportTable *t, ReportView view, uint32_t fre
                 r = json_add_u64(o, "pid", pid);
         if (r >= 0)
                 r = json_add_u64(o, "frequency", frequency);
+        if (r >= 0)
+                r = json_add_window(o, t);
         if (r >= 0 && view != REPORT_VIEW_APPLICATION) {
                 r = json_add_double(o, "elapsed_total", t->elapsed_total);
                 if (r >= 0)

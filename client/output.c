@@ -94,6 +94,8 @@ int report_table_to_json(const ReportTable *t, uint32_t pid, json_object **ret)
                         return r;
         }
         r = json_add_u64(o, "total_samples", t->total_samples);
+        if (r >= 0)
+                r = json_add_window(o, t);
         if (r < 0)
                 return r;
         rows = json_object_new_array_ext((int)MIN(t->n_rows, (size_t)INT32_MAX));
@@ -249,10 +251,14 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
         }
 
         if (!(flags & OUTPUT_NO_HEADINGS)) {
+                char window[128];
+
+                /* The percents are of the window's samples: its total and its real length go together. */
+                format_window(window, sizeof(window), t);
                 if (note)
-                        printf("Total samples: %" PRIu64 " (%s)\n", t->total_samples, note);
+                        printf("Total samples: %" PRIu64 "%s (%s)\n", t->total_samples, window, note);
                 else
-                        printf("Total samples: %" PRIu64 "\n", t->total_samples);
+                        printf("Total samples: %" PRIu64 "%s\n", t->total_samples, window);
         }
         r = scols_print_table(tb);
         if (r < 0 || t->kind != REPORT_MODULES || (flags & OUTPUT_NO_HEADINGS))
@@ -446,6 +452,10 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
         if (r >= 0)
                 r = json_add_u64(o, "max_stacks_per_target", s->max_stacks);
         if (r >= 0)
+                r = json_add_u64(o, "window_seconds", s->window_seconds);
+        if (r >= 0)
+                r = json_add_u64(o, "window_memory", s->window_memory);
+        if (r >= 0)
                 r = json_add_u64(o, "samples_in_other_functions", s->other_function_samples);
         if (r >= 0)
                 r = json_add_u64(o, "samples_in_other_stacks", s->other_stack_samples);
@@ -503,7 +513,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
                 off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[128], exited[64], tables[192],
-                walks[192], fell_back[192], self_check[160], members_refused[32];
+                walks[192], fell_back[192], self_check[160], windows[96], members_refused[32];
         const struct {
                 const char *key;
                 const char *value;
@@ -529,6 +539,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Off-CPU unclaimed", off_cpu_unclaimed},
                 {"Limits", limits},
                 {"Exited targets", exited},
+                {"Time windows", windows},
                 {"Members refused", members_refused},
                 {"Past the limits", folded},
                 {"Symbol cache", s->symbol_cache_size ? symbols : NULL},
@@ -571,6 +582,11 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                          s->exited_retention_usec / USEC_PER_SEC);
         else
                 snprintf(exited, sizeof(exited), "kept until detached or needed");
+        if (s->window_seconds > 0)
+                snprintf(windows, sizeof(windows), "the last %" PRIu32 " s of each target, %.1f MiB in use",
+                         s->window_seconds, (double)s->window_memory / (1 << 20));
+        else
+                snprintf(windows, sizeof(windows), "off (WindowSeconds=0): tables since the attach only");
         snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped, %" PRIu64 " damaged",
                  (double)s->symbol_cache_used / (1 << 20), (double)s->symbol_cache_size / (1 << 20),
                  s->symbol_files_skipped, s->symbol_files_damaged);

@@ -84,6 +84,7 @@ typedef struct ReportTable {
         double application_total; /* and its application inclusive value, the application percents' */
         uint64_t window_start_usec; /* CLOCK_REALTIME: the span the daemon's tables counted (0 when merged here) */
         uint64_t window_end_usec;
+        uint64_t window_usec;       /* the window asked for: the last so long; 0: since the attach */
         ReportRow *rows;
         size_t n_rows;
         size_t n_allocated;

@@ -235,6 +235,7 @@ static int verb_report(int argc, char *argv[])
                 .sort_given = arg_verb_options & VERB_OPTION_SORT,
                 .limit = arg_limit,
                 .unit_ms = arg_unit_ms,
+                .window_usec = arg_window_usec,
                 .flags = output_flags(),
         };
         ProfileSort key = arg_sort;
@@ -333,7 +334,7 @@ static const Verb verbs[] = {
         {"status", 0, 0, verb_status, 0},
         {"report", 0, 1, verb_report,
          VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT |
-                 VERB_OPTION_CGROUP},
+                 VERB_OPTION_WINDOW | VERB_OPTION_CGROUP},
         {"top", 0, 1, verb_top,
          VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_BATCH |
                  VERB_OPTION_WINDOW | VERB_OPTION_CGROUP},
@@ -454,10 +455,10 @@ static void help(void)
                "                      instead of the full screen (the default when\n"
                "                      standard output is not a terminal, and with -J)\n"
                "     --window=DURATION\n"
-               "                      top: the window of the tables, 1s, 10s, 60s,\n"
-               "                      N s (also Nm, Nh), or all since attach\n"
-               "                      (default all)\n"
-               "\n"
+               "                      report, top: count only the last DURATION, whole\n"
+               "                      seconds (1s, 10s, 60s, 5m, 1h; 500ms is 1s) up to\n"
+               "                      the daemon's WindowSeconds, or all since attach\n"
+               "                      (default all)\n"               "\n"
                "See the vprofctl(1) man page for details.\n");
 }
 
@@ -622,8 +623,9 @@ static int parse_argv(int argc, char *argv[])
                         r = duration_parse(optarg, &arg_window_usec);
                         if (r < 0)
                                 return log_error_errno(r,
-                                                       "Invalid --window value '%s': expected all, or seconds "
-                                                       "from 1 to 2678400 (10, 10s, 5m, 1h)",
+                                                       "Invalid --window value '%s': expected all, or a "
+                                                       "duration of 1 to 2678400 seconds (10, 10s, 500ms, "
+                                                       "5m, 1h)",
                                                        optarg);
                         arg_verb_options |= VERB_OPTION_WINDOW;
                         break;

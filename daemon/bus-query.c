@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +8,7 @@
 #include "authz.h"
 #include "bus-names.h"
 #include "bus-query.h"
+#include "log.h"
 #include "macros.h"
 #include "manager.h"
 #include "profile.h"
@@ -108,6 +110,37 @@ static int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, 
         return r < 0 ? r : 1;
 }
 
+/* A window the daemon keeps: none asked (0), or whole seconds up to WindowSeconds=. */
+static int check_window(const Manager *m, uint64_t window_usec, sd_bus_error *error)
+{
+        uint32_t seconds = query_window_seconds(window_usec);
+
+        if (window_usec == 0)
+                return 0;
+        if (m->window_seconds == 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
+                                         "Time windows are off in this vprofd (WindowSeconds=0)");
+        if (seconds > m->window_seconds)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "A window of %" PRIu32 " s is longer than the %" PRIu32 " s this vprofd "
+                                         "keeps (WindowSeconds=%" PRIu32 ")", seconds, m->window_seconds,
+                                         m->window_seconds);
+        return 0;
+}
+
+/* What query_view_build() and query_view_totals() refuse, as the bus says it. */
+static int view_error(int r, sd_bus_error *error)
+{
+        if (r == -EOPNOTSUPP)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
+                                         "A target of the query keeps no time window");
+        if (r == -EXDEV)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
+                                         "The tables of the query's processes were counted at different "
+                                         "frequencies and cannot be merged");
+        return r;
+}
+
 /* The query of a call: the tables brought up to date (manager_sync()), its targets', viewed over the window.
  * Returns as spec_targets(). */
 static int query_open(Manager *m, sd_bus_message *msg, const char *spec_text, uint64_t window_usec, Query *ret,
@@ -116,6 +149,9 @@ static int query_open(Manager *m, sd_bus_message *msg, const char *spec_text, ui
         _cleanup_(query_done) Query q = {};
         int r;
 
+        r = check_window(m, window_usec, error);
+        if (r < 0)
+                return r;
         /* Drained first: a drain may make targets (a group's new members) and drop exited ones to make room. */
         manager_sync(m);
         r = spec_targets(m, msg, spec_text, &q.targets, &q.n_targets, error);
@@ -123,11 +159,13 @@ static int query_open(Manager *m, sd_bus_message *msg, const char *spec_text, ui
                 return r;
         r = query_view_build(q.targets, q.n_targets, m->config.frequency, window_usec, now_usec(CLOCK_REALTIME),
                              &q.view);
-        if (r == -EOPNOTSUPP)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
-                                         "Time windows and merged tables are not kept by this vprofd yet");
         if (r < 0)
-                return r;
+                return view_error(r, error);
+        if (q.view.inexact) {
+                char quoted[QUOTE_SIZE];
+                log_notice("A window of %s counts a second whose delta missed samples for want of memory: its "
+                           "tables miss them.", quote_prefix(spec_text, quoted));
+        }
         *ret = q;
         q = (Query){};
         return 1;
@@ -416,6 +454,9 @@ static int read_processes(Manager *m, sd_bus_message *msg, Query *ret, uint64_t 
         r = sd_bus_message_read(msg, "st", &spec, ret_window_usec);
         if (r < 0)
                 return r;
+        r = check_window(m, *ret_window_usec, error);
+        if (r < 0)
+                return r;
         if (spec[0] == '\0') {
                 r = visible_targets(m, msg, &q.targets, &q.n_targets, error);
                 if (r < 0)
@@ -431,23 +472,22 @@ static int read_processes(Manager *m, sd_bus_message *msg, Query *ret, uint64_t 
         return 1;
 }
 
-/* One process's totals over the window, and the span they cover. */
-static int process_totals(Manager *m, Target *t, uint64_t window_usec, uint64_t now, ProfileValues *ret_values,
+/* One process's totals over the window, and the span they cover added to [*start, *end]. */
+static int process_totals(Target *t, uint64_t window_usec, uint64_t now, ProfileValues *ret_values,
                           uint32_t *ret_frequency, uint64_t *start, uint64_t *end, sd_bus_error *error)
 {
-        _cleanup_(query_view_done) QueryView v = {};
+        uint64_t s, e;
         int r;
 
-        r = query_view_build(&t, 1, m->config.frequency, window_usec, now, &v);
-        if (r == -EOPNOTSUPP)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
-                                         "Time windows are not kept by this vprofd yet");
+        r = query_view_totals(t, window_usec, now, ret_values, &s, &e);
         if (r < 0)
-                return r;
-        *ret_values = *profile_total_values(v.profile);
-        *ret_frequency = profile_frequency(v.profile);
-        *start = MIN(*start, v.start_usec);
-        *end = MAX(*end, v.end_usec);
+                return view_error(r, error);
+        *ret_frequency = profile_frequency(t->profile);
+        /* A window in which no second of it closed covers nothing. */
+        if (s > 0 || e > 0) {
+                *start = MIN(*start, s);
+                *end = MAX(*end, e);
+        }
         return 0;
 }
 
@@ -469,7 +509,7 @@ int method_get_processes(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 uint32_t frequency;
                 uint64_t samples;
 
-                r = process_totals(userdata, q.targets[i], window_usec, now, &v, &frequency, &start, &end, error);
+                r = process_totals(q.targets[i], window_usec, now, &v, &frequency, &start, &end, error);
                 if (r < 0)
                         return r;
                 samples = v.user_samples + v.kernel_samples;
@@ -895,7 +935,7 @@ int method_get_process_values(sd_bus_message *msg, void *userdata, sd_bus_error 
                 ProfileValues v;
                 uint32_t frequency;
 
-                r = process_totals(m, q.targets[i], window_usec, now, &v, &frequency, &start, &end, error);
+                r = process_totals(q.targets[i], window_usec, now, &v, &frequency, &start, &end, error);
                 if (r < 0)
                         return r;
                 rows[i] = (ProcessValues){

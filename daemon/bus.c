@@ -53,6 +53,7 @@ DEFINE_PROPERTY_GET(property_get_unwind_table_size, "t",
 /* 1 in N kept samples checked by the daemon's CFI interpreter; 0: off. */
 DEFINE_PROPERTY_GET(property_get_unwind_self_check, "u", m->sampler ? sampler_unwind_self_check(m->sampler) : 0u)
 DEFINE_PROPERTY_GET(property_get_symbol_files_damaged, "t", symbolizer_damaged_files(m->symbolizer))
+DEFINE_PROPERTY_GET(property_get_window_memory, "t", manager_window_memory(m))
 
 /* The counters (ManagerStats) as of the call being answered: GetAll asks for every property in turn, and
  * counters read apart would not add up while samples keep coming. They are read once a call, into
@@ -360,6 +361,9 @@ static const sd_bus_vtable profiler_vtable[] = {
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("MaxStacksPerTarget", "u", NULL, offsetof(Manager, max_stacks),
                         SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("WindowSeconds", "u", NULL, offsetof(Manager, window_seconds),
+                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("WindowMemory", "t", property_get_window_memory, 0, 0),
         SD_BUS_PROPERTY("SymbolCacheSize", "t", property_get_symbol_cache_size, 0,
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("SymbolCacheUsed", "t", property_get_symbol_cache_used, 0, 0),

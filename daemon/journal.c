@@ -11,10 +11,10 @@
 #include "hashmap.h"
 #include "journal.h"
 #include "log.h"
-#include "manager.h"
 #include "profile-delta.h"
 #include "target.h"
 #include "time-util.h"
+#include "unaligned-le.h"
 
 #define TAG_DELTA SECTION_TAG('J', 'D', 'L', 'T')
 #define TAG_RESET SECTION_TAG('J', 'R', 'S', 'T')
@@ -23,6 +23,8 @@
 /* As target-serialize.c and settings.c: no kernel hands out a larger PID, no daemon samples faster. */
 #define PID_MAX ((uint32_t)4 * 1024 * 1024)
 #define FREQUENCY_MAX 10000
+/* Deltas kept for the next record while writes fail: past this the journal stops until the next snapshot. */
+#define PENDING_MAX ((size_t)16 << 20)
 
 struct Journal {
         int dir_fd; /* the state store's */
@@ -30,7 +32,8 @@ struct Journal {
         int fd;     /* -1: no journal being written */
         uint64_t size;
         uint64_t sequence; /* of the last record written */
-        SectionWriter record; /* one buffer for every record */
+        SectionWriter record; /* one buffer for every record: the one being gathered */
+        unsigned n_pending;   /* deltas in it, not written yet */
 };
 
 int journal_new(int dir_fd, const char *directory, Journal **ret)
@@ -99,6 +102,7 @@ int journal_start(Journal *j, uint64_t generation, uint32_t snapshot_crc)
         j->fd = TAKE_FD(fd);
         j->size = sizeof(header);
         j->sequence = 0;
+        j->n_pending = 0; /* what they counted is in the snapshot */
         return 0;
 }
 
@@ -147,6 +151,7 @@ static void begin_record(Journal *j)
         /* The buffer stays allocated from one record to the next. */
         j->record.size = 0;
         j->record.error = 0;
+        j->n_pending = 0;
         section_journal_record_begin(&j->record, j->sequence + 1, now_usec(CLOCK_REALTIME));
 }
 
@@ -156,44 +161,60 @@ static void write_target(SectionWriter *w, const Target *t)
         section_write_u64(w, t->info.start_time);
 }
 
-int journal_write_deltas(Journal *j, Manager *m)
+void journal_add_delta(Journal *j, const Target *t)
 {
-        uint64_t start = now_usec(CLOCK_MONOTONIC);
-        unsigned n = 0;
-        Target *t;
+        size_t s;
+
+        if (j->fd < 0 || !t->delta)
+                return;
+        if (j->n_pending == 0)
+                begin_record(j);
+        s = section_begin(&j->record, TAG_DELTA, SECTION_REQUIRED);
+        write_target(&j->record, t);
+        profile_delta_write(t->delta, t->profile, &j->record);
+        section_end(&j->record, s);
+        if (profile_delta_lost(t->delta) > 0)
+                log_debug("The journal misses %" PRIu64 " samples of %d (out of memory).",
+                          profile_delta_lost(t->delta), (int)t->pid);
+        j->n_pending++;
+}
+
+/* The record gathered, with the time of its last delta, then the next one begins empty. */
+static int append_pending(Journal *j)
+{
+        /* The time follows the sequence, after the size and the CRC (section-journal.h). */
+        uint64_t now = now_usec(CLOCK_REALTIME);
         int r;
 
-        if (j->fd < 0)
-                return 0;
-        begin_record(j);
-        HASHMAP_FOREACH(t, m->targets) {
-                size_t s;
-
-                if (!t->delta)
-                        continue;
-                profile_delta_end(t->delta, t->profile);
-                if (profile_delta_empty(t->delta))
-                        continue;
-                s = section_begin(&j->record, TAG_DELTA, SECTION_REQUIRED);
-                write_target(&j->record, t);
-                profile_delta_write(t->delta, t->profile, &j->record);
-                section_end(&j->record, s);
-                if (profile_delta_lost(t->delta) > 0)
-                        log_debug("The journal misses %" PRIu64 " samples of %d (out of memory).",
-                                  profile_delta_lost(t->delta), (int)t->pid);
-                n++;
-        }
-        if (n == 0)
-                return 0;
+        if (j->record.size >= SECTION_JOURNAL_RECORD_HEADER_SIZE + SECTION_JOURNAL_PAYLOAD_MIN && j->record.error >= 0)
+                put_le64(j->record.data + SECTION_JOURNAL_RECORD_HEADER_SIZE + 8, now);
         r = append(j);
-        if (r < 0)
-                return log_warning_errno(r, "Failed to write to the journal %s/%s (%u target%s kept for the next "
+        if (r >= 0)
+                j->n_pending = 0;
+        return r;
+}
+
+int journal_flush(Journal *j)
+{
+        uint64_t start = now_usec(CLOCK_MONOTONIC);
+        unsigned n = j->n_pending;
+        int r;
+
+        if (j->fd < 0 || n == 0)
+                return 0;
+        r = append_pending(j);
+        if (r < 0) {
+                if (j->record.size > PENDING_MAX || j->record.error < 0) {
+                        j->fd = safe_close(j->fd);
+                        j->n_pending = 0;
+                        return log_warning_errno(r, "Failed to write to the journal %s/%s, writing no more records "
+                                                 "until the next snapshot: %m", j->directory, JOURNAL_FILE);
+                }
+                return log_warning_errno(r, "Failed to write to the journal %s/%s (%u delta%s kept for the next "
                                          "record): %m", j->directory, JOURNAL_FILE, n, n == 1 ? "" : "s");
-        HASHMAP_FOREACH(t, m->targets)
-                if (t->delta)
-                        profile_delta_begin(t->delta, t->profile);
+        }
         /* Its cost, for whoever measures it (bench/persistence.py). */
-        log_debug("Journal record %" PRIu64 ": %u target%s, %zu bytes in %.3f ms.", j->sequence, n,
+        log_debug("Journal record %" PRIu64 ": %u delta%s, %zu bytes in %.3f ms.", j->sequence, n,
                   n == 1 ? "" : "s", j->record.size,
                   (double)(now_usec(CLOCK_MONOTONIC) - start) / USEC_PER_MSEC);
         return (int)n;
@@ -206,16 +227,19 @@ static int write_event(Journal *j, uint32_t tag, const Target *t, const char *wh
 
         if (j->fd < 0)
                 return 0;
-        begin_record(j);
+        /* After the deltas gathered before it, in the same record. */
+        if (j->n_pending == 0)
+                begin_record(j);
         s = section_begin(&j->record, tag, SECTION_REQUIRED);
         write_target(&j->record, t);
         if (tag == TAG_RESET)
                 section_write_u32(&j->record, profile_frequency(t->profile));
         section_end(&j->record, s);
-        r = append(j);
+        r = append_pending(j);
         if (r < 0) {
                 /* Without this record a replay could count the target's new tables into its old ones. */
                 j->fd = safe_close(j->fd);
+                j->n_pending = 0;
                 return log_warning_errno(r, "Failed to write the %s of %d to the journal %s/%s, writing no more "
                                          "records until the next snapshot: %m", what, (int)t->pid, j->directory,
                                          JOURNAL_FILE);

@@ -11,13 +11,12 @@
 
 /* The crash journal: targets.journal next to targets.state (state-store.h), in the format of
  * common/section-journal.h. Every snapshot starts a fresh one, which names it; then every JournalIntervalSec
- * a record of what each target's tables gained meanwhile (its ProfileDelta, profile-delta.h), in one
- * write(), and right away a record for each reset and detach, so that a replay never applies the deltas of a
- * target's new tables to its old ones. At start the journal of the snapshot is replayed onto the snapshot's
+ * a record of what each target's tables gained meanwhile (the ProfileDelta of each second the manager closed,
+ * profile-delta.h: the same records as the buckets of its time windows), in one write(), and right away a record
+ * for each reset and detach, so that a replay never applies the deltas of a target's new tables to its old ones. At start the journal of the snapshot is replayed onto the snapshot's
  * targets before they are restored. Its record sections (JDLT, JRST, JDET) are docs/STATE_FORMAT.md, "The
  * crash journal"; a record of a target the snapshot does not have (attached after it) is skipped. */
 
-typedef struct Manager Manager;
 typedef struct Target Target;
 typedef struct Journal Journal;
 
@@ -36,12 +35,15 @@ bool journal_writing(const Journal *j);
 /* Bytes in the journal file, header included. */
 uint64_t journal_size(const Journal *j);
 
-/* One record of every target whose delta is not empty, then every delta begun anew. Returns the number of
- * targets written (0: nothing to write); on a failed write the file is cut back to its last whole record and the
- * deltas are kept, to be written with the next record (logged). */
-int journal_write_deltas(Journal *j, Manager *m);
-/* A record of a reset (the target's new tables) or a detach of t, now. A failure stops the journal until the next
- * snapshot (logged). */
+/* The ended delta of t (manager_close_second()) into the record being gathered; nothing without a journal file.
+ * With JournalIntervalSec= above a second and windows on, a record holds a delta of each second, in order. */
+void journal_add_delta(Journal *j, const Target *t);
+/* The record gathered so far, appended in one write(). Returns the number of deltas written (0: nothing to
+ * write); on a failed write the file is cut back to its last whole record and the deltas are kept, to be written
+ * with the next record (logged), up to a bound past which the journal stops until the next snapshot. */
+int journal_flush(Journal *j);
+/* A record of a reset (the target's new tables) or a detach of t, now, after the deltas gathered before it. A
+ * failure stops the journal until the next snapshot (logged). */
 int journal_write_reset(Journal *j, const Target *t);
 int journal_write_detach(Journal *j, const Target *t);
 

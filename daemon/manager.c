@@ -77,6 +77,7 @@ Manager *manager_free(Manager *m)
         sd_bus_message_unref(m->stats_call);
         sd_event_source_disable_unref(m->wakeup_source);
         sd_event_source_disable_unref(m->drain_timer);
+        sd_event_source_disable_unref(m->close_timer);
         sd_event_source_disable_unref(m->idle_timer);
         sd_event_source_disable_unref(m->retention_timer);
         sd_bus_slot_unref(m->idle_filter_slot);
@@ -225,6 +226,8 @@ TargetContext manager_target_context(const Manager *m)
                 .max_functions = m->max_functions,
                 .max_stacks = m->max_stacks,
                 .keep_deltas = m->keep_deltas,
+                .window_seconds = m->window_seconds,
+                .window_bytes = m->window_bytes,
                 .pidfd_bound = m->pidfd_bound,
         };
 }
@@ -281,6 +284,90 @@ static void update_drain_timer(Manager *m)
                 (void)sd_event_source_set_enabled(m->drain_timer, any_running_target(m) || any_cgroup_group(m)
                                                                           ? SD_EVENT_ON
                                                                           : SD_EVENT_OFF);
+}
+
+uint64_t manager_close_interval(const Manager *m)
+{
+        return m->window_seconds > 0 ? USEC_PER_SEC : m->journal_usec;
+}
+
+bool manager_closing(const Manager *m)
+{
+        return m->close_timer && sd_event_source_get_enabled(m->close_timer, NULL) > 0;
+}
+
+void manager_close_second(Manager *m)
+{
+        uint64_t now;
+        Target *t;
+        int r;
+
+        manager_sync(m);
+        now = now_usec(CLOCK_REALTIME);
+        HASHMAP_FOREACH(t, m->targets) {
+                if (!t->delta)
+                        continue;
+                profile_delta_end(t->delta, t->profile);
+                if (profile_delta_lost(t->delta) > 0)
+                        log_warning("The second just closed of %d (%s) misses %" PRIu64 " samples in its journal "
+                                    "record and its window, for want of memory (its tables have them).",
+                                    (int)t->pid, t->info.comm, profile_delta_lost(t->delta));
+                if (!profile_delta_empty(t->delta) && m->observer.delta_closed)
+                        m->observer.delta_closed(m->observer.userdata, t);
+                r = target_close_second(t, now);
+                if (r < 0)
+                        log_debug_errno(r, "The window of %d misses a second: %m", (int)t->pid);
+        }
+        if (m->observer.second_closed)
+                m->observer.second_closed(m->observer.userdata);
+}
+
+uint64_t manager_window_memory(Manager *m)
+{
+        uint64_t bytes = 0;
+        Target *t;
+
+        HASHMAP_FOREACH(t, m->targets)
+                if (t->window)
+                        bytes += profile_window_bytes(t->window);
+        return bytes;
+}
+
+/* Runs while some target runs, and once more after the last one exits, for its last samples. */
+static int on_close_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        Manager *m = userdata;
+
+        manager_close_second(m);
+        if (!any_running_target(m))
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        /* From the time it was due, not from now: no drift, a bucket every second. */
+        return sd_event_source_set_time(s, usec + manager_close_interval(m));
+}
+
+static void update_close_timer(Manager *m)
+{
+        uint64_t interval = manager_close_interval(m), now;
+        int r;
+
+        if (interval == 0 || manager_closing(m) || !any_running_target(m) ||
+            sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
+                return;
+        if (!m->close_timer) {
+                /* Within a millisecond of the second: the buckets are a second long, and a window of N
+                 * seconds spans N seconds, to the time the loop takes to get to the timer. */
+                r = sd_event_add_time(m->event, &m->close_timer, CLOCK_MONOTONIC, now + interval, USEC_PER_MSEC,
+                                      on_close_timer, m);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->close_timer, SD_EVENT_ON);
+        } else {
+                r = sd_event_source_set_time(m->close_timer, now + interval);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->close_timer, SD_EVENT_ON);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to start the timer that closes the seconds of the windows and the "
+                                  "journal: %m");
 }
 
 void manager_notify_status(Manager *m, const char *state)
@@ -441,12 +528,13 @@ static const char *caller_text(AuthzCaller caller, char buf[static 64])
 static void targets_changed(Manager *m, bool members_only)
 {
         update_drain_timer(m);
+        update_close_timer(m);
         update_idle_timer(m);
         manager_slots_update_retention(m);
         manager_notify_status(m, NULL);
-        if (members_only && m->observer.members_changed)
-                m->observer.members_changed(m->observer.userdata);
-        else if (!members_only && m->observer.targets_changed)
+        /* A group's members come and go by the hundred: the next periodic snapshot (or the one at the stop)
+         * saves them, and the seconds' journal records have their counts meanwhile (manager-groups.h). */
+        if (!members_only && m->observer.targets_changed)
                 m->observer.targets_changed(m->observer.userdata);
 }
 

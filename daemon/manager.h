@@ -41,13 +41,13 @@ typedef struct ManagerStats {
 typedef struct ManagerObserver {
         /* Targets came, went or exited: save soon; the journal runs while some target runs. */
         void (*targets_changed)(void *userdata);
-        /* A group was attached, or its members came or exited: the journal runs while some target runs; the next
-         * periodic snapshot (or the one at the stop) saves them, since they come and go by the hundred
-         * (manager-groups.h). */
-        void (*members_changed)(void *userdata);
         /* The tables of t were cleared, or t is being detached: the journal says so at once. */
         void (*target_reset)(void *userdata, const Target *t);
         void (*target_detached)(void *userdata, const Target *t);
+        /* A second closed (manager_close_second()): delta_closed for each target whose ended delta holds
+         * something (t->delta, before it begins anew: the journal's record), then second_closed once. */
+        void (*delta_closed)(void *userdata, const Target *t);
+        void (*second_closed)(void *userdata);
         void *userdata;
 } ManagerObserver;
 
@@ -57,6 +57,7 @@ typedef struct Manager {
         sd_bus *bus;
         sd_event_source *wakeup_source;
         sd_event_source *drain_timer;
+        sd_event_source *close_timer; /* manager_close_second(), while some target runs */
 
         SamplerConfig config;
         Sampler *sampler;
@@ -89,6 +90,9 @@ typedef struct Manager {
         uint32_t max_functions;
         uint32_t max_stacks;
         bool keep_deltas;  /* targets keep a ProfileDelta for the state's journal */
+        uint64_t journal_usec; /* the journal's interval: how often seconds close without windows; 0: none */
+        uint32_t window_seconds; /* per-second buckets per target for time windows; 0: no windows */
+        size_t window_bytes;     /* their bound per target */
         ManagerObserver observer; /* the saved tables (state-store.h); none without a state directory */
 
         /* Idle exit (0: never): the timer runs while no target is attached, and restarts on every call. */
@@ -130,6 +134,18 @@ void manager_notify_status(Manager *m, const char *state);
 /* Bring every table up to date: drain the ring buffer. Called before answering any query. */
 void manager_sync(Manager *m);
 
+/* The one place where a second closes: drain, then each target's delta ends, goes to the observer (the journal)
+ * and into the target's window as its newest bucket, and begins anew. A timer calls it every second with
+ * windows (else every journal interval, with a journal; else never) while some target runs; a snapshot calls it
+ * too, so that the journal continues the snapshot exactly. */
+void manager_close_second(Manager *m);
+/* The interval of that timer, 0 for none: a second with windows, else the journal's. */
+uint64_t manager_close_interval(const Manager *m);
+/* Whether the timer runs: the next close comes within its interval. */
+bool manager_closing(const Manager *m);
+/* Bytes held by every target's window (WindowMemory). */
+uint64_t manager_window_memory(Manager *m);
+
 /* What the targets take from the manager's settings (target.h). */
 TargetContext manager_target_context(const Manager *m);
 
@@ -162,7 +178,7 @@ int manager_reset(Manager *m, Target *t, AuthzCaller caller);
 int manager_remove_target(Manager *m, Target *t);
 /* After targets came, went or exited: the timers, the service manager's status line, a save. */
 void manager_targets_changed(Manager *m);
-/* The same after members of groups came or exited, without asking for a save (ManagerObserver). */
+/* The same after a group was attached or its members came or exited, without asking for a save. */
 void manager_members_changed(Manager *m);
 Target *manager_get_target(Manager *m, pid_t pid);
 

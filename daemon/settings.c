@@ -26,6 +26,8 @@ void settings_init(Settings *s)
                 .unwind_table_mib = VPROF_UNWIND_TABLE_MIB_DEFAULT,
                 .snapshot_interval_sec = 30,
                 .journal_interval_sec = 1,
+                .window_seconds = VPROF_WINDOW_SECONDS_DEFAULT,
+                .window_mib = VPROF_WINDOW_MIB_DEFAULT,
                 .debuginfod_timeout_sec = VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT,
         };
 }
@@ -86,6 +88,8 @@ static const SettingInfo settings_info[] = {
           "an absolute path, or nothing" },
         U32("SnapshotIntervalSec", snapshot_interval_sec, 0, 86400, "snapshot interval", "0..86400 seconds"),
         U32("JournalIntervalSec", journal_interval_sec, 0, 3600, "journal interval", "0..3600 seconds"),
+        U32("WindowSeconds", window_seconds, 0, 86400, "window length", "0..86400 seconds, 0 for no time windows"),
+        U32("WindowMiBPerTarget", window_mib, 1, 4096, "window memory", "1..4096 MiB"),
         { "DebugDirectory", offsetof(Settings, debug_directory), SETTING_STRING, 0, 0, "debug directory",
           "an absolute path, or nothing for the default" },
         { "DebuginfodURLs", offsetof(Settings, debuginfod_urls), SETTING_URLS, 0, 0, "debuginfod URL list",

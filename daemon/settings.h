@@ -16,6 +16,12 @@
  * holds every slot. */
 #define VPROF_MAX_TARGETS_PER_USER_DEFAULT 64
 #define VPROF_EXITED_TARGET_RETENTION_SEC_DEFAULT 86400
+/* Ten minutes of per-second buckets for the time windows (profile-window.h). */
+#define VPROF_WINDOW_SECONDS_DEFAULT 600
+/* A target's buckets at most: ten minutes of a busy 2-CPU target at 999 Hz over 10,000 distinct stacks take
+ * 4.5 MiB (bench/window-memory.c, bench/results/2026-11-26-window-memory.md); past the bound the oldest seconds
+ * go. */
+#define VPROF_WINDOW_MIB_DEFAULT 16
 
 /* What the daemon is told, by /etc/vprofd.conf and then by its command line, which wins. */
 typedef struct Settings {
@@ -36,6 +42,8 @@ typedef struct Settings {
         char *state_directory;          /* NULL: $STATE_DIRECTORY or the default; "": none */
         uint32_t snapshot_interval_sec; /* 0: only when stopping */
         uint32_t journal_interval_sec;  /* 0: no journal */
+        uint32_t window_seconds;        /* per-second buckets kept for time windows; 0: no windows */
+        uint32_t window_mib;            /* per target */
         char *debug_directory;          /* NULL or "": /usr/lib/debug */
         char *debuginfod_urls;          /* NULL or "": no downloads */
         uint32_t debuginfod_timeout_sec;

@@ -36,8 +36,12 @@ struct StateStore {
         size_t saved_size;
         uint64_t saved_usec; /* CLOCK_MONOTONIC */
         Journal *journal;       /* NULL without a journal */
-        sd_event_source *journal_timer;
         uint64_t journal_usec;
+        uint64_t next_flush_usec; /* CLOCK_MONOTONIC: the journal's next record is due then */
+        bool journal_ok;        /* its last record was written (or there was nothing to write) */
+        bool save_due;          /* a snapshot is taken when the manager closes a second at or after: */
+        uint64_t save_due_usec; /* CLOCK_MONOTONIC */
+        bool in_save;           /* a save is closing the second itself */
 };
 
 /* "42.0 s", "3 min 5 s", "2 h 10 min", "3 d 4 h". */

@@ -51,7 +51,6 @@ StateStore *state_store_free(StateStore *s)
         if (s->manager->observer.userdata == s)
                 s->manager->observer = (ManagerObserver){};
         sd_event_source_disable_unref(s->timer);
-        sd_event_source_disable_unref(s->journal_timer);
         journal_free(s->journal);
         safe_close(s->dir_fd);
         free(s->directory);
@@ -141,16 +140,19 @@ static int serialize(StateStore *s, uint32_t flags, Snapshot *ret)
         return 0;
 }
 
-/* Every target's delta begins at its tables as the snapshot has them. */
-static void begin_deltas(StateStore *s)
+/* The journal's record of the deltas gathered, now. */
+static void flush_journal(StateStore *s)
 {
-        Target *t;
-
-        HASHMAP_FOREACH(t, s->manager->targets)
-                target_profile_replaced(t);
+        if (!s->journal)
+                return;
+        s->journal_ok = journal_flush(s->journal) >= 0;
+        s->next_flush_usec = now_usec(CLOCK_MONOTONIC) + s->journal_usec;
 }
 
-static int save(StateStore *s, int level, bool final)
+/* A snapshot of the tables as they are when a second has just closed (manager_close_second()): every delta
+ * begun at the tables the snapshot has, so that the journal it starts continues it exactly. Nothing may drain
+ * between the close and this. */
+static int save_closed(StateStore *s, int level, bool final)
 {
         _cleanup_free_ void *data = NULL;
         uint64_t start, serialized, written;
@@ -158,7 +160,6 @@ static int save(StateStore *s, int level, bool final)
         int r;
 
         start = now_usec(CLOCK_MONOTONIC);
-        manager_sync(s->manager);
         r = serialize(s, final ? SAVE_CLEAN_STOP : 0, &snap);
         if (r < 0)
                 return log_full_errno(final ? LOG_ERR : LOG_WARNING, r, "Failed to save the targets' tables: %m");
@@ -186,12 +187,22 @@ static int save(StateStore *s, int level, bool final)
         /* What the journal held is in the snapshot now: a new journal continues it. */
         if (s->journal)
                 (void)journal_start(s->journal, s->generation, snap.crc);
-        begin_deltas(s);
         log_full_errno(level, 0, "Saved %zu target%s to %s/%s: %zu bytes in %.1f ms (%.1f ms to serialize).",
                        snap.n, snap.n == 1 ? "" : "s", s->directory, STATE_FILE, snap.size,
                        (double)(written - start) / USEC_PER_MSEC,
                        (double)(serialized - start) / USEC_PER_MSEC);
         return 0;
+}
+
+/* The second closes now (the ring buffer drained, the deltas to the journal and the windows), then the
+ * snapshot. */
+static int save(StateStore *s, int level, bool final)
+{
+        s->in_save = true;
+        manager_close_second(s->manager);
+        s->in_save = false;
+        flush_journal(s);
+        return save_closed(s, level, final);
 }
 
 int state_store_save(StateStore *s)
@@ -202,18 +213,16 @@ int state_store_save(StateStore *s)
 int state_store_stop(StateStore *s)
 {
         char age[64];
-        int r, k = 0;
+        int r;
 
         if (!s)
                 return 0;
-        /* The last second into the journal first: should the snapshot fail, the next start still has it all. */
-        manager_sync(s->manager);
-        if (journal_writing(s->journal))
-                k = journal_write_deltas(s->journal, s->manager);
+        /* The last second goes into the journal first (save() closes it): should the snapshot fail, the next
+         * start still has it all. */
         r = save(s, LOG_INFO, true);
         if (r >= 0)
                 return 0;
-        if (journal_writing(s->journal) && k >= 0)
+        if (journal_writing(s->journal) && s->journal_ok)
                 log_error("The tables were not saved when stopping: the final snapshot failed; the journal %s/%s "
                           "has their counts up to now, which the next start replays.", s->directory, JOURNAL_FILE);
         else if (s->saved) {
@@ -231,7 +240,13 @@ static int on_snapshot_timer(sd_event_source *source, uint64_t usec _unused_, vo
 {
         StateStore *s = userdata;
 
-        (void)save(s, LOG_DEBUG, false);
+        /* While the manager closes seconds, the snapshot waits for the next one (within a second): a save
+         * closes the second it is in, which would cut a window's bucket short. */
+        if (manager_closing(s->manager)) {
+                s->save_due = true;
+                s->save_due_usec = 0; /* the next close */
+        } else
+                (void)save(s, LOG_DEBUG, false);
         if (s->snapshot_usec == 0)
                 return sd_event_source_set_enabled(source, SD_EVENT_OFF);
         (void)sd_event_source_set_time_relative(source, s->snapshot_usec);
@@ -243,6 +258,15 @@ static void request_save(StateStore *s)
 {
         uint64_t now, next;
 
+        /* The manager closes a second every second: the snapshot goes with the first close a second after the
+         * request or later (on_second_closed()), so within two. A request while one waits changes nothing. */
+        if (manager_closing(s->manager)) {
+                if (!s->save_due) {
+                        s->save_due = true;
+                        s->save_due_usec = now_usec(CLOCK_MONOTONIC) + REQUESTED_SAVE_DELAY_USEC;
+                }
+                return;
+        }
         if (!s->timer || sd_event_now(s->manager->event, CLOCK_MONOTONIC, &now) < 0)
                 return;
         if (sd_event_source_get_enabled(s->timer, NULL) > 0 && sd_event_source_get_time(s->timer, &next) >= 0 &&
@@ -262,49 +286,47 @@ static bool any_running_target(Manager *m)
         return false;
 }
 
-/* Every interval: what the tables gained goes to the journal, after a drain so that it is all there. The timer
- * runs while some target runs (and once more after the last one exits, for its last samples). */
-static int on_journal_timer(sd_event_source *source, uint64_t usec, void *userdata)
+/* A second closed (manager_close_second()): its deltas were gathered for the journal, which writes its record
+ * when due (every JournalIntervalSec), then a snapshot when one waits or the journal outgrew the last one. */
+static void on_second_closed(void *userdata)
 {
         StateStore *s = userdata;
 
-        manager_sync(s->manager);
-        if (journal_writing(s->journal)) {
-                (void)journal_write_deltas(s->journal, s->manager);
-                if (journal_size(s->journal) > MAX(JOURNAL_COMPACT_MIN, (uint64_t)s->saved_size))
-                        (void)save(s, LOG_DEBUG, false);
+        if (s->in_save)
+                return; /* save() goes on itself */
+        /* Half a second early counts: the closes come a second apart, give or take the timer's accuracy. */
+        if (s->journal && now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC / 2 >= s->next_flush_usec)
+                flush_journal(s);
+        if (journal_writing(s->journal) && journal_size(s->journal) > MAX(JOURNAL_COMPACT_MIN, (uint64_t)s->saved_size)) {
+                s->save_due = true;
+                s->save_due_usec = 0;
         }
-        if (!any_running_target(s->manager))
-                return sd_event_source_set_enabled(source, SD_EVENT_OFF);
-        /* From the time it was due, not from now: no drift, a record every interval. */
-        return sd_event_source_set_time(source, usec + s->journal_usec);
+        if (!s->save_due)
+                return;
+        /* Closes come a second apart, give or take the timer's 50 ms: one a little early is the one due. */
+        if (now_usec(CLOCK_MONOTONIC) + 100 * USEC_PER_MSEC >= s->save_due_usec) {
+                s->save_due = false;
+                (void)save_closed(s, LOG_DEBUG, false);
+        } else if (!any_running_target(s->manager) && s->timer) {
+                /* This was the last close (no target runs): the snapshot timer takes the save over. */
+                s->save_due = false;
+                if (sd_event_source_set_time(s->timer, s->save_due_usec) >= 0)
+                        (void)sd_event_source_set_enabled(s->timer, SD_EVENT_ONESHOT);
+        }
 }
 
-/* A target was attached or exited: the journal's timer runs while some target runs. */
-static void start_journal_timer(StateStore *s)
+static void on_delta_closed(void *userdata, const Target *t)
 {
-        uint64_t now;
+        StateStore *s = userdata;
 
-        if (!s->journal_timer || sd_event_source_get_enabled(s->journal_timer, NULL) > 0 ||
-            !any_running_target(s->manager) || sd_event_now(s->manager->event, CLOCK_MONOTONIC, &now) < 0)
-                return;
-        if (sd_event_source_set_time(s->journal_timer, now + s->journal_usec) >= 0)
-                (void)sd_event_source_set_enabled(s->journal_timer, SD_EVENT_ON);
+        if (s->journal)
+                journal_add_delta(s->journal, t);
 }
 
 /* The ManagerObserver: the manager calls these as its targets change. */
 static void on_targets_changed(void *userdata)
 {
-        StateStore *s = userdata;
-
-        /* The journal's timer turns itself off after the last record of the last running target. */
-        start_journal_timer(s);
-        request_save(s);
-}
-
-static void on_members_changed(void *userdata)
-{
-        start_journal_timer(userdata);
+        request_save(userdata);
 }
 
 /* t was reset or is being detached: the journal says so at once, a snapshot follows within a second. */
@@ -361,12 +383,9 @@ static int store_new(Manager *m, const char *directory, uint64_t snapshot_usec, 
                 r = journal_new(s->dir_fd, directory, &s->journal);
                 if (r < 0)
                         return r;
-                /* Within 50 ms of the second: a crash loses at most a little more than the interval. */
-                r = sd_event_add_time_relative(m->event, &s->journal_timer, CLOCK_MONOTONIC, journal_usec,
-                                               50 * USEC_PER_MSEC, on_journal_timer, s);
-                if (r < 0)
-                        return r;
-                (void)sd_event_source_set_enabled(s->journal_timer, SD_EVENT_OFF);
+                /* The manager's timer that closes the seconds writes it (manager_close_second()): every
+                 * second with windows, else every journal interval. */
+                m->journal_usec = journal_usec;
         }
         *ret = TAKE_PTR(s);
         return 0;
@@ -396,9 +415,10 @@ void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec
         /* From now on: what the restore attached is in the snapshot below. */
         m->observer = (ManagerObserver){
                 .targets_changed = on_targets_changed,
-                .members_changed = on_members_changed,
                 .target_reset = on_target_reset,
                 .target_detached = on_target_detached,
+                .delta_closed = on_delta_closed,
+                .second_closed = on_second_closed,
                 .userdata = s,
         };
         *ret = s;
@@ -414,7 +434,6 @@ void state_store_setup(Manager *m, const char *directory, uint64_t snapshot_usec
         /* Without a journal, an old one would only continue an old snapshot. */
         if (!s->journal && unlinkat(s->dir_fd, JOURNAL_FILE, 0) >= 0)
                 log_info("Removed the journal %s/%s: this daemon keeps none.", directory, JOURNAL_FILE);
-        start_journal_timer(s);
         if (journal_usec > 0)
                 snprintf(journal, sizeof(journal), ", and a journal record every %" PRIu64 " s between them",
                          journal_usec / USEC_PER_SEC);

@@ -34,11 +34,17 @@ int target_alloc_tables(Target *t, const TargetContext *c)
         if (r < 0)
                 return r;
         profile_set_limits(t->profile, c->max_functions, c->max_stacks);
-        if (c->keep_deltas) {
+        if (c->keep_deltas || c->window_seconds > 0) {
                 r = profile_delta_new(&t->delta);
                 if (r < 0)
                         return r;
                 profile_delta_begin(t->delta, t->profile);
+                t->delta_start_usec = now_usec(CLOCK_REALTIME);
+        }
+        if (c->window_seconds > 0) {
+                r = profile_window_new(c->window_seconds, c->window_bytes, &t->window);
+                if (r < 0)
+                        return r;
         }
         r = frame_cache_new(FRAME_CACHE_MAX, &t->user_frames);
         if (r < 0)
@@ -48,8 +54,27 @@ int target_alloc_tables(Target *t, const TargetContext *c)
 
 void target_profile_replaced(Target *t)
 {
-        if (t->delta)
+        if (t->delta) {
                 profile_delta_begin(t->delta, t->profile);
+                t->delta_start_usec = now_usec(CLOCK_REALTIME);
+        }
+        if (t->window)
+                profile_window_clear(t->window);
+}
+
+int target_close_second(Target *t, uint64_t now)
+{
+        int r = 0;
+
+        if (!t->delta)
+                return 0;
+        /* An exited target's last samples (drained after its exit) make its last bucket; then it has no more
+         * seconds, and its window ends where its life did. */
+        if (t->window && (!t->exited || profile_delta_n_entries(t->delta) > 0))
+                r = profile_window_push(t->window, t->delta, t->delta_start_usec, MAX(now, t->delta_start_usec));
+        profile_delta_begin(t->delta, t->profile);
+        t->delta_start_usec = now;
+        return r;
 }
 
 int target_new(const TargetContext *c, pid_t pid, uid_t caller, uint64_t flags, Target **ret, pid_t *ret_tgid)
@@ -212,6 +237,7 @@ Target *target_free(Target *t)
         address_space_free(t->address_space);
         profile_free(t->profile);
         profile_delta_free(t->delta);
+        profile_window_free(t->window);
         frame_cache_free(t->user_frames);
         frame_cache_free(t->kernel_frames);
         free(t);

@@ -12,6 +12,7 @@
 #include "frame-cache.h"
 #include "profile.h"
 #include "profile-delta.h"
+#include "profile-window.h"
 #include "proc-info.h"
 #include "symbolizer.h"
 #include "target-group.h"
@@ -25,6 +26,8 @@ typedef struct TargetContext {
         uint32_t max_functions;  /* per target; 0: no limit */
         uint32_t max_stacks;
         bool keep_deltas;        /* targets keep a ProfileDelta for the state's journal */
+        uint32_t window_seconds; /* per-second buckets kept for time windows (profile-window.h); 0: none */
+        size_t window_bytes;     /* their bound per target */
         int pidfd_bound;         /* a pidfd at or above it is one too many (fd-limit.h); 0: none */
 } TargetContext;
 
@@ -54,17 +57,29 @@ struct Target {
         AddressSpace *address_space; /* NULL for a target restored after its process was gone */
         uint16_t exec_count;         /* the image the address space is of: records carry theirs */
         Profile *profile;
-        ProfileDelta *delta;     /* what the profile gained since the last journal record; NULL without one */
+        /* What the profile gained since the manager last closed a second (manager_close_second()): the
+         * journal's record and the newest bucket of the window. NULL with neither a journal nor windows. */
+        ProfileDelta *delta;
+        uint64_t delta_start_usec; /* CLOCK_REALTIME: when the delta began */
+        ProfileWindow *window;   /* the last seconds, bucket by bucket; NULL without windows */
         FrameCache *user_frames; /* looked-up address -> function id */
         FrameCache *kernel_frames;
         uint64_t kallsyms_generation; /* of the names in kernel_frames */
 };
 
-/* The empty tables and frame caches of t, with the limits of c, and its delta when c keeps a journal. */
+/* The empty tables and frame caches of t, with the limits of c, its delta when c keeps a journal or windows,
+ * and its window's ring. */
 int target_alloc_tables(Target *t, const TargetContext *c);
 
-/* t->profile was replaced: its delta (if any) begins anew on it. */
+/* t->profile was replaced: its delta (if any) begins anew on it, and the window's buckets, of the old tables'
+ * ids, go. */
 void target_profile_replaced(Target *t);
+
+/* The second that t's ended delta holds closes, at now_usec (CLOCK_REALTIME): it becomes the newest bucket of
+ * t's window (an exited target's only while it still brings samples), and the delta begins anew. Errors of the
+ * ring (-ENOMEM: the bucket is there, empty and inexact) are returned for the log; the delta begins anew
+ * whatever happens. */
+int target_close_second(Target *t, uint64_t now_usec);
 
 /* Validates the process, opens its pidfd and maps; does not touch BPF or the event loop. -ESRCH when the
  * process does not exist or exits meanwhile, -EINVAL for a kernel thread, -ECHILD for a thread ID that is not

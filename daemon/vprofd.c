@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -71,6 +72,12 @@ static void help(void)
                "                         between saves, journal what the tables gained every SEC\n"
                "                         seconds, which a crash then loses at most (default 1; 0: no\n"
                "                         journal)\n"
+               "      --window-seconds=N\n"
+               "                         keep each target's counts of the last N seconds, second by\n"
+               "                         second, for time windows over its tables, 0..86400 (default\n"
+               "                         %u; 0: no windows, the tables count since the attach only)\n"
+               "      --window-size=MIB  memory for those seconds per target, 1..4096 MiB (default %u);\n"
+               "                         past it the oldest seconds go\n"
                "      --debug-directory=DIR[:DIR...]\n"
                "                         look for separate debug files there, in the target's file\n"
                "                         system (default " DEBUG_DIRECTORY_DEFAULT ")\n"
@@ -86,7 +93,8 @@ static void help(void)
                VPROFD_CONFIG_FILE, VPROF_MAX_TARGETS_DEFAULT, VPROF_MAX_TARGETS_PER_USER_DEFAULT,
                VPROF_EXITED_TARGET_RETENTION_SEC_DEFAULT, VPROF_MAX_FUNCTIONS_DEFAULT, VPROF_MAX_STACKS_DEFAULT,
                VPROF_SYMBOL_CACHE_MIB_DEFAULT, VPROF_UNWIND_TABLE_MIB_DEFAULT, VPROF_MAX_OFF_CPU_THREADS_DEFAULT,
-               VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT, VPROFD_CONFIG_FILE);
+               VPROF_WINDOW_SECONDS_DEFAULT, VPROF_WINDOW_MIB_DEFAULT, VPROF_DEBUGINFOD_TIMEOUT_SEC_DEFAULT,
+               VPROFD_CONFIG_FILE);
 }
 
 enum { ARG_VERSION = 0x100, ARG_CONFIG, ARG_SETTING };
@@ -114,6 +122,8 @@ static const struct {
         { "state-directory", "StateDirectory" },
         { "snapshot-interval", "SnapshotIntervalSec" },
         { "journal-interval", "JournalIntervalSec" },
+        { "window-seconds", "WindowSeconds" },
+        { "window-size", "WindowMiBPerTarget" },
         { "debug-directory", "DebugDirectory" },
         { "debuginfod-urls", "DebuginfodURLs" },
         { "debuginfod-timeout", "DebuginfodTimeoutSec" },
@@ -267,6 +277,8 @@ static int run(int argc, char *argv[])
                 return log_error_errno(r, "Failed to set up the daemon: %m");
         m->max_functions = arg_settings.max_functions;
         m->max_stacks = arg_settings.max_stacks;
+        m->window_seconds = arg_settings.window_seconds;
+        m->window_bytes = (size_t)arg_settings.window_mib << 20;
         symbolizer_set_budget(m->symbolizer, (size_t)arg_settings.symbol_cache_mib << 20);
         /* An empty DebugDirectory= puts back the default. */
         r = symbolizer_set_debug_directory(m->symbolizer,
@@ -310,6 +322,11 @@ static int run(int argc, char *argv[])
         /* Now that the perf events are open, and before saved targets are attached again. */
         fd_limit_setup(config.max_targets, &m->fd_limit, &m->pidfd_bound);
         log_debug("Ring buffer: %zu KiB.", config.ring_size >> 10);
+        if (m->window_seconds > 0)
+                log_info("Time windows: the last %" PRIu32 " s of each target, second by second, in %" PRIu32
+                         " MiB per target at most.", m->window_seconds, arg_settings.window_mib);
+        else
+                log_info("Time windows: off, the tables count since the attach only.");
 
         /* The saved targets are back before the name is ours: the first caller finds them. */
         r = state_directory_choose(arg_settings.state_directory, &state_directory);

@@ -65,8 +65,9 @@ static uint32_t arg_query_pid = 0;
 static unsigned arg_calls = 200;
 static uint32_t arg_limit = 0;
 static bool arg_deltas = true;
+static unsigned arg_window = VPROF_WINDOW_SECONDS_DEFAULT;
 static unsigned arg_bucket = 2000;
-static uint64_t bucket_samples;
+static uint64_t bucket_samples, bucket_usec;
 
 /* Functions as start << 16 | size (sizes capped): sorting them sorts by address (within one set: user or
  * kernel). Canonical x86-64 addresses carry their top 16 bits in bit 47, so the start comes back by an
@@ -286,10 +287,13 @@ static _noipa_ int add_batch(Drain *d, Target *t, const Workload *w, size_t n)
                 int r = drain_sample(d, t, (const struct vprof_sample *)(w->records + i * w->stride));
                 if (r < 0)
                         return r;
-                /* The journal's bucket starts afresh every second, as the daemon's does after each record: at
-                 * 999 Hz on two busy CPUs, a second is about --bucket samples. */
+                /* The second closes, as the daemon's manager_close_second() closes it (the journal's record left
+                 * out): at 999 Hz on two busy CPUs, a second is about --bucket samples. */
                 if (t->delta && ++bucket_samples >= arg_bucket) {
-                        profile_delta_begin(t->delta, t->profile);
+                        profile_delta_end(t->delta, t->profile);
+                        r = target_close_second(t, bucket_usec += 1000000);
+                        if (r < 0)
+                                return r;
                         bucket_samples = 0;
                 }
         }
@@ -450,7 +454,10 @@ static void help(void)
                "  --new-ppm=N        samples per million with a new stack (%u)\n"
                "  --kernel-percent=N samples with kernel frames, if /proc/kallsyms has addresses (%u)\n"
                "  --max-stacks=N     the target's stack limit (%u)\n"
-               "  --no-deltas        without the journal's per-second deltas (vprofd --journal-interval=0)\n"
+               "  --no-deltas        without the journal's per-second deltas (vprofd --journal-interval=0;\n"
+               "                     with --window=0 also, no delta at all)\n"
+               "  --window=N         seconds of buckets in the time windows' ring (vprofd --window-seconds;\n"
+               "                     %u, 0: no ring)\n"
                "  --bucket=N         samples in a delta before it begins afresh, as after a journal record\n"
                "                     (%u: about a second at 999 Hz on two busy CPUs)\n"
                "  --write-state=DIR  save the target's tables in DIR as the daemon does (targets.state): a\n"
@@ -459,15 +466,15 @@ static void help(void)
                "                     ($DBUS_SYSTEM_BUS_ADDRESS) --calls times; prints median, p99, reply bytes\n"
                "  --json             one JSON object instead of text\n",
                program_invocation_short_name, arg_samples, arg_runs, arg_functions, arg_stacks, arg_depth,
-               arg_new_ppm, arg_kernel_percent, arg_max_stacks, arg_bucket);
+               arg_new_ppm, arg_kernel_percent, arg_max_stacks, arg_window, arg_bucket);
 }
 
 static int parse_argv(int argc, char *argv[])
 {
         enum {
                 ARG_SAMPLES = 0x100, ARG_RUNS, ARG_FUNCTIONS, ARG_STACKS, ARG_DEPTH, ARG_NEW_PPM, ARG_KERNEL,
-                ARG_MAX_STACKS, ARG_QUERY, ARG_CALLS, ARG_LIMIT, ARG_BUCKET, ARG_JSON, ARG_WRITE_STATE,
-                ARG_NO_DELTAS,
+                ARG_MAX_STACKS, ARG_QUERY, ARG_CALLS, ARG_LIMIT, ARG_BUCKET, ARG_WINDOW, ARG_JSON,
+                ARG_WRITE_STATE, ARG_NO_DELTAS,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -485,6 +492,7 @@ static int parse_argv(int argc, char *argv[])
                 { "limit", required_argument, NULL, ARG_LIMIT },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "bucket", required_argument, NULL, ARG_BUCKET },
+                { "window", required_argument, NULL, ARG_WINDOW },
                 { "no-deltas", no_argument, NULL, ARG_NO_DELTAS },
                 {}
         };
@@ -541,6 +549,9 @@ static int parse_argv(int argc, char *argv[])
                         break;
                 case ARG_BUCKET:
                         arg_bucket = (unsigned)MIN(MAX(v, 1ull), 100000000ull);
+                        break;
+                case ARG_WINDOW:
+                        arg_window = (unsigned)MIN(v, 86400ull);
                         break;
                 case ARG_NO_DELTAS:
                         arg_deltas = false;
@@ -648,7 +659,8 @@ static int run(int argc, char *argv[])
         _cleanup_(target_freep) Target *t = NULL;
         TargetContext context;
         double runs[RUNS_MAX], cold, rate, profile_rate;
-        size_t n_functions, n_stacks;
+        size_t n_functions, n_stacks, window_bytes = 0;
+        uint32_t window_buckets = 0;
         pid_t tgid;
         int r;
 
@@ -680,6 +692,8 @@ static int run(int argc, char *argv[])
         m->max_functions = VPROF_MAX_FUNCTIONS_DEFAULT;
         m->max_stacks = arg_max_stacks;
         m->keep_deltas = arg_deltas; /* as vprofd with its default journal */
+        m->window_seconds = arg_window; /* and its default windows */
+        m->window_bytes = (size_t)VPROF_WINDOW_MIB_DEFAULT << 20;
         context = manager_target_context(m);
         r = target_new(&context, getpid(), 0, 0, &t, &tgid);
         if (r == -ENOSYS)
@@ -716,6 +730,10 @@ static int run(int argc, char *argv[])
 
         n_functions = profile_n_functions(t->profile);
         n_stacks = profile_n_stacks(t->profile);
+        if (t->window) {
+                window_buckets = profile_window_n_buckets(t->window);
+                window_bytes = profile_window_bytes(t->window);
+        }
         if (arg_write_state) {
                 /* The daemon's own saving: the tables as a target of this process, which will be gone when a
                  * daemon reads them. */
@@ -735,17 +753,22 @@ static int run(int argc, char *argv[])
                        "\"samples_per_run\": %" PRIu64 ", \"cold_pass_sec\": %.4f, \"cold_pass_samples\": %u, "
                        "\"user_functions\": %zu, \"kernel_functions\": %zu, \"base_stacks\": %u, \"depth\": %u, "
                        "\"new_ppm\": %u, \"kernel_percent\": %u, \"profile_functions\": %zu, "
-                       "\"profile_stacks\": %zu, \"journal_deltas\": %s}\n",
+                       "\"profile_stacks\": %zu, \"journal_deltas\": %s, \"window_seconds\": %u, "
+                       "\"window_buckets\": %u, \"window_bytes\": %zu}\n",
                        rate, profile_rate, arg_runs, arg_samples, cold, arg_stacks, w.user.n, w.kernel.n, arg_stacks,
                        arg_depth, arg_new_ppm, w.kernel.n ? arg_kernel_percent : 0, n_functions, n_stacks,
-                       arg_deltas ? "true" : "false");
+                       arg_deltas ? "true" : "false", arg_window, window_buckets, window_bytes);
         else {
                 printf("workload: %zu user functions (%zu kernel), %u base stacks of %u user frames, "
                        "%u ppm new stacks, %u%% with kernel frames\n",
                        w.user.n, w.kernel.n, arg_stacks, arg_depth, arg_new_ppm, w.kernel.n ? arg_kernel_percent : 0);
                 printf("cold pass (every address symbolized): %u samples in %.1f ms\n", arg_stacks, cold * 1e3);
-                printf("drain_sample: %.0f samples/s (median of %u runs of %" PRIu64 ")%s\n", rate, arg_runs,
-                       arg_samples, arg_deltas ? ", with the journal's deltas" : "");
+                printf("drain_sample: %.0f samples/s (median of %u runs of %" PRIu64 ")%s%s\n", rate, arg_runs,
+                       arg_samples, arg_deltas || arg_window ? ", with the per-second deltas" : "",
+                       arg_window ? " and the windows' ring" : "");
+                if (arg_window)
+                        printf("window ring: %u buckets of %u samples in %zu bytes\n", window_buckets, arg_bucket,
+                               window_bytes);
                 printf("profile_add_sample alone: %.0f samples/s (median of %u runs)\n", profile_rate, arg_runs);
                 printf("profile: %zu functions, %zu stacks\n", n_functions, n_stacks);
         }

@@ -116,6 +116,30 @@ uint64_t profile_delta_lost(const ProfileDelta *d)
         return d->lost;
 }
 
+uint32_t profile_delta_frequency(const ProfileDelta *d)
+{
+        return d->frequency;
+}
+
+void profile_delta_entry(const ProfileDelta *d, size_t i, ProfileDeltaEntry *ret)
+{
+        const Entry *e;
+
+        assert(d);
+        assert(i < d->n_entries);
+        assert(ret);
+
+        e = d->entries + i;
+        *ret = (ProfileDeltaEntry){
+                .stack_id = e->stack_id,
+                .tid = e->tid,
+                .n_kernel_frames = e->n_kernel_frames,
+                .n_frames = e->n_frames,
+                .frames = e->n_frames > 0 ? d->frames + e->frames_offset : NULL,
+                .values = e->values,
+        };
+}
+
 static uint64_t entry_hash(uint32_t stack_id, uint32_t tid, uint32_t n_kernel_frames, const uint32_t *frames,
                            size_t n_frames)
 {
@@ -274,12 +298,35 @@ static int reserve_canonical(ProfileDelta *d, size_t n_frames)
         return 0;
 }
 
+/* The entry of (stack, thread, kernel frames, and for the other stack its canonical frames), created if new;
+ * NULL when out of memory. The slots must have room for one more. */
+static Entry *find_entry(ProfileDelta *d, uint32_t stack_id, uint32_t tid, uint32_t n_kernel, const uint32_t *frames,
+                         size_t n_frames)
+{
+        size_t mask = d->n_slots - 1, k;
+
+        for (k = entry_hash(stack_id, tid, n_kernel, frames, n_frames) & mask; d->slots[k]; k = (k + 1) & mask) {
+                Entry *x = d->entries + d->slots[k] - 1;
+                if (entry_matches(d, x, stack_id, tid, n_kernel, frames, n_frames))
+                        return x;
+        }
+        return new_entry(d, k, stack_id, tid, n_kernel, frames, n_frames);
+}
+
+static int reserve_entry(ProfileDelta *d)
+{
+        if (_unlikely_(2 * (d->n_entries + 1) > d->n_slots) &&
+            (d->n_entries >= UINT32_MAX / 4 || grow_slots(d) < 0))
+                return -ENOMEM;
+        return 0;
+}
+
 int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id)
 {
         const uint32_t *frames;
-        size_t n_frames, mask, k;
+        size_t n_frames;
         uint32_t n_kernel;
-        Entry *e = NULL;
+        Entry *e;
 
         assert(d);
         assert(s);
@@ -288,8 +335,7 @@ int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id
         frames = s->frames;
         n_frames = s->n_frames;
 
-        if (_unlikely_(2 * (d->n_entries + 1) > d->n_slots) &&
-            (d->n_entries >= UINT32_MAX / 4 || grow_slots(d) < 0)) {
+        if (reserve_entry(d) < 0) {
                 d->lost++;
                 return -ENOMEM;
         }
@@ -301,20 +347,10 @@ int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id
                 n_frames = canonical_frames(d, s, d->canonical, &n_kernel);
                 frames = d->canonical;
         }
-        mask = d->n_slots - 1;
-        for (k = entry_hash(stack_id, s->tid, n_kernel, frames, n_frames) & mask; d->slots[k]; k = (k + 1) & mask) {
-                Entry *x = d->entries + d->slots[k] - 1;
-                if (entry_matches(d, x, stack_id, s->tid, n_kernel, frames, n_frames)) {
-                        e = x;
-                        break;
-                }
-        }
+        e = find_entry(d, stack_id, s->tid, n_kernel, frames, n_frames);
         if (!e) {
-                e = new_entry(d, k, stack_id, s->tid, n_kernel, frames, n_frames);
-                if (!e) {
-                        d->lost++;
-                        return -ENOMEM;
-                }
+                d->lost++;
+                return -ENOMEM;
         }
         switch (s->kind) {
         case PROFILE_SAMPLE_USER:
@@ -332,6 +368,23 @@ int profile_delta_add(ProfileDelta *d, const ProfileSample *s, uint32_t stack_id
         default:
                 break;
         }
+        return 0;
+}
+
+int profile_delta_add_entry(ProfileDelta *d, const ProfileDeltaEntry *add)
+{
+        Entry *e;
+
+        assert(d);
+        assert(add);
+
+        if (reserve_entry(d) < 0)
+                return -ENOMEM;
+        e = find_entry(d, add->stack_id, add->tid, add->n_kernel_frames, add->frames,
+                       add->stack_id == PROFILE_STACK_OTHER ? add->n_frames : 0);
+        if (!e)
+                return -ENOMEM;
+        profile_values_add(&e->values, &add->values);
         return 0;
 }
 

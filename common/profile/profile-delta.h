@@ -8,8 +8,8 @@
 #include "profile.h"
 #include "section-file.h"
 
-/* What one profile gained during one interval (a second): the unit of the daemon's crash journal (and meant to
- * be the per-second bucket of time windows over the tables, which vprof does not have yet). A delta holds
+/* What one profile gained during one interval (a second): the unit of the daemon's crash journal and the
+ * per-second bucket of the time windows over the tables (profile-window.h). A delta holds
  *  - entries, one per (stack, thread, kernel frames): the exact counts that the interval's samples of that stack
  *    and thread added (ProfileValues: on-CPU samples by mode, off-CPU nanoseconds by kind). Samples counted in
  *    the profile's "other" stack (past its stack limit) have no stack id: their entry keeps what counting reads
@@ -49,6 +49,27 @@ bool profile_delta_empty(const ProfileDelta *d);
 size_t profile_delta_n_entries(const ProfileDelta *d);
 /* Samples that did not fit in the delta (out of memory). */
 uint64_t profile_delta_lost(const ProfileDelta *d);
+/* The frequency of the profile the delta began on. */
+uint32_t profile_delta_frequency(const ProfileDelta *d);
+
+/* One entry, as profile_add_counts() takes it: the counts of one (stack, thread, kernel frames). An entry of the
+ * other stack has stack_id PROFILE_STACK_OTHER and its canonical frames (above), owned by the delta. */
+typedef struct ProfileDeltaEntry {
+        uint32_t stack_id;
+        uint32_t tid;
+        uint32_t n_kernel_frames;
+        uint32_t n_frames; /* other-stack entries, else 0 */
+        const uint32_t *frames;
+        ProfileValues values;
+} ProfileDeltaEntry;
+
+/* Entry i < profile_delta_n_entries(d), in no particular order; valid until the delta changes. */
+void profile_delta_entry(const ProfileDelta *d, size_t i, ProfileDeltaEntry *ret);
+
+/* Add the values of an entry read from another delta to this one's entry of the same stack, thread and kernel
+ * frames (and frames, already canonical, for the other stack): a sum of deltas of one profile, entry by entry.
+ * -ENOMEM leaves the delta as it was. */
+int profile_delta_add_entry(ProfileDelta *d, const ProfileDeltaEntry *e);
 
 /* Append the ended delta's sections, its definitions read from p, the profile it began and ended on. */
 void profile_delta_write(const ProfileDelta *d, const Profile *p, SectionWriter *w);

@@ -117,3 +117,38 @@ int profile_function_append(Profile *p, const char *module, const char *function
 int profile_thread_rename(Profile *p, uint32_t tid, const char *name);
 /* The thread's name, NULL when it has none; -ENOENT when there is no such thread. */
 int profile_thread_name(const Profile *p, uint32_t tid, const char **ret);
+
+/* The id of module name, created on first use. */
+int profile_intern_module(Profile *p, const char *name, uint32_t *ret_id);
+/* The function (module, function), NULL when the profile has none. */
+Function *profile_find_function(const Profile *p, const char *module, const char *function);
+/* The thread tid, created on first use and renamed to name unless NULL (the last thread is remembered for the
+ * next lookup); NULL with *ret_error set on failure. */
+Thread *profile_count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error);
+void profile_values_add(ProfileValues *v, const ProfileValues *add);
+
+/* One profile's ids (src) in another (dst), by name: functions by module and name, stacks by their translated
+ * frames. What dst does not have is created there, whatever dst's limits: folding two functions of src into
+ * one "[other]" would count a sample twice in a sum of inclusive counts. The reserved rows stay reserved, and a
+ * function's mangled name comes along. Shared by profile_merge() and profile_window_count(); src must not
+ * change while a translation of it is in use. */
+typedef struct ProfileTranslation {
+        const Profile *src;
+        Profile *dst;
+        uint32_t *functions; /* src function id -> dst id + 1; 0: not translated yet */
+        uint32_t *stacks;    /* src stack id -> dst stack id + 1 */
+        uint32_t *frames;    /* one stack's translated frames */
+        size_t allocated_frames;
+} ProfileTranslation;
+
+/* -EINVAL when the two count at different frequencies (their sample counts would not weigh the same). */
+int profile_translation_init(ProfileTranslation *t, const Profile *src, Profile *dst);
+void profile_translation_done(ProfileTranslation *t);
+int profile_translate_function(ProfileTranslation *t, uint32_t id, uint32_t *ret_id);
+/* n frames of src (function ids below src's count) as dst's, in *ret (the translation's buffer, valid until the
+ * next call); -EINVAL for an id src does not have. */
+int profile_translate_frames(ProfileTranslation *t, const uint32_t *frames, size_t n, const uint32_t **ret);
+/* The stack of dst with the frames of src's stack_id, created if new; -EINVAL for an id src does not have. */
+int profile_translate_stack(ProfileTranslation *t, uint32_t stack_id, Stack **ret);
+/* Every thread of src that dst has gets src's name, when src has one. */
+int profile_translate_thread_names(ProfileTranslation *t);

@@ -125,7 +125,7 @@ static int grow_u32(uint32_t **array, size_t *allocated, size_t needed)
         return 0;
 }
 
-static int intern_module(Profile *p, const char *name, uint32_t *ret_id)
+int profile_intern_module(Profile *p, const char *name, uint32_t *ret_id)
 {
         _cleanup_free_ Module *m = NULL;
         void *v = hashmap_get(p->module_by_name, name);
@@ -162,7 +162,7 @@ void profile_set_limits(Profile *p, size_t max_functions, size_t max_stacks)
         p->max_stacks = max_stacks;
 }
 
-static Function *find_function(const Profile *p, const char *module, const char *function)
+Function *profile_find_function(const Profile *p, const char *module, const char *function)
 {
         void *v = hashmap_get(p->module_by_name, module);
         FunctionKey key;
@@ -179,7 +179,7 @@ int profile_function_append(Profile *p, const char *module, const char *function
         uint32_t module_id;
         int r;
 
-        r = intern_module(p, module, &module_id);
+        r = profile_intern_module(p, module, &module_id);
         if (r < 0)
                 return r;
         r = grow((void **)&p->functions, &p->allocated_functions, p->n_functions + 1);
@@ -212,7 +212,7 @@ static int intern_reserved(Profile *p, const char *name, uint32_t *id)
 
         if (*id != UINT32_MAX)
                 return 0;
-        f = find_function(p, name, name);
+        f = profile_find_function(p, name, name);
         if (f) {
                 *id = f->id;
                 return 0;
@@ -230,7 +230,7 @@ int profile_intern_function(Profile *p, const char *module, const char *function
         assert(function);
         assert(ret_id);
 
-        existing = find_function(p, module, function);
+        existing = profile_find_function(p, module, function);
         if (existing) {
                 *ret_id = existing->id;
                 return 0;
@@ -247,7 +247,7 @@ int profile_intern_function(Profile *p, const char *module, const char *function
         return profile_function_append(p, module, function, ret_id);
 }
 
-static Thread *count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error)
+Thread *profile_count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error)
 {
         Thread *t = p->last_thread && p->last_thread->tid == tid ? p->last_thread
                                                                  : hashmap_get(p->threads, UINT64_TO_PTR(tid));
@@ -472,7 +472,7 @@ int profile_add_sample_stack(Profile *p, const ProfileSample *s, uint32_t *ret_s
 
         /* The thread before anything is counted: with the interning above, the only steps that can fail, so
          * a sample counts wholly or not at all. */
-        t = count_thread(p, s->tid, s->thread_name, &r);
+        t = profile_count_thread(p, s->tid, s->thread_name, &r);
         if (!t)
                 return r;
 
@@ -497,7 +497,7 @@ done:
         return 0;
 }
 
-static void values_add_all(ProfileValues *v, const ProfileValues *add)
+void profile_values_add(ProfileValues *v, const ProfileValues *add)
 {
         v->user_samples += add->user_samples;
         v->kernel_samples += add->kernel_samples;
@@ -546,12 +546,12 @@ int profile_add_counts(Profile *p, const ProfileCounts *c)
                 user = &p->unknown_id;
                 n_user = 1;
         }
-        t = count_thread(p, c->tid, NULL, &r);
+        t = profile_count_thread(p, c->tid, NULL, &r);
         if (!t)
                 return r;
 
-        values_add_all(&p->total_values, &c->values);
-        values_add_all(&t->values, &c->values);
+        profile_values_add(&p->total_values, &c->values);
+        profile_values_add(&t->values, &c->values);
         p->total += on_cpu;
         t->samples += on_cpu;
 
@@ -583,22 +583,22 @@ int profile_add_counts(Profile *p, const ProfileCounts *c)
 
                 if (f->counts.values_generation != gen) {
                         f->counts.values_generation = gen;
-                        values_add_all(&f->counts.inclusive_values, &c->values);
+                        profile_values_add(&f->counts.inclusive_values, &c->values);
                 }
                 if (m->counts.values_generation != gen) {
                         m->counts.values_generation = gen;
-                        values_add_all(&m->counts.inclusive_values, &c->values);
+                        profile_values_add(&m->counts.inclusive_values, &c->values);
                 }
         }
-        values_add_all(&p->functions[user[0]]->counts.exclusive_values, &c->values);
-        values_add_all(&p->modules[p->functions[user[0]]->key.module_id]->counts.exclusive_values, &c->values);
+        profile_values_add(&p->functions[user[0]]->counts.exclusive_values, &c->values);
+        profile_values_add(&p->modules[p->functions[user[0]]->key.module_id]->counts.exclusive_values, &c->values);
 
         if (stack) {
                 stack->samples += on_cpu;
-                values_add_all(&stack->values, &c->values);
+                profile_values_add(&stack->values, &c->values);
         } else {
                 p->other_stack_samples += on_cpu;
-                values_add_all(&p->other_stack_values, &c->values);
+                profile_values_add(&p->other_stack_values, &c->values);
         }
         return 0;
 }
@@ -613,7 +613,7 @@ int profile_thread_rename(Profile *p, uint32_t tid, const char *name)
         t = hashmap_get(p->threads, UINT64_TO_PTR(tid));
         if (!t)
                 return -ENOENT;
-        return count_thread(p, tid, name, &r) ? 0 : r;
+        return profile_count_thread(p, tid, name, &r) ? 0 : r;
 }
 
 int profile_thread_name(const Profile *p, uint32_t tid, const char **ret)

@@ -154,6 +154,13 @@ const char *profile_function_mangled(const Profile *p, uint32_t id);
 /* Samples with a function folded into PROFILE_OTHER (its inclusive count), 0 when none was folded. */
 uint64_t profile_other_function_samples(const Profile *p);
 
+/* Add every count of src into dst, by name: functions by module and name, modules, threads by tid, stacks by their
+ * frames' names, the totals and what went past the limits. Exact when the two counted different samples (two
+ * processes): the tables of a service, each of its processes a target. dst's limits do not apply (the merged
+ * tables hold at most the rows of both). -EINVAL when they count at different frequencies, or src is dst;
+ * -ENOMEM leaves dst's counts as they were (it may have new rows without counts). */
+int profile_merge(Profile *dst, const Profile *src);
+
 /* The row's value for key, in sample periods for the values keys. */
 double profile_row_value(const ProfileRow *row, ProfileSort key, uint32_t frequency);
 

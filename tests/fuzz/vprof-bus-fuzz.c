@@ -197,16 +197,16 @@ static int fuzz_step(Fuzz *f)
 static int call_detach(Fuzz *f, uint32_t pid, sd_bus_message **ret_reply)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        char target[16];
+        char pid_text[16];
         int r;
 
+        snprintf(pid_text, sizeof(pid_text), "%" PRIu32, pid);
         r = sd_bus_message_new_method_call(f->bus, &m, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE,
                                            "Detach");
         if (r < 0)
                 return r;
-        /* The target as a string (org.vprof.Profiler1.xml): a PID, or the group it names. */
-        snprintf(target, sizeof(target), "%u", pid);
-        r = sd_bus_message_append(m, "s", target);
+        /* Targets are named by a string (common/target-spec.h): the PID in decimal. */
+        r = sd_bus_message_append(m, "s", pid_text);
         if (r < 0)
                 return r;
         return call(f, m, ret_reply);

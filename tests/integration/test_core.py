@@ -154,7 +154,8 @@ class Client(vprof_env.TestCase):
                                   "stack_errors", "stacks_truncated", "samples_unclaimed", "off_cpu_default",
                                   "off_cpu_blocked", "off_cpu_preempted", "off_cpu_lost", "off_cpu_unclaimed",
                                   "max_targets", "max_targets_per_user", "exited_target_retention_sec",
-                                  "max_functions_per_target", "max_stacks_per_target",
+                                  "max_functions_per_target", "max_stacks_per_target", "window_seconds",
+                                  "window_memory",
                                   "samples_in_other_functions", "samples_in_other_stacks", "targets_at_limit",
                                   "symbol_cache_size", "symbol_cache_used", "symbol_files_skipped",
                                   "symbol_files_damaged", "unwind_table_size", "unwind_table_used",
@@ -167,6 +168,7 @@ class Client(vprof_env.TestCase):
                                   "self_check_agreed", "self_check_disagreed", "self_check_unchecked",
                                   "self_check_lost", "members_refused"})
         self.assertEqual(s["unwind_self_check"], 0)  # off by default
+        self.assertEqual(s["window_seconds"], 600)  # the default
         self.assertEqual(s["unwind_table_size"], 32 << 20)  # the default
         # The demo's samples were walked: its tables (the demo's, libc's) were compiled and loaded.
         self.assertGreater(s["unwind_tables_compiled"], 0)

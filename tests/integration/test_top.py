@@ -329,9 +329,11 @@ class Batch(vprof_env.TestCase):
         self.assertEqual((w["asked"], w["asked_usec"]), ("2s", 2000000))
         self.assertLessEqual(w["seconds"], 2.0)
         self.assertGreater(w["seconds"], 1.0)
-        # The demo keeps one CPU busy: about a sample per period of the window, not of the whole run.
-        self.assertLess(abs(doc["total_samples"] - w["seconds"] * ENV.frequency), 0.3 * w["seconds"] * ENV.frequency,
-                        doc["total_samples"])
+        # The demo runs one thread: at most a sample per period of the window (how many it gets depends on the
+        # CPU it is given), and fewer than the whole run has, which the report since the attach counts.
+        self.assertGreater(doc["total_samples"], 0)
+        self.assertLessEqual(doc["total_samples"], w["seconds"] * ENV.frequency * 1.05 + 2, doc["total_samples"])
+        self.assertLess(doc["total_samples"], ENV.ctl_json("report", DEMO.pid)["total_samples"])
 
     def test_bad_options(self):
         for args, message in (((DEMO.pid, "--window", "0"), "Invalid --window value '0'"),

@@ -60,6 +60,8 @@ static void peer_start(Peer *p, const SamplerConfig *config)
         p->manager->exited_retention_usec = 5 * USEC_PER_SEC;
         p->manager->max_functions = 1000;
         p->manager->max_stacks = 2000;
+        p->manager->window_seconds = 30;
+        p->manager->window_bytes = (size_t)1 << 20;
         symbolizer_set_budget(p->manager->symbolizer, (size_t)8 << 20);
 
         ck_assert_int_ge(sd_bus_new(&p->manager->bus), 0);
@@ -356,6 +358,8 @@ START_TEST(test_properties)
         ck_assert_uint_eq(property_u32(&p, "MaxFunctionsPerTarget"), 1000);
         ck_assert_uint_eq(property_u32(&p, "MaxStacksPerTarget"), 2000);
         ck_assert_uint_eq(property_u32(&p, "Targets"), 0);
+        ck_assert_uint_eq(property_u32(&p, "WindowSeconds"), 30);
+        ck_assert_uint_eq(property_u64(&p, "WindowMemory"), 0);
         ck_assert_uint_eq(property_u64(&p, "SamplesSeen"), 0);
         ck_assert_uint_eq(property_u32(&p, "TargetsAtLimit"), 0);
         ck_assert_uint_eq(property_u64(&p, "SymbolCacheSize"), 8 << 20);
@@ -375,7 +379,7 @@ START_TEST(test_properties)
         ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{sv}"), 0);
         while (sd_bus_message_skip(reply, "{sv}") > 0)
                 n++;
-        ck_assert_uint_eq(n, 56);
+        ck_assert_uint_eq(n, 58);
 
         /* Read-only, and an unknown one is sd-bus's to refuse. */
         reply = sd_bus_message_unref(reply);
@@ -605,6 +609,55 @@ START_TEST(test_attach_and_detach)
 }
 END_TEST
 
+/* Windows: whole seconds up to WindowSeconds=, refused past it and when windows are off. No second closes here
+ * (nothing runs the event loop's timers): a window covers nothing, and says so. */
+START_TEST(test_windows)
+{
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        pid_t child = spawn_sleeper();
+        const char *target = pid_text(child);
+        uint64_t total = UINT64_MAX, start = 1, end = 2;
+        Peer p = {};
+
+        peer_start(&p, &default_config);
+        assert_call_ok(&p, "Attach", "st", target, UINT64_C(0));
+        ck_assert_uint_gt(property_u64(&p, "WindowMemory"), 0);
+        ck_assert_msg(call(&p, "GetFunctions", &e, &reply, "ssut", target, "exclusive", 10, 30 * USEC_PER_SEC) >= 0,
+                      "%s", e.message);
+        ck_assert_int_ge(sd_bus_message_read(reply, "t(tt)", &total, &start, &end), 0);
+        ck_assert_uint_eq(total, 0);
+        ck_assert_uint_gt(start, 0);
+        ck_assert_uint_eq(start, end);
+        /* Rounded up to whole seconds: 29.5 s is 30 s, 30.000001 s is 31. */
+        assert_call_ok(&p, "GetModules", "st", target, 29 * USEC_PER_SEC + 500000);
+        assert_call_ok(&p, "GetStacks", "sut", target, 0, UINT64_C(1));
+        assert_call_ok(&p, "GetProcesses", "st", "", 10 * USEC_PER_SEC);
+        assert_call_ok(&p, "GetProcessValues", "st", target, 10 * USEC_PER_SEC);
+        assert_call_ok(&p, "GetThreadValues", "st", target, 10 * USEC_PER_SEC);
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "A window of 31 s is longer than the 30 s this vprofd keeps "
+                          "(WindowSeconds=30)", "GetFunctions", "ssut", target, "exclusive", 10,
+                          30 * USEC_PER_SEC + 1);
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "WindowSeconds=30", "GetProcesses", "st", "", UINT64_MAX);
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "WindowSeconds=30", "GetStacks", "sut", target, 0,
+                          UINT64_C(31000000));
+        peer_stop(&p);
+
+        /* Off: only 0 is a window. */
+        peer_start(&p, &default_config);
+        p.manager->window_seconds = 0;
+        assert_call_ok(&p, "Attach", "st", target, UINT64_C(0));
+        ck_assert_uint_eq(property_u64(&p, "WindowMemory"), 0);
+        assert_call_ok(&p, "GetFunctions", "ssut", target, "exclusive", 10, UINT64_C(0));
+        assert_call_error(&p, SD_BUS_ERROR_NOT_SUPPORTED, "Time windows are off in this vprofd (WindowSeconds=0)",
+                          "GetFunctions", "ssut", target, "exclusive", 10, UINT64_C(1));
+        assert_call_error(&p, SD_BUS_ERROR_NOT_SUPPORTED, "WindowSeconds=0", "GetProcessValues", "st", "",
+                          UINT64_C(1));
+        peer_stop(&p);
+        kill_sleeper(child);
+}
+END_TEST
+
 START_TEST(test_off_cpu_default)
 {
         SamplerConfig config = default_config;
@@ -637,6 +690,7 @@ static Suite *bus_suite(void)
         tcase_add_test(tc, test_attach_arguments);
         tcase_add_test(tc, test_not_attached);
         tcase_add_test(tc, test_attach_and_detach);
+        tcase_add_test(tc, test_windows);
         tcase_add_test(tc, test_off_cpu_default);
         suite_add_tcase(s, tc);
         return s;

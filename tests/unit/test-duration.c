@@ -38,6 +38,18 @@ START_TEST(test_parse)
         ck_assert_uint_eq(parsed("007s"), 7 * USEC_PER_SEC);
         ck_assert_uint_eq(parsed("2678400s"), DURATION_MAX_SEC * USEC_PER_SEC);
         ck_assert_uint_eq(parsed("744h"), DURATION_MAX_SEC * USEC_PER_SEC);
+        /* Parts of a second, rounded up to whole seconds. */
+        ck_assert_uint_eq(parsed("500ms"), USEC_PER_SEC);
+        ck_assert_uint_eq(parsed("1ms"), USEC_PER_SEC);
+        ck_assert_uint_eq(parsed("1000ms"), USEC_PER_SEC);
+        ck_assert_uint_eq(parsed("1001ms"), 2 * USEC_PER_SEC);
+        ck_assert_uint_eq(parsed("1us"), USEC_PER_SEC);
+        ck_assert_uint_eq(parsed("1.5s"), 2 * USEC_PER_SEC);
+        ck_assert_uint_eq(parsed("0.5"), USEC_PER_SEC);
+        ck_assert_uint_eq(parsed("1.000001s"), 2 * USEC_PER_SEC);
+        ck_assert_uint_eq(parsed("1.5m"), 90 * USEC_PER_SEC);
+        ck_assert_uint_eq(parsed("0.1us"), USEC_PER_SEC);
+        ck_assert_uint_eq(parsed("2678399.5s"), DURATION_MAX_SEC * USEC_PER_SEC);
 }
 END_TEST
 
@@ -49,9 +61,13 @@ START_TEST(test_refuse)
         refused("+1s", -EINVAL);
         refused(" 1s", -EINVAL);
         refused("1s ", -EINVAL);
-        refused("1.5s", -EINVAL);
+        refused("1.s", -EINVAL);
+        refused(".5s", -EINVAL);
+        refused("1,5s", -EINVAL);
+        refused("0.0000001s", -EINVAL);
+        refused("1e3", -EINVAL);
         refused("1 s", -EINVAL);
-        refused("1ms", -EINVAL);
+        refused("1d", -EINVAL);
         refused("1S", -EINVAL);
         refused("1sec", -EINVAL);
         refused("All", -EINVAL);
@@ -60,6 +76,8 @@ START_TEST(test_refuse)
         /* 0 would say "all" in another way; the longest window is a month. */
         refused("0", -ERANGE);
         refused("0s", -ERANGE);
+        refused("0.0ms", -ERANGE);
+        refused("2678400.000001s", -ERANGE);
         refused("2678401s", -ERANGE);
         refused("745h", -ERANGE);
         refused("44641m", -ERANGE);
