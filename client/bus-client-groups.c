@@ -20,27 +20,14 @@ GroupList *group_list_free(GroupList *l)
         return NULL;
 }
 
-static int read_string(sd_bus_message *m, char **ret)
-{
-        const char *v;
-        int r;
-
-        r = sd_bus_message_read(m, "v", "s", &v);
-        if (r < 0)
-                return r;
-        free(*ret);
-        *ret = strdup(v);
-        return *ret ? 0 : -ENOMEM;
-}
-
 static int read_group_entry(sd_bus_message *m, const char *key, void *userdata)
 {
         GroupInfo *g = userdata;
 
         if (strcmp(key, "kind") == 0)
-                return read_string(m, &g->kind);
+                return bus_read_variant_string(m, &g->kind);
         if (strcmp(key, "cgroup") == 0)
-                return read_string(m, &g->cgroup);
+                return bus_read_variant_string(m, &g->cgroup);
         if (strcmp(key, "cgroup_id") == 0)
                 return sd_bus_message_read(m, "v", "t", &g->cgroup_id);
         if (strcmp(key, "pid") == 0)

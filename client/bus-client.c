@@ -118,7 +118,7 @@ static TargetInfo *target_list_append(TargetList *l, size_t *allocated)
         return t;
 }
 
-static int read_string(sd_bus_message *m, char **ret)
+int bus_read_variant_string(sd_bus_message *m, char **ret)
 {
         const char *v;
         int r;
@@ -137,9 +137,9 @@ static int read_target_entry(sd_bus_message *m, const char *key, void *userdata)
         TargetInfo *t = userdata;
 
         if (strcmp(key, "command") == 0)
-                return read_string(m, &t->command);
+                return bus_read_variant_string(m, &t->command);
         if (strcmp(key, "state") == 0)
-                return read_string(m, &t->state);
+                return bus_read_variant_string(m, &t->state);
         if (strcmp(key, "samples") == 0)
                 return sd_bus_message_read(m, "v", "t", &t->samples);
         if (strcmp(key, "attached_usec") == 0)
@@ -151,7 +151,7 @@ static int read_target_entry(sd_bus_message *m, const char *key, void *userdata)
         if (strcmp(key, "frequency") == 0)
                 return sd_bus_message_read(m, "v", "u", &t->frequency);
         if (strcmp(key, "group") == 0)
-                return read_string(m, &t->group);
+                return bus_read_variant_string(m, &t->group);
         return sd_bus_message_skip(m, "v");
 }
 

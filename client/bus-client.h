@@ -117,6 +117,9 @@ int bus_get_status(sd_bus *bus, sd_bus_error *error, DaemonStatus **ret);
 /* The Frequency property: samples per second, the unit of the elapsed and application values. */
 int bus_get_frequency(sd_bus *bus, sd_bus_error *error, uint32_t *ret);
 
+/* A dictionary value of type s into *ret, which it replaces (freeing the old one). */
+int bus_read_variant_string(sd_bus_message *m, char **ret);
+
 /* Reads an a{sv} at the message's position: fn reads each entry's variant after its key (or skips it), and
  * returns a negative errno to stop. */
 typedef int (*bus_dict_entry_fn)(sd_bus_message *m, const char *key, void *userdata);

@@ -148,7 +148,8 @@ int manager_attach_cgroup(Manager *m, const char *spec, TargetGroupKind kind, co
                  target_group_kind_to_string(kind), spec, path, id, n, caller_text(caller, who),
                  flags & VPROF_TARGET_OFF_CPU ? ", off-CPU time included" : "");
         *ret = TAKE_PTR(g);
-        manager_targets_changed(m);
+        /* Its members are saved with the next snapshot (groups are not): see manager_members_changed(). */
+        manager_members_changed(m);
         return 0;
 }
 
@@ -486,7 +487,7 @@ static void follow_new_cgroup(Manager *m, TargetGroup *g, const char *path)
         g->cgroup_level = cgroup_path_level(path);
         n = take_in_processes(m, g, fd);
         log_info("Unit %s started: following its cgroup %s (id %" PRIu64 ", %zu processes).", g->spec, path, id, n);
-        manager_targets_changed(m);
+        manager_members_changed(m);
 }
 
 void manager_unit_changed(UnitLookup *l, UnitLookupResult result, const char *cgroup, const char *message,
@@ -510,7 +511,7 @@ void manager_unit_changed(UnitLookup *l, UnitLookupResult result, const char *cg
                 g->cgroup_id = 0;
                 log_info("Unit %s stopped: its processes' tables stay; it is followed again when it starts.",
                          g->spec);
-                manager_targets_changed(m);
+                manager_members_changed(m);
                 break;
         default:
                 log_debug("Unit %s: %s", g->spec, message ?: "no answer from systemd");

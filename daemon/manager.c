@@ -702,7 +702,12 @@ int manager_attach_in_group(Manager *m, pid_t pid, uint64_t start_time, AuthzCal
                  flags & VPROF_TARGET_OFF_CPU ? ", off-CPU time included" : "",
                  flags & VPROF_TARGET_CHILDREN ? ", with the processes it forks" : "");
         *ret = TAKE_PTR(t);
-        manager_targets_changed(m);
+        /* A group's first member is saved as its others are, with the next snapshot: a save now would come in the
+         * middle of the forks it may be about to make. */
+        if (g)
+                manager_members_changed(m);
+        else
+                manager_targets_changed(m);
         return 0;
 }
 

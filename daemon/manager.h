@@ -178,7 +178,7 @@ int manager_reset(Manager *m, Target *t, AuthzCaller caller);
 int manager_remove_target(Manager *m, Target *t);
 /* After targets came, went or exited: the timers, the service manager's status line, a save. */
 void manager_targets_changed(Manager *m);
-/* The same after members of groups came or exited, without asking for a save (ManagerObserver). */
+/* The same after a group was attached or its members came or exited, without asking for a save. */
 void manager_members_changed(Manager *m);
 Target *manager_get_target(Manager *m, pid_t pid);
 

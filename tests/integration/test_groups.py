@@ -243,6 +243,10 @@ class CgroupGroup(vprof_env.TestCase):
         self.assertGreaterEqual(len(with_samples), len(after) * 3 // 4)
         busiest = max(with_samples, key=lambda w: rows[w])
         self.assertIn("fork_worker_spin", functions(ENV, busiest))
+        # The cgroup's table, its members' merged: their samples, the workers' function first.
+        merged = ENV.ctl_json("report", "--cgroup", self.cg.path)
+        self.assertEqual(merged["total_samples"], sum(rows.values()))
+        self.assertEqual(merged["functions"][0]["function"], "fork_worker_spin")
         self.assertEqual(groups(ENV)[self.cg.path]["refused"], 0)
         self.assertEqual(ENV.ctl("detach", "--cgroup", self.cg.path).returncode, 0)
 
@@ -387,6 +391,10 @@ class Children(vprof_env.TestCase):
         self.assertGreaterEqual(len(with_samples), 20)
         busiest = max(with_samples, key=lambda c: rows[c])
         self.assertIn("fork_child_spin", functions(env, busiest))
+        # The parent's PID names it and its children, their tables merged.
+        merged = env.ctl_json("report", p.pid)
+        self.assertEqual(merged["total_samples"], sum(rows.values()))
+        self.assertIn("fork_child_spin", [f["function"] for f in merged["functions"]])
         self.assertGreaterEqual(len(status), 5)
         self.assertLess(max(answer), STATUS_MAX_SECONDS)
         # A vprofctl built with AddressSanitizer takes over 100 ms to start: its time says nothing of the daemon.
