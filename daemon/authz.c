@@ -156,6 +156,11 @@ int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret
         return 1;
 }
 
+bool authz_may_see_group(const TargetGroup *g, uid_t caller)
+{
+        return caller == 0 || caller == g->owner_uid;
+}
+
 int authz_group(sd_bus_message *msg, const TargetGroup *g, AuthzCaller *ret_caller, sd_bus_error *error)
 {
         AuthzCaller caller = {};
@@ -164,7 +169,7 @@ int authz_group(sd_bus_message *msg, const TargetGroup *g, AuthzCaller *ret_call
         r = authz_caller_uid(msg, &caller.uid, error);
         if (r < 0)
                 return r;
-        if (caller.uid != 0 && caller.uid != g->owner_uid)
+        if (!authz_may_see_group(g, caller.uid))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Access denied: %s is profiled by another user", g->spec);
         if (ret_caller)

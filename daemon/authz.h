@@ -62,7 +62,9 @@ int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret
 int authz_attach_group(Manager *m, sd_bus_message *msg, const char *spec, AuthzCaller *ret_caller,
                        sd_bus_error *error);
 
-/* Whether the caller may see and act on the group g (target-group.h): root, or the user whose slots its members
- * take. A group is attached only by root or by a caller polkit allowed, so no local rule lets anyone else in.
- * 1 with *ret_caller set (unless NULL); negative with AccessDenied in error. */
+/* Whether caller may see and act on the group g (target-group.h): root, or the user whose slots its members take.
+ * A group is attached only by root or by a caller polkit allowed, so no local rule lets anyone else in. ListGroups
+ * filters by it. */
+bool authz_may_see_group(const TargetGroup *g, uid_t caller);
+/* The same rule for a call: 1 with *ret_caller set (unless NULL); negative with AccessDenied in error. */
 int authz_group(sd_bus_message *msg, const TargetGroup *g, AuthzCaller *ret_caller, sd_bus_error *error);

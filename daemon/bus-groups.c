@@ -252,8 +252,7 @@ int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         if (r < 0)
                 return r;
         HASHMAP_FOREACH(g, m->groups) {
-                /* As authz_group(): root, or the user whose slots its members take. */
-                if (caller != 0 && caller != g->owner_uid)
+                if (!authz_may_see_group(g, caller))
                         continue;
                 r = append_group(m, reply, g);
                 if (r < 0)
