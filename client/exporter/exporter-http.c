@@ -33,6 +33,7 @@ static const struct {
         { "/", exporter_serve_index },
         { "/targets", exporter_serve_targets },
         { "/metrics", exporter_serve_metrics },
+        { "/flamegraph", exporter_serve_flamegraph },
 };
 
 static uint64_t now_usec(void)
@@ -191,13 +192,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
         (void)version;
         (void)upload_data;
-        (void)request_context;
-        /* The request is in: from here the worker answers it, and a slow reader of the answer meets
-         * libmicrohttpd's idle timeout. */
-        if (t)
-                track_arm(e, t, false);
+        /* The first call has the headers: the request line and headers are in, and from here the worker answers
+         * it (a slow reader of the answer meets libmicrohttpd's idle timeout). The answer waits for the next
+         * call, as an answer queued before the request's end makes libmicrohttpd close the connection, which
+         * would drop the requests pipelined behind it. */
+        if (!*request_context) {
+                static char request_started;
+
+                if (t)
+                        track_arm(e, t, false);
+                *request_context = &request_started;
+                return MHD_YES;
+        }
         /* A body is never read: discard what came. */
-        *upload_data_size = 0;
+        if (*upload_data_size > 0) {
+                *upload_data_size = 0;
+                return MHD_YES;
+        }
 
         if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
                 return exporter_respond_error(c, &e->counters, 405, "method %s not allowed: only GET and HEAD",

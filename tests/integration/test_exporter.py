@@ -475,7 +475,7 @@ class AllowList(vprof_env.TestCase):
             ENV.go(p)
         exporter = Exporter(ENV)
         try:
-            status, _, body = exporter.get("/debug/pprof/profile?seconds=1")
+            status, _, body = exporter.get("/flamegraph")
             self.assertEqual(status, 400)
             self.assertRegex(body.decode(), r"^the target parameter is required: \d+ targets are attached")
         finally:
