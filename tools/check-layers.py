@@ -24,6 +24,8 @@ ALLOWED = {
     "common/profile": ["common", "common/profile"],
     "daemon": ["common", "common/symbols", "common/unwind", "common/profile", "daemon", "bpf"],
     "client": ["common", "common/profile", "client"],
+    # vprof-exporter: the client's bus library and the export libraries (client/pprof/, client/flamegraph/).
+    "client/exporter": ["common", "common/profile", "client", "client/pprof", "client/flamegraph", "client/exporter"],
     "bpf": ["bpf"],
 }
 
@@ -54,6 +56,7 @@ EXTERNAL_HEADERS = [
     ("ncurses.h", "ncurses"),
     ("term.h", "ncurses"),
     ("check.h", "check"),
+    ("microhttpd.h", "libmicrohttpd"),
 ]
 
 # Folder -> the external libraries its own meson.build depends on; a folder may also include the headers of the
@@ -66,6 +69,7 @@ EXTERNAL = {
     # elfutils/debuginfod.h only to check our declarations of the functions the daemon dlopen()s.
     "daemon": {"libbpf", "libsystemd", "libdebuginfod"},
     "client": {"libsystemd", "smartcols", "json-c", "ncurses"},
+    "client/exporter": {"libsystemd", "libmicrohttpd", "json-c"},
     "bpf": {"libbpf"},
 }
 
