@@ -7,6 +7,7 @@ packages=(
   # build
   gcc meson ninja-build pkg-config clang bpftool
   libbpf-dev libelf-dev liblzma-dev libiberty-dev libsystemd-dev libsmartcols-dev libjson-c-dev libdebuginfod-dev libncurses-dev
+  libmicrohttpd-dev
   # tests (libclang-rt-14-dev: libFuzzer, for the parser fuzzers built with clang; tmux: the terminal that
   # integration-top drives vprofctl top in)
   check xz-utils python3 rustc dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd libclang-rt-14-dev
