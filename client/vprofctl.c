@@ -19,6 +19,7 @@
 #include "parse-util.h"
 #include "report-table.h"
 #include "report-stacks.h"
+#include "report-svg.h"
 #include "report.h"
 #include "target-arg.h"
 #include "target-spec.h"
@@ -42,6 +43,7 @@ typedef enum VerbOption {
         VERB_OPTION_WINDOW = 1 << 9,
         VERB_OPTION_CGROUP = 1 << 10,
         VERB_OPTION_CHILDREN = 1 << 11,
+        VERB_OPTION_FORMAT = 1 << 12,
 } VerbOption;
 
 static bool arg_json = false;
@@ -58,6 +60,8 @@ static bool arg_batch = false;
 static uint64_t arg_window_usec = 0;
 static char *arg_cgroup = NULL; /* --cgroup, as target-arg.h makes it */
 static bool arg_children = false;
+static const char *arg_format = NULL; /* report --format: a file format, written to arg_output */
+static const char *arg_output = NULL;
 static VerbOption arg_verb_options = 0;
 
 static OutputFlags output_flags(void)
@@ -226,6 +230,32 @@ static const char *sort_key_values(ProfileSort key)
         return NULL;
 }
 
+/* report TARGET --format FORMAT -o FILE: the target's stacks over the window, in a file of that format. */
+static int verb_report_file(int argc, char *argv[])
+{
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        uint32_t pid;
+        int r;
+
+        if (argc < 2)
+                return log_error_errno(-EINVAL, "report --format %s needs a target", arg_format);
+        if (!arg_output)
+                return log_error_errno(-EINVAL, "report --format %s needs -o FILE", arg_format);
+        if ((arg_verb_options & (VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES |
+                                 VERB_OPTION_UNIT)) ||
+            arg_json || arg_no_headings)
+                return log_error_errno(-EINVAL, "report --format %s takes no --by, --sort, --limit, --values, "
+                                                "--unit, --json or --no-headings: it writes every stack",
+                                       arg_format);
+        r = parse_target_argument(argv[1], &pid);
+        if (r < 0)
+                return r;
+        r = bus_connect_system(&bus);
+        if (r < 0)
+                return r;
+        return run_report_svg(bus, argv[1], arg_window_usec, arg_output);
+}
+
 static int verb_report(int argc, char *argv[])
 {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -241,6 +271,10 @@ static int verb_report(int argc, char *argv[])
         ProfileSort key = arg_sort;
         int r;
 
+        if (arg_format)
+                return verb_report_file(argc, argv);
+        if (arg_output)
+                return log_error_errno(-EINVAL, "Option -o/--output needs --format");
         if (arg_by == REPORT_STACKS) {
                 if (argc < 2)
                         return log_error_errno(-EINVAL, "report --by stack needs a PID");
@@ -334,7 +368,7 @@ static const Verb verbs[] = {
         {"status", 0, 0, verb_status, 0},
         {"report", 0, 1, verb_report,
          VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT |
-                 VERB_OPTION_WINDOW | VERB_OPTION_CGROUP},
+                 VERB_OPTION_WINDOW | VERB_OPTION_CGROUP | VERB_OPTION_FORMAT},
         {"top", 0, 1, verb_top,
          VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_BATCH |
                  VERB_OPTION_WINDOW | VERB_OPTION_CGROUP},
@@ -356,6 +390,7 @@ static const struct {
         {VERB_OPTION_WINDOW, "--window"},
         {VERB_OPTION_CGROUP, "--cgroup"},
         {VERB_OPTION_CHILDREN, "--children"},
+        {VERB_OPTION_FORMAT, "--format or -o/--output"},
 };
 
 static int dispatch_verb(int argc, char *argv[])
@@ -458,7 +493,10 @@ static void help(void)
                "                      report, top: count only the last DURATION, whole\n"
                "                      seconds (1s, 10s, 60s, 5m, 1h; 500ms is 1s) up to\n"
                "                      the daemon's WindowSeconds, or all since attach\n"
-               "                      (default all)\n"               "\n"
+               "                      (default all)\n"
+               "     --format=FORMAT  report TARGET: write a file (-o) instead:\n"
+               "                      svg, an interactive flame graph of the stacks\n"
+               "  -o --output=FILE    report --format: the file to write\n"               "\n"
                "See the vprofctl(1) man page for details.\n");
 }
 
@@ -476,7 +514,7 @@ static int log_option_error(char *argv[], int c)
         if (optopt == 0)
                 return log_error_errno(-EINVAL, "Unknown or ambiguous option '%s'", typed);
         /* A known option reported as '?' is a long one given a value it does not take, like --json=1. */
-        if (optopt >= 0x100 || strchr("hJbnd", optopt))
+        if (optopt >= 0x100 || strchr("hJbndo", optopt))
                 return log_error_errno(-EINVAL, "Option '%.*s' takes no argument", (int)strcspn(typed, "="),
                                        typed);
         return log_error_errno(-EINVAL, "Unknown option '-%c'", optopt);
@@ -496,6 +534,7 @@ static int parse_argv(int argc, char *argv[])
                 ARG_WINDOW,
                 ARG_CGROUP,
                 ARG_CHILDREN,
+                ARG_FORMAT,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -514,13 +553,15 @@ static int parse_argv(int argc, char *argv[])
                 {"window", required_argument, NULL, ARG_WINDOW},
                 {"cgroup", required_argument, NULL, ARG_CGROUP},
                 {"children", no_argument, NULL, ARG_CHILDREN},
+                {"format", required_argument, NULL, ARG_FORMAT},
+                {"output", required_argument, NULL, 'o'},
                 {NULL, 0, NULL, 0},
         };
         int c, r;
 
         opterr = 0;
         /* The leading ':' tells a missing argument (':') from an unknown option ('?'). */
-        while ((c = getopt_long(argc, argv, ":hJbn:d:", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, ":hJbn:d:o:", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
                         help();
@@ -614,6 +655,19 @@ static int parse_argv(int argc, char *argv[])
                 case ARG_CHILDREN:
                         arg_children = true;
                         arg_verb_options |= VERB_OPTION_CHILDREN;
+                        break;
+                case ARG_FORMAT:
+                        if (strcmp(optarg, "svg") != 0)
+                                return log_error_errno(-EINVAL, "Invalid --format value '%s': expected svg",
+                                                       optarg);
+                        arg_format = optarg;
+                        arg_verb_options |= VERB_OPTION_FORMAT;
+                        break;
+                case 'o':
+                        if (optarg[0] == '\0')
+                                return log_error_errno(-EINVAL, "Option -o/--output needs a file name");
+                        arg_output = optarg;
+                        arg_verb_options |= VERB_OPTION_FORMAT;
                         break;
                 case 'b':
                         arg_batch = true;
