@@ -3,7 +3,6 @@
 """vprof-exporter against a real vprofd: every endpoint's answer checked against vprofctl's for the same target
 (one that has exited, so that its counts are frozen), the malformed requests each with its status and its one
 line, the limits (connections, the request deadline) and vprofd going away and coming back."""
-import gzip
 import json
 import os
 import re
@@ -15,7 +14,7 @@ import time
 import unittest
 
 import vprof_env
-from exporter_env import Exporter
+from exporter_env import Exporter, read_profile
 
 ENV = None
 
@@ -50,92 +49,6 @@ def metrics(text):
         assert m.group(1) in typed, f"{m.group(1)} has no TYPE line"
         values[(m.group(1), m.group(2) or "")] = int(m.group(3))
     return values
-
-
-# --- a minimal reader of profile.proto, to check the pprof answers without a protobuf library --------------------
-def _varint(b, i):
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7f) << shift
-        shift += 7
-        if c < 0x80:
-            return v, i
-
-
-def _fields(b):
-    """(field number, wire type, value) of a message: an int for varints, bytes for length-delimited."""
-    i = 0
-    while i < len(b):
-        key, i = _varint(b, i)
-        field, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = _varint(b, i)
-        elif wire == 2:
-            n, i = _varint(b, i)
-            v = b[i:i + n]
-            i += n
-        elif wire == 1:
-            v = int.from_bytes(b[i:i + 8], "little")
-            i += 8
-        elif wire == 5:
-            v = int.from_bytes(b[i:i + 4], "little")
-            i += 4
-        else:
-            raise ValueError(f"wire type {wire}")
-        yield field, wire, v
-
-
-def _ints(wire, v):
-    if wire == 0:
-        return [v]
-    out, i = [], 0
-    while i < len(v):
-        x, i = _varint(v, i)
-        out.append(x)
-    return out
-
-
-def read_profile(data):
-    """(sample types, total of each value, {function name: exclusive samples}) of a gzip'ed profile.proto."""
-    p = gzip.decompress(data)
-    strings, types, samples, functions, locations = [], [], [], {}, {}
-    for field, wire, v in _fields(p):
-        if field == 6:
-            strings.append(v.decode())
-        elif field == 1:
-            t = dict((f, x) for f, _, x in _fields(v))
-            types.append((t.get(1, 0), t.get(2, 0)))
-        elif field == 2:
-            locs, vals = [], []
-            for f, w, x in _fields(v):
-                if f == 1:
-                    locs += _ints(w, x)
-                elif f == 2:
-                    vals += _ints(w, x)
-            samples.append((locs, vals))
-        elif field == 5:
-            fn = dict((f, x) for f, _, x in _fields(v))
-            functions[fn.get(1, 0)] = fn.get(2, 0)
-        elif field == 4:
-            loc = {"lines": []}
-            for f, _, x in _fields(v):
-                if f == 1:
-                    loc["id"] = x
-                elif f == 4:
-                    loc["lines"].append(dict((g, y) for g, _, y in _fields(x)).get(1, 0))
-            locations[loc["id"]] = loc
-    types = [(strings[a], strings[b]) for a, b in types]
-    totals = [sum(vals[i] for _, vals in samples) for i in range(len(types))]
-    leaf = {}
-    for locs, vals in samples:
-        if not locs:
-            continue
-        # Leaf first; of a location with inlined lines, the innermost function is the first line.
-        name = strings[functions[locations[locs[0]]["lines"][0]]]
-        leaf[name] = leaf.get(name, 0) + vals[0]
-    return types, totals, leaf
 
 
 class Endpoints(vprof_env.TestCase):
