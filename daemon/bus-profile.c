@@ -335,13 +335,34 @@ static size_t rows_kept(const Profile *p, const Rows *rows, uint32_t limit, size
         return kept;
 }
 
-/* One process: pid, command, unit, mappings, functions, then its n busiest stacks. */
+/* The names of the process's threads (the tables keep them, as the last sample of each named it). */
+static int append_threads(sd_bus_message *reply, const Profile *p)
+{
+        _cleanup_free_ ProfileRow *threads = NULL;
+        size_t n;
+        int r;
+
+        r = profile_threads(p, PROFILE_SORT_ELAPSED_INCLUSIVE, &threads, &n); /* every thread with time */
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "(us)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = sd_bus_message_append(reply, "(us)", threads[i].tid, threads[i].name ?: "");
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_message_close_container(reply);
+}
+
+/* One process: pid, command, unit, mappings, functions, threads, then its n busiest stacks. */
 static int append_process(sd_bus_message *reply, const Target *t, const Rows *rows, size_t n)
 {
         const char *unit = t->group && t->group->kind == TARGET_GROUP_UNIT ? t->group->spec : "";
         int r;
 
-        r = sd_bus_message_open_container(reply, 'r', "ussa(sssttt)a(ssst)a(auuutt)");
+        r = sd_bus_message_open_container(reply, 'r', "ussa(sssttt)a(ssst)a(us)a(auuutt)");
         if (r < 0)
                 return r;
         r = sd_bus_message_append(reply, "uss", (uint32_t)t->pid, t->info.comm, unit);
@@ -351,6 +372,9 @@ static int append_process(sd_bus_message *reply, const Target *t, const Rows *ro
         if (r < 0)
                 return r;
         r = append_functions(reply, t->profile);
+        if (r < 0)
+                return r;
+        r = append_threads(reply, t->profile);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(reply, 'a', "(auuutt)");
@@ -446,7 +470,7 @@ int method_get_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = sd_bus_message_append(reply, "tt(tt)ub", total, other, start, end, frequency, off);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'a', "(ussa(sssttt)a(ssst)a(auuutt))");
+        r = sd_bus_message_open_container(reply, 'a', "(ussa(sssttt)a(ssst)a(us)a(auuutt))");
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n_targets; i++) {

@@ -431,7 +431,7 @@ static const sd_bus_vtable profiler_vtable[] = {
                                 method_get_stacks, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetProfile", SD_BUS_ARGS("s", target, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("t", total_samples, "t", other_samples, "(tt)", window, "u",
-                                              frequency, "b", off_cpu, "a(ussa(sssttt)a(ssst)a(auuutt))",
+                                              frequency, "b", off_cpu, "a(ussa(sssttt)a(ssst)a(us)a(auuutt))",
                                               processes),
                                 method_get_profile, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetModuleSymbols", SD_BUS_ARGS("s", target),
