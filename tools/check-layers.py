@@ -23,7 +23,8 @@ ALLOWED = {
     "common/unwind": ["common", "common/symbols", "common/unwind"],
     "common/profile": ["common", "common/profile"],
     "daemon": ["common", "common/symbols", "common/unwind", "common/profile", "daemon", "bpf"],
-    "client": ["common", "common/profile", "client"],
+    "client/pprof": ["common", "client/pprof"],
+    "client": ["common", "common/profile", "client/pprof", "client"],
     "bpf": ["bpf"],
 }
 
@@ -37,6 +38,7 @@ EXCEPTIONS = {
 GENERATED = {
     "vmlinux.h": "bpf",
     "vprof.skel.h": "bpf",
+    "profile.pb-c.h": "client/pprof",
 }
 
 # External libraries by their headers (<...> includes); other <...> headers are the C library's and the kernel's.
@@ -54,6 +56,8 @@ EXTERNAL_HEADERS = [
     ("ncurses.h", "ncurses"),
     ("term.h", "ncurses"),
     ("check.h", "check"),
+    ("protobuf-c/", "protobuf-c"),
+    ("zlib.h", "zlib"),
 ]
 
 # Folder -> the external libraries its own meson.build depends on; a folder may also include the headers of the
@@ -65,6 +69,7 @@ EXTERNAL = {
     "common/profile": set(),
     # elfutils/debuginfod.h only to check our declarations of the functions the daemon dlopen()s.
     "daemon": {"libbpf", "libsystemd", "libdebuginfod"},
+    "client/pprof": {"libsystemd", "protobuf-c", "zlib"},
     "client": {"libsystemd", "smartcols", "json-c", "ncurses"},
     "bpf": {"libbpf"},
 }
