@@ -18,6 +18,7 @@
 #include "output.h"
 #include "parse-util.h"
 #include "report-table.h"
+#include "report-pprof.h"
 #include "report-stacks.h"
 #include "report-svg.h"
 #include "report.h"
@@ -44,6 +45,7 @@ typedef enum VerbOption {
         VERB_OPTION_CGROUP = 1 << 10,
         VERB_OPTION_CHILDREN = 1 << 11,
         VERB_OPTION_FORMAT = 1 << 12,
+        VERB_OPTION_OUTPUT = 1 << 13,
 } VerbOption;
 
 static bool arg_json = false;
@@ -271,10 +273,27 @@ static int verb_report(int argc, char *argv[])
         ProfileSort key = arg_sort;
         int r;
 
-        if (arg_format)
+        if ((arg_verb_options & VERB_OPTION_OUTPUT) && !arg_format)
+                return log_error_errno(-EINVAL, "Option -o/--output needs --format: the tables go to "
+                                                "standard output");
+        if (arg_format && strcmp(arg_format, "svg") == 0)
                 return verb_report_file(argc, argv);
-        if (arg_output)
-                return log_error_errno(-EINVAL, "Option -o/--output needs --format");
+        if (arg_format) {
+                if (argc < 2)
+                        return log_error_errno(-EINVAL, "report --format %s needs a TARGET", arg_format);
+                if (arg_verb_options & ~(VERB_OPTION_FORMAT | VERB_OPTION_OUTPUT | VERB_OPTION_WINDOW |
+                                         VERB_OPTION_CGROUP) || arg_json || arg_no_headings)
+                        return log_error_errno(-EINVAL, "report --format %s takes only --window, --cgroup and "
+                                                        "-o", arg_format);
+                if (!arg_output)
+                        return log_error_errno(-EINVAL, "report --format %s needs -o FILE (- for standard "
+                                                        "output)", arg_format);
+                r = bus_connect_system(&bus);
+                if (r < 0)
+                        return r;
+                return run_report_pprof(bus, argv[1], arg_window_usec, arg_output);
+        }
+
         if (arg_by == REPORT_STACKS) {
                 if (argc < 2)
                         return log_error_errno(-EINVAL, "report --by stack needs a PID");
@@ -368,7 +387,7 @@ static const Verb verbs[] = {
         {"status", 0, 0, verb_status, 0},
         {"report", 0, 1, verb_report,
          VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT |
-                 VERB_OPTION_WINDOW | VERB_OPTION_CGROUP | VERB_OPTION_FORMAT},
+                 VERB_OPTION_WINDOW | VERB_OPTION_CGROUP | VERB_OPTION_FORMAT | VERB_OPTION_OUTPUT},
         {"top", 0, 1, verb_top,
          VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_BATCH |
                  VERB_OPTION_WINDOW | VERB_OPTION_CGROUP},
@@ -390,7 +409,8 @@ static const struct {
         {VERB_OPTION_WINDOW, "--window"},
         {VERB_OPTION_CGROUP, "--cgroup"},
         {VERB_OPTION_CHILDREN, "--children"},
-        {VERB_OPTION_FORMAT, "--format or -o/--output"},
+        {VERB_OPTION_FORMAT, "--format"},
+        {VERB_OPTION_OUTPUT, "-o/--output"},
 };
 
 static int dispatch_verb(int argc, char *argv[])
@@ -473,6 +493,10 @@ static void help(void)
                "                      under its mount point) and its descendants\n"
                "     --by=TABLE       report: function (default), module, thread,\n"
                "                      process, or stack (folded, for flame graphs)\n"
+               "     --format=FORMAT  report TARGET: pprof (a gzip-compressed\n"
+               "                      profile.proto, for go tool pprof and others)\n"
+               "  -o --output=FILE    report --format: the file to write, replaced\n"
+               "                      whole (-: standard output, not a terminal)\n"
                "     --values=VIEW    report: samples (default: sample counts),\n"
                "                      elapsed, application or all (instrumentation\n"
                "                      values)\n"
@@ -657,17 +681,17 @@ static int parse_argv(int argc, char *argv[])
                         arg_verb_options |= VERB_OPTION_CHILDREN;
                         break;
                 case ARG_FORMAT:
-                        if (strcmp(optarg, "svg") != 0)
-                                return log_error_errno(-EINVAL, "Invalid --format value '%s': expected svg",
+                        if (strcmp(optarg, "svg") != 0 && strcmp(optarg, "pprof") != 0)
+                                return log_error_errno(-EINVAL, "Invalid --format value '%s': expected svg or pprof",
                                                        optarg);
                         arg_format = optarg;
                         arg_verb_options |= VERB_OPTION_FORMAT;
                         break;
                 case 'o':
                         if (optarg[0] == '\0')
-                                return log_error_errno(-EINVAL, "Option -o/--output needs a file name");
+                                return log_error_errno(-EINVAL, "Invalid -o value '': expected a file name");
                         arg_output = optarg;
-                        arg_verb_options |= VERB_OPTION_FORMAT;
+                        arg_verb_options |= VERB_OPTION_OUTPUT;
                         break;
                 case 'b':
                         arg_batch = true;

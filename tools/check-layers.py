@@ -23,7 +23,8 @@ ALLOWED = {
     "common/unwind": ["common", "common/symbols", "common/unwind"],
     "common/profile": ["common", "common/profile"],
     "daemon": ["common", "common/symbols", "common/unwind", "common/profile", "daemon", "bpf"],
-    "client": ["common", "common/profile", "client", "client/flamegraph"],
+    "client/pprof": ["common", "client/pprof"],
+    "client": ["common", "common/profile", "client/pprof", "client", "client/flamegraph"],
     # The flame graph: on the client's bus library, under vprofctl and the exporter.
     "client/flamegraph": ["common", "common/profile", "client", "client/flamegraph"],
     # vprof-exporter: the client's bus library and the export libraries (client/pprof/, client/flamegraph/).
@@ -54,6 +55,7 @@ GENERATED = {
     "vprof.skel.h": "bpf",
     # client/flamegraph/gen-assets.py's script and style sheet as C strings.
     "flamegraph-assets.h": "client/flamegraph",
+    "profile.pb-c.h": "client/pprof",
 }
 
 # External libraries by their headers (<...> includes); other <...> headers are the C library's and the kernel's.
@@ -72,6 +74,8 @@ EXTERNAL_HEADERS = [
     ("term.h", "ncurses"),
     ("check.h", "check"),
     ("microhttpd.h", "libmicrohttpd"),
+    ("protobuf-c/", "protobuf-c"),
+    ("zlib.h", "zlib"),
 ]
 
 # Folder -> the external libraries its own meson.build depends on; a folder may also include the headers of the
@@ -83,6 +87,7 @@ EXTERNAL = {
     "common/profile": set(),
     # elfutils/debuginfod.h only to check our declarations of the functions the daemon dlopen()s.
     "daemon": {"libbpf", "libsystemd", "libdebuginfod"},
+    "client/pprof": {"libsystemd", "protobuf-c", "zlib"},
     "client": {"libsystemd", "smartcols", "json-c", "ncurses"},
     "client/flamegraph": {"libsystemd"},
     "client/exporter": {"libsystemd", "libmicrohttpd", "json-c"},
