@@ -33,6 +33,7 @@ static const struct {
         { "/", exporter_serve_index },
         { "/targets", exporter_serve_targets },
         { "/metrics", exporter_serve_metrics },
+        { "/debug/pprof/profile", exporter_serve_pprof },
         { "/flamegraph", exporter_serve_flamegraph },
 };
 
