@@ -166,7 +166,7 @@ static int listen_socket(void)
 static int run(int argc, char *argv[])
 {
         Exporter e;
-        char name[96] = "";
+        char name[96] = "", allowed[64] = "every target vprofd shows (no allow-list)";
         sigset_t mask;
         int r, fd, sig;
 
@@ -194,11 +194,12 @@ static int run(int argc, char *argv[])
         r = exporter_http_start(&e, &arg_config, fd);
         if (r < 0)
                 return r;
+        if (arg_config.n_allow_targets > 0)
+                snprintf(allowed, sizeof(allowed), "%zu targets allowed", arg_config.n_allow_targets);
         log_info("Listening on %s: %u threads, %u connections at most, %u s to send a request, profiles of %u s "
-                 "and %llu bytes at most, %zu targets allowed%s.",
+                 "and %llu bytes at most, %s.",
                  name, arg_config.threads, arg_config.max_connections, arg_config.request_timeout_sec,
-                 arg_config.max_seconds, (unsigned long long)arg_config.max_response_bytes,
-                 arg_config.n_allow_targets, arg_config.n_allow_targets == 0 ? " (no allow-list: every one)" : "");
+                 arg_config.max_seconds, (unsigned long long)arg_config.max_response_bytes, allowed);
         (void)sd_notify(false, "READY=1");
 
         if (sigwait(&mask, &sig) != 0)

@@ -23,7 +23,7 @@ class Exporter:
         while time.monotonic() < deadline and self.port is None:
             if self.process.poll() is not None:
                 raise RuntimeError(f"vprof-exporter exited with {self.process.returncode}:\n{self.log()}")
-            m = re.search(r"Listening on 127\.0\.0\.1:(\d+)", self.log())
+            m = re.search(r"Listening on (?:127\.0\.0\.1|\[[0-9a-f:]+\]):(\d+)", self.log())
             if m:
                 self.port = int(m.group(1))
             else:

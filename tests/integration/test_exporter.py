@@ -399,6 +399,78 @@ class AllowList(vprof_env.TestCase):
         self.assertEqual(problems, [])
 
 
+class Listening(vprof_env.TestCase):
+    """The socket from systemd (sd_listen_fds()), through systemd-socket-activate as systemd would pass it; IPv6;
+    the configuration file under the options."""
+
+    def test_socket_activation(self):
+        tool = shutil.which("systemd-socket-activate")
+        if not tool:
+            vprof_env.skip_or_fail("needs systemd-socket-activate (systemd)")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        log = os.path.join(ENV.tmp, "socket-activate.log")
+        with open(log, "w") as f:
+            # --listen names another port: the passed socket wins.
+            p = subprocess.Popen([tool, "-l", f"127.0.0.1:{port}", "-E", f"DBUS_SYSTEM_BUS_ADDRESS={ENV.address}",
+                                  os.environ["VPROF_EXPORTER"], "--listen", "127.0.0.1:1"], stdout=f, stderr=f)
+        try:
+            deadline = time.monotonic() + 10
+            while True:
+                try:
+                    conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+                    break
+                except ConnectionRefusedError:
+                    self.assertLess(time.monotonic(), deadline, "systemd-socket-activate did not listen")
+                    time.sleep(0.05)
+            with conn:
+                # The first connection starts the exporter, which answers it on the socket it was given.
+                conn.sendall(b"GET /targets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                answer = b""
+                while chunk := conn.recv(65536):
+                    answer += chunk
+            self.assertTrue(answer.startswith(b"HTTP/1.1 200 "), answer[:200])
+            with open(log) as f:
+                text = f.read()
+            self.assertIn(f"Listening on 127.0.0.1:{port}", text)
+        finally:
+            p.terminate()
+            self.assertEqual(p.wait(15), 0)
+
+    def test_ipv6(self):
+        if not socket.has_ipv6 or not os.path.exists("/proc/net/if_inet6"):
+            vprof_env.skip_or_fail("no IPv6 here")
+        exporter = Exporter(ENV, "--listen", "[::1]:0")  # the last --listen wins
+        try:
+            m = re.search(r"Listening on \[::1\]:(\d+)", exporter.log())
+            self.assertIsNotNone(m, exporter.log())
+            with socket.create_connection(("::1", int(m.group(1))), timeout=10) as s:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 200 "))
+        finally:
+            self.assertEqual(exporter.stop(), [])
+
+    def test_config_file(self):
+        path = os.path.join(ENV.tmp, "exporter.conf")
+        with open(path, "w") as f:
+            f.write("[Exporter]\nMaxSeconds=7\nThreads=1\n")
+        exporter = Exporter(ENV, "--config", path, "--max-seconds", 9)
+        try:
+            _, _, body = exporter.get("/debug/pprof/profile?seconds=10&target=1")
+            self.assertEqual(body.decode(), "invalid seconds: 10 is more than MaxSeconds=9\n")
+            self.assertIn("1 threads", exporter.log())
+        finally:
+            self.assertEqual(exporter.stop(), [])
+        with open(path, "w") as f:
+            f.write("[Exporter]\nMaxSeconds=0\n")
+        r = subprocess.run([os.environ["VPROF_EXPORTER"], "--config", path], capture_output=True, text=True,
+                           env=ENV.env, timeout=30)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr, f"vprof-exporter: {path}:2: invalid MaxSeconds=0: expected seconds from 1 to "
+                                   f"86400.\n")
+
+
 class DaemonAway(vprof_env.TestCase):
     """vprofd stopped: 503; started again: served again, on the same exporter."""
 
