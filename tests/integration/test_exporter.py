@@ -25,13 +25,17 @@ def setUpModule():
 
 
 def wait_exited(pid, timeout=30):
+    """Until the target has exited and its last second is closed into its windows (a window then counts every
+    sample since the attach): from then on its answers are fixed."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         targets = {t["pid"]: t for t in ENV.ctl_json("list")["targets"]}
-        if targets.get(pid, {}).get("state") == "exited":
+        if targets.get(pid, {}).get("state") == "exited" and \
+                ENV.ctl_json("report", pid, "--window", "600s")["total_samples"] == \
+                ENV.ctl_json("report", pid)["total_samples"]:
             return
         time.sleep(0.2)
-    raise AssertionError(f"target {pid} did not exit")
+    raise AssertionError(f"target {pid} did not exit, or its windows never counted all of its samples")
 
 
 def metrics(text):
@@ -181,6 +185,22 @@ class Endpoints(vprof_env.TestCase):
         self.assertIn("default-src 'none'", headers["Content-Security-Policy"])
         hottest = self.report("--sort", "exclusive")["functions"][0]["function"]
         self.assertIn(hottest, body.decode())
+
+    def test_max_response_bytes(self):
+        """An answer past MaxResponseBytes=: 500 naming the limit, never a cut file."""
+        _, _, pprof = self.exporter.get(f"/debug/pprof/profile?seconds=60&target={self.pid}")
+        small = Exporter(ENV, "--max-response-bytes", 1024)
+        try:
+            if len(pprof) > 1024:
+                status, _, body = small.get(f"/debug/pprof/profile?seconds=60&target={self.pid}")
+                self.assertEqual(status, 500)
+                self.assertEqual(body.decode(), "the profile is larger than MaxResponseBytes=1024\n")
+            status, _, body = small.get(f"/flamegraph?target={self.pid}")
+            self.assertEqual(status, 500)
+            self.assertEqual(body.decode(), "the flame graph is larger than MaxResponseBytes=1024\n")
+            self.assertEqual(small.get("/targets")[0], 200)
+        finally:
+            self.assertEqual(small.stop(), [])
 
     def test_flamegraph_bad_window(self):
         for window, reason in (("0", "invalid window"), ("x", "invalid window"), ("99999999", "invalid window")):
