@@ -18,6 +18,9 @@ enum MHD_Result exporter_serve_flamegraph(Exporter *e, struct MHD_Connection *c)
 enum MHD_Result exporter_respond_bus_error(Exporter *e, struct MHD_Connection *c, int r, const sd_bus_error *error,
                                            const char *spec);
 
+/* 503: the worker thread has no connection to the system bus (exporter_bus_get() failed with r). */
+enum MHD_Result exporter_respond_no_bus(Exporter *e, struct MHD_Connection *c, int r);
+
 /* The target of a request: its "target" parameter, checked against the allow-list (outside: 404, as if it did
  * not exist), or the one scrape target when it is omitted. Returns 0 with *ret (malloc()ed), or queues the
  * error answer and returns its MHD_Result as a negative number (-1 - result), which the handler returns. */

@@ -127,7 +127,7 @@ enum MHD_Result exporter_serve_metrics(Exporter *e, struct MHD_Connection *c)
 
         r = exporter_bus_get(&bus);
         if (r < 0)
-                return exporter_respond_bus_error(e, c, r, NULL, NULL);
+                return exporter_respond_no_bus(e, c, r);
         r = bus_get_status(bus, &error, &status);
         if (r >= 0)
                 r = bus_list_targets(bus, &error, &targets);

@@ -33,7 +33,7 @@ enum MHD_Result exporter_serve_pprof(Exporter *e, struct MHD_Connection *c)
                                               e->config->max_seconds);
         r = exporter_bus_get(&bus);
         if (r < 0)
-                return exporter_respond_bus_error(e, c, r, NULL, NULL);
+                return exporter_respond_no_bus(e, c, r);
         r = exporter_request_target(e, c, bus, &target);
         if (r < 0)
                 return EXPORTER_ANSWERED(r);

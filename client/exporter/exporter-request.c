@@ -23,6 +23,11 @@ enum MHD_Result exporter_respond_bus_error(Exporter *e, struct MHD_Connection *c
         return exporter_respond_error(c, &e->counters, status, "%s", reason);
 }
 
+enum MHD_Result exporter_respond_no_bus(Exporter *e, struct MHD_Connection *c, int r)
+{
+        return exporter_respond_error(c, &e->counters, 503, "cannot connect to the system bus: %s", strerror(-r));
+}
+
 static int answered(enum MHD_Result r)
 {
         return -1 - (int)r;

@@ -97,7 +97,7 @@ enum MHD_Result exporter_serve_targets(Exporter *e, struct MHD_Connection *c)
 
         r = exporter_bus_get(&bus);
         if (r < 0)
-                return exporter_respond_bus_error(e, c, r, NULL, NULL);
+                return exporter_respond_no_bus(e, c, r);
         r = exporter_targets_list(bus, e->config, &error, &l);
         if (r < 0)
                 return exporter_respond_bus_error(e, c, r, &error, NULL);
