@@ -155,6 +155,7 @@ rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$rpm" | awk '$1 !~ /^d/ { pr
 required=(
   usr/sbin/vprofd
   usr/bin/vprofctl
+  usr/sbin/vprof-exporter
   usr/lib/systemd/system/vprofd.service
   usr/share/dbus-1/system.d/org.vprof.Profiler1.conf
   usr/share/dbus-1/system-services/org.vprof.Profiler1.service
@@ -164,6 +165,7 @@ required=(
   usr/share/man/man5/org.vprof.Profiler1.5.gz
   usr/share/man/man5/vprofd.conf.5.gz
   usr/share/man/man8/vprofd.8.gz
+  usr/share/man/man8/vprof-exporter.8.gz
   etc/vprofd.conf
 )
 bad=0
