@@ -202,18 +202,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
                 if (t)
                         track_arm(e, t, false);
+                /* A request that would send a body is answered at once, and its connection closed: nothing
+                 * here reads one, and a body trickling in would hold the connection past the deadline. */
+                if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+                        return exporter_respond_error(c, &e->counters, 405,
+                                                      "method %s not allowed: only GET and HEAD", method);
+                if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH) ||
+                    MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+                        return exporter_respond_error(c, &e->counters, 400, "a request body is not accepted");
                 *request_context = &request_started;
                 return MHD_YES;
         }
-        /* A body is never read: discard what came. */
+        /* Never reached with a body (above); should one come, it is dropped. */
         if (*upload_data_size > 0) {
                 *upload_data_size = 0;
                 return MHD_YES;
         }
-
-        if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-                return exporter_respond_error(c, &e->counters, 405, "method %s not allowed: only GET and HEAD",
-                                              method);
         (void)MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, check_argument, &q);
         if (q.bytes > QUERY_MAX || q.n > QUERY_ARGS_MAX)
                 return exporter_respond_error(c, &e->counters, 414,

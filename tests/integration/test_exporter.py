@@ -261,6 +261,12 @@ class Malformed(vprof_env.TestCase):
                                    f"Connection: close\r\n\r\nabc".encode())
         self.assertTrue(answer.startswith(b"HTTP/1.1 405 "), answer)
         self.assertIn(b"Allow: GET, HEAD", answer)
+        # A body announced and never sent: answered at once, not waited for.
+        answer = self.exporter.raw(b"POST /targets HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nab")
+        self.assertTrue(answer.startswith(b"HTTP/1.1 405 "), answer)
+        answer = self.exporter.raw(b"GET /targets HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nab")
+        self.assertTrue(answer.startswith(b"HTTP/1.1 400 "), answer)
+        self.assertTrue(answer.endswith(b"a request body is not accepted\n"), answer)
         answer = self.exporter.raw(b"HEAD /targets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         self.assertTrue(answer.startswith(b"HTTP/1.1 200 "), answer)
         self.assertTrue(answer.endswith(b"\r\n\r\n"), answer)  # no body
