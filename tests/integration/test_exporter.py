@@ -476,7 +476,7 @@ class Listening(vprof_env.TestCase):
 
     def test_ipv6(self):
         if not socket.has_ipv6 or not os.path.exists("/proc/net/if_inet6"):
-            vprof_env.skip_or_fail("no IPv6 here")
+            self.skipTest("no IPv6 on this machine")  # the machine's network, not a missing tool
         exporter = Exporter(ENV, "--listen", "[::1]:0")  # the last --listen wins
         try:
             m = re.search(r"Listening on \[::1\]:(\d+)", exporter.log())
