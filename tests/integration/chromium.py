@@ -188,7 +188,12 @@ class Browser:
 
     def wait_for(self, expression, timeout=10):
         deadline = time.monotonic() + timeout
-        while not self.evaluate(expression):
+        while True:
+            try:
+                if self.evaluate(expression):
+                    return
+            except CdpError:
+                pass  # the page is between two documents (a reload): ask the next one
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the page never had {expression}")
             time.sleep(0.05)
