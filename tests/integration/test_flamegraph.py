@@ -102,9 +102,8 @@ class FlameGraphOfKnownWorkload(vprof_env.TestCase):
     def test_file_in_browser(self):
         url = "file://" + self.svg_path
         shot = artifact("flamegraph.png")
-        result = chromium.check_flamegraph_page(self.browser, url, self.hottest,
-                                                self.functions[self.hottest]["inclusive_percent"],
-                                                screenshot=shot, test=self)
+        result = chromium.check_flamegraph_page(url, self.hottest, self.functions[self.hottest]["inclusive_percent"],
+                                                browser=self.browser, screenshot=shot, test=self)
         print(f"{self.hottest}: {result['hot_width']:.1f} px of {result['full_width']:.1f} "
               f"(its share: {result['share_width']:.1f} px); {result['matched']}; {result['frames']} frames; "
               f"screenshot {shot} {result['screenshot_size']}")
@@ -113,9 +112,9 @@ class FlameGraphOfKnownWorkload(vprof_env.TestCase):
         server = Server(self.svg, "image/svg+xml")
         self.addCleanup(server.stop)
         url = f"http://127.0.0.1:{server.server_address[1]}/flamegraph.svg"
-        result = chromium.check_flamegraph_page(self.browser, url, self.hottest,
-                                                self.functions[self.hottest]["inclusive_percent"],
-                                                screenshot=artifact("flamegraph-served.png"), test=self)
+        result = chromium.check_flamegraph_page(url, self.hottest, self.functions[self.hottest]["inclusive_percent"],
+                                                browser=self.browser, screenshot=artifact("flamegraph-served.png"),
+                                                test=self)
         self.assertTrue(result["matched"].startswith("Matched: "))
         # The policy refused nothing: the script ran (data-ready) and the style applied (the search box's width).
         self.assertEqual(self.browser.evaluate("getComputedStyle(document.getElementById('search')).width"),
@@ -133,9 +132,8 @@ class FlameGraphOfKnownWorkload(vprof_env.TestCase):
         server = Server(self.html_page(0), "text/html; charset=utf-8")
         self.addCleanup(server.stop)
         url = f"http://127.0.0.1:{server.server_address[1]}/flamegraph"
-        chromium.check_flamegraph_page(self.browser, url, self.hottest,
-                                       self.functions[self.hottest]["inclusive_percent"],
-                                       screenshot=artifact("flamegraph-page.png"), test=self)
+        chromium.check_flamegraph_page(url, self.hottest, self.functions[self.hottest]["inclusive_percent"],
+                                       browser=self.browser, screenshot=artifact("flamegraph-page.png"), test=self)
         self.assertIn(f"vprof flame graph of {self.pid}", self.browser.evaluate("document.title"))
         self.assertIn(f"{self.report['total_samples']} samples",
                       self.browser.evaluate("document.getElementById('summary').textContent"))
