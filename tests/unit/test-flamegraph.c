@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "check-main.h"
 #include "flamegraph-buffer.h"
@@ -377,6 +379,74 @@ START_TEST(test_empty)
 }
 END_TEST
 
+/* A bus that makes messages but sends none: one end of a socketpair, started, never read. */
+static sd_bus *message_bus(int fds[2])
+{
+        sd_bus *bus = NULL;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        return bus;
+}
+
+/* A GetStacks reply: main;a (5 samples), main;k (2, k a kernel frame), total and other as given, a stack whose
+ * frame index is bad_index when it is not UINT32_MAX, a kernel count of bad_kernel for the first stack. */
+static int decode(sd_bus *bus, uint64_t total, uint64_t other, uint32_t bad_index, uint32_t bad_kernel,
+                  StackTable **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
+        ck_assert_int_ge(sd_bus_message_new_signal(bus, &m, "/x", "x.y", "Z"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "tt(tt)", total, other, UINT64_C(1000000), UINT64_C(3000000)), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "a(ss)", 3, "app", "main", "app", "a<&>", "[kernel]", "k"), 0);
+        ck_assert_int_ge(sd_bus_message_open_container(m, 'a', "(auut)"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "(auut)", 2, 0, 1, bad_kernel, UINT64_C(5)), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "(auut)", 2, 0, 2, 1, UINT64_C(2)), 0);
+        if (bad_index != UINT32_MAX)
+                ck_assert_int_ge(sd_bus_message_append(m, "(auut)", 1, bad_index, 0, UINT64_C(1)), 0);
+        ck_assert_int_ge(sd_bus_message_close_container(m), 0);
+        ck_assert_int_ge(sd_bus_message_seal(m, 1, 0), 0);
+        ck_assert_int_ge(sd_bus_message_rewind(m, true), 0);
+        return stack_table_from_reply(m, ret);
+}
+
+START_TEST(test_reply)
+{
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(stack_table_freep) StackTable *t = NULL;
+        StackTable *bad = NULL;
+        int fds[2];
+
+        bus = message_bus(fds);
+        ck_assert_int_eq(decode(bus, 10, 1, UINT32_MAX, 0, &t), 0);
+        ck_assert_uint_eq(t->n_functions, 3);
+        ck_assert_str_eq(t->functions[1].function, "a<&>");
+        ck_assert_str_eq(t->functions[2].module, "[kernel]");
+        ck_assert_uint_eq(t->n_stacks, 2);
+        ck_assert_uint_eq(t->stacks[0].n_frames, 2);
+        ck_assert_uint_eq(t->stacks[0].frames[1], 1);
+        ck_assert_uint_eq(t->stacks[1].n_kernel, 1);
+        ck_assert(stack_entry_is_kernel(&t->stacks[1], 1));
+        ck_assert(!stack_entry_is_kernel(&t->stacks[1], 0));
+        ck_assert_uint_eq(t->listed_samples, 7);
+        ck_assert_uint_eq(t->total_samples, 10);
+        ck_assert_uint_eq(t->other_samples, 1);
+        ck_assert_uint_eq(t->window_start_usec, 1000000);
+        ck_assert_uint_eq(t->window_end_usec, 3000000);
+
+        /* Refused, whole: a frame of no function, more kernel frames than frames, more samples listed than the
+         * total has room for, more other samples than the total. */
+        ck_assert_int_eq(decode(bus, 10, 0, 3, 0, &bad), -EBADMSG);
+        ck_assert_int_eq(decode(bus, 10, 0, UINT32_MAX, 3, &bad), -EBADMSG);
+        ck_assert_int_eq(decode(bus, 7, 1, UINT32_MAX, 0, &bad), -EBADMSG);
+        ck_assert_int_eq(decode(bus, 7, 8, UINT32_MAX, 0, &bad), -EBADMSG);
+        ck_assert_ptr_null(bad);
+        close(fds[1]);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("flamegraph");
@@ -389,6 +459,7 @@ int main(void)
         tcase_add_test(tc, test_elision);
         tcase_add_test(tc, test_bound);
         tcase_add_test(tc, test_empty);
+        tcase_add_test(tc, test_reply);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
