@@ -379,6 +379,79 @@ START_TEST(test_empty)
 }
 END_TEST
 
+/* Random tables of random names (any bytes but NUL) and stacks (deep, recursive, kernel frames, shared
+ * prefixes), from a fixed seed: the counts add up in every node, and the document has the page's one script, no
+ * control byte and only valid UTF-8, and draws exactly the nodes of 0.1% or more. */
+START_TEST(test_random)
+{
+        unsigned seed = 17;
+
+        for (int round = 0; round < 200; round++) {
+                _cleanup_(stack_table_freep) StackTable *s = calloc(1, sizeof(StackTable));
+                _cleanup_(flame_tree_freep) FlameTree *t = NULL;
+                _cleanup_free_ char *doc = NULL;
+                size_t n_functions = 1 + (size_t)rand_r(&seed) % 40, drawn = 0;
+                int error;
+
+                ck_assert_ptr_nonnull(s);
+                s->functions = calloc(n_functions, sizeof(StackFunction));
+                ck_assert_ptr_nonnull(s->functions);
+                for (size_t i = 0; i < n_functions; i++) {
+                        size_t len = (size_t)rand_r(&seed) % 24;
+                        char *name = calloc(len + 1, 1);
+
+                        ck_assert_ptr_nonnull(name);
+                        for (size_t k = 0; k < len; k++)
+                                name[k] = (char)(1 + rand_r(&seed) % 255);
+                        s->functions[i] = (StackFunction){ .function = name, .module = strdup(i % 2 ? "m" : "") };
+                }
+                s->n_functions = n_functions;
+                for (int k = 0, n = rand_r(&seed) % 60; k < n; k++) {
+                        size_t depth = (size_t)rand_r(&seed) % 12;
+                        StackEntry *e;
+
+                        s->stacks = reallocarray(s->stacks, s->n_stacks + 1, sizeof(StackEntry));
+                        ck_assert_ptr_nonnull(s->stacks);
+                        e = &s->stacks[s->n_stacks++];
+                        *e = (StackEntry){ .n_frames = depth, .samples = 1 + (uint64_t)(rand_r(&seed) % 5000) };
+                        e->frames = calloc(MAX(depth, (size_t)1), sizeof(uint32_t));
+                        ck_assert_ptr_nonnull(e->frames);
+                        for (size_t d = 0; d < depth; d++)
+                                /* Few functions near the root: shared prefixes. */
+                                e->frames[d] = (uint32_t)(rand_r(&seed) % (d < 3 ? MIN(n_functions, 3) : n_functions));
+                        e->n_kernel = depth > 0 ? (uint32_t)(rand_r(&seed) % (depth + 1)) : 0;
+                        s->listed_samples += e->samples;
+                }
+                s->other_samples = (uint64_t)(rand_r(&seed) % 3) * 100;
+                s->total_samples = s->listed_samples + s->other_samples + (uint64_t)(rand_r(&seed) % 2) * 7;
+
+                ck_assert_int_eq(flame_tree_build(s, &t), 0);
+                ck_assert_uint_eq(t->total, s->total_samples);
+                for (size_t i = 0; i < t->n_nodes; i++) {
+                        const FlameNode *n = &t->nodes[i];
+                        uint64_t sum = n->exclusive, start = n->start;
+
+                        for (size_t c = 0; c < n->n_children; c++) {
+                                const FlameNode *k = &t->nodes[t->children[n->first_child + c]];
+                                ck_assert_uint_eq(k->start, start); /* side by side, inside the parent */
+                                ck_assert_uint_eq(k->depth, n->depth + 1);
+                                start += k->inclusive;
+                                sum += k->inclusive;
+                        }
+                        ck_assert_uint_eq(sum, n->inclusive);
+                        drawn += flamegraph_node_drawn(t, n);
+                }
+
+                doc = render(s, round % 2 ? FLAMEGRAPH_HTML : FLAMEGRAPH_SVG, NULL, 0, &error, NULL);
+                ck_assert_int_eq(error, 0);
+                ck_assert_uint_eq(count(doc, "<script"), 1);
+                ck_assert_uint_eq(count(doc, "</script"), 1);
+                ck_assert_uint_eq(count(doc, "<g class=\"f"), s->total_samples > 0 ? drawn : 0);
+                ck_assert(clean_text(doc));
+        }
+}
+END_TEST
+
 /* A bus that makes messages but sends none: one end of a socketpair, started, never read. */
 static sd_bus *message_bus(int fds[2])
 {
@@ -460,6 +533,7 @@ int main(void)
         tcase_add_test(tc, test_bound);
         tcase_add_test(tc, test_empty);
         tcase_add_test(tc, test_reply);
+        tcase_add_test(tc, test_random);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
