@@ -185,6 +185,8 @@ class Endpoints(vprof_env.TestCase):
         self.assertIn("default-src 'none'", headers["Content-Security-Policy"])
         hottest = self.report("--sort", "exclusive")["functions"][0]["function"]
         self.assertIn(hottest, body.decode())
+        # The target has exited: its page does not reload itself.
+        self.assertNotIn("Reloads every", body.decode())
 
     def test_max_response_bytes(self):
         """An answer past MaxResponseBytes=: 500 naming the limit, never a cut file."""
@@ -201,6 +203,22 @@ class Endpoints(vprof_env.TestCase):
             self.assertEqual(small.get("/targets")[0], 200)
         finally:
             self.assertEqual(small.stop(), [])
+
+    def test_flamegraph_in_browser(self):
+        """Debian's chromium, headless, loads the page from the exporter and checks it as a user sees it
+        (chromium.check_flamegraph_page: the hottest function drawn at its width, a click zooms, the search
+        highlights its frames with report's percent); a screenshot in the test artefacts."""
+        import chromium
+        report = self.report("--sort", "exclusive")
+        hottest = report["functions"][0]
+        directory = os.environ.get("VPROF_ARTIFACTS") or os.path.join(ENV.tmp, "artifacts")
+        os.makedirs(directory, exist_ok=True)
+        shot = os.path.join(directory, "exporter-flamegraph.png")
+        url = f"{self.exporter.base}/flamegraph?target={self.pid}&window=all"
+        result = chromium.check_flamegraph_page(url, hottest["function"], hottest["inclusive_percent"],
+                                                screenshot=shot, test=self)
+        print(f"exporter's flame graph in chromium: {hottest['function']} {result['hot_width']:.1f} px of "
+              f"{result['full_width']:.1f}; {result['matched']}; screenshot {shot}")
 
     def test_flamegraph_bad_window(self):
         for window, reason in (("0", "invalid window"), ("x", "invalid window"), ("99999999", "invalid window")):
@@ -505,6 +523,26 @@ class Listening(vprof_env.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stderr, f"vprof-exporter: {path}:2: invalid MaxSeconds=0: expected seconds from 1 to "
                                    f"86400.\n")
+
+
+class LivePage(vprof_env.TestCase):
+    def test_live_page_reloads(self):
+        """A running target's page reloads itself every 5 s."""
+        p = ENV.spawn_demo("--seconds", 30)
+        self.assertEqual(ENV.ctl("attach", p.pid).returncode, 0)
+        ENV.go(p)
+        exporter = Exporter(ENV)
+        try:
+            time.sleep(1.5)
+            status, _, body = exporter.get(f"/flamegraph?target={p.pid}")
+            self.assertEqual(status, 200, body)
+            self.assertIn("Reloads every 5 s", body.decode())
+        finally:
+            problems = exporter.stop()
+            p.kill()
+            p.wait()
+            ENV.ctl("detach", p.pid)
+        self.assertEqual(problems, [])
 
 
 class DaemonAway(vprof_env.TestCase):
