@@ -175,6 +175,8 @@ START_TEST(test_mappings_functions_locations)
         ck_assert_str_eq(str(p, mapping(p, 2)->build_id), "");
         ck_assert_uint_eq(mapping(p, 4)->memory_start, 0x500000);
         ck_assert_str_eq(str(p, mapping(p, 3)->filename), "[kernel.kallsyms]");
+        ck_assert_uint_eq(mapping(p, 3)->memory_start, UINT64_C(0xffffffff81000000));
+        ck_assert_uint_eq(mapping(p, 3)->memory_limit, UINT64_C(0xffffffff81000001));
         for (size_t i = 1; i <= p->n_mapping; i++) {
                 ck_assert(mapping(p, i)->has_functions);
                 kernel += strcmp(str(p, mapping(p, i)->filename), "[kernel.kallsyms]") == 0;
