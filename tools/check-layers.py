@@ -23,8 +23,11 @@ ALLOWED = {
     "common/unwind": ["common", "common/symbols", "common/unwind"],
     "common/profile": ["common", "common/profile"],
     "daemon": ["common", "common/symbols", "common/unwind", "common/profile", "daemon", "bpf"],
+    "client": ["common", "common/profile", "client", "client/flamegraph", "client/pprof"],
+    # The flame graph: on the client's bus library, under vprofctl and the exporter.
+    "client/flamegraph": ["common", "common/profile", "client", "client/flamegraph"],
+    # pprof files: on common/ and sd-bus alone, under vprofctl and the exporter.
     "client/pprof": ["common", "client/pprof"],
-    "client": ["common", "common/profile", "client/pprof", "client"],
     "bpf": ["bpf"],
 }
 
@@ -33,11 +36,25 @@ EXCEPTIONS = {
     "bpf": {"vprof-abi.h"},
 }
 
+# A folder that holds two layers: client/'s libraries (libvprofctl-report, libvprofctl-bus; their files by name
+# prefix, as client/meson.build lists them) lie below the exports built on them (client/flamegraph/), and the
+# program vprofctl, the folder's other files, above. The libraries' files may not include the exports' headers;
+# the program's includes of them make no folder cycle.
+SPLIT = {
+    "client": {
+        "above": {"client/flamegraph"},
+        "library_files": ("bus-client", "duration.", "report-table.", "top-lost.", "top-state."),
+    },
+}
+
 # Headers that the build generates into a folder's build directory: bpf/meson.build's vmlinux.h (from the
 # kernel's BTF) and the skeleton of the BPF program, the daemon's view of the BPF ABI.
 GENERATED = {
     "vmlinux.h": "bpf",
     "vprof.skel.h": "bpf",
+    # client/flamegraph/gen-assets.py's script and style sheet as C strings.
+    "flamegraph-assets.h": "client/flamegraph",
+    # protoc-c's code of client/pprof/profile.proto.
     "profile.pb-c.h": "client/pprof",
 }
 
@@ -71,6 +88,7 @@ EXTERNAL = {
     "daemon": {"libbpf", "libsystemd", "libdebuginfod"},
     "client/pprof": {"libsystemd", "protobuf-c", "zlib"},
     "client": {"libsystemd", "smartcols", "json-c", "ncurses"},
+    "client/flamegraph": {"libsystemd"},
     "bpf": {"libbpf"},
 }
 
@@ -152,7 +170,12 @@ def main():
                     if target is None:
                         problems.append(f'{where}: includes "{header}", a header of no layer folder')
                         continue
-                    if target != folder:
+                    split = SPLIT.get(folder)
+                    if split and target in split["above"]:
+                        if os.path.basename(path).startswith(split["library_files"]):
+                            problems.append(f'{where}: includes "{header}" of {target}/, a layer above the '
+                                            f"libraries of {folder}/")
+                    elif target != folder:
                         graph[folder].add(target)
                     if target not in allowed and header not in EXCEPTIONS.get(folder, ()):
                         may = ", ".join(f + "/" for f in allowed)

@@ -20,6 +20,8 @@ packages=(
   # the profiler benchmark (bench/profilers.py, and its smoke test): the profilers it compares, headers for bcc
   # to compile against, and the plot
   linux-perf bpfcc-tools bpftrace linux-headers-amd64 gnuplot-nox
+  # the flame graph's browser test (integration-flamegraph): headless chromium, and a font for its names
+  chromium fonts-dejavu-core
   # the end-to-end test: a Debian 12 root file system, booted with systemd-nspawn
   mmdebstrap systemd-container
 )
