@@ -141,6 +141,26 @@ class ExitedWorkload(vprof_env.TestCase):
             self.assertEqual(labels["pid"], self.pid)
             self.assertIn("comm", labels)
 
+    def test_standard_output_and_errors(self):
+        # The tables are frozen: "-o -" writes the very bytes of the file.
+        r = subprocess.run([os.environ["VPROFCTL"], "report", self.pid, "--format", "pprof", "-o", "-"], env=ENV.env,
+                           capture_output=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path, "rb") as f:
+            self.assertEqual(r.stdout, f.read())
+        # One line each, and no file left behind.
+        for args, message in [((), "needs -o FILE"), (("-o", "x", "--by", "stack"), "takes no --by"),
+                              (("-o", "x", "--json"), "takes no --by"),
+                              (("-o", os.path.join(ENV.tmp, "no", "such", "dir", "f")), "No such file")]:
+            r = ENV.ctl("report", self.pid, "--format", "pprof", *args)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertIn(message, r.stderr)
+        r = ENV.ctl("report", "999999999", "--format", "pprof", "-o", os.path.join(ENV.tmp, "none.pb.gz"))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(ENV.tmp, "none.pb.gz")))
+
     def test_window_traces_per_thread(self):
         path = write_pprof(self.pid, "--window", "2s")
         samples = traces(path)
