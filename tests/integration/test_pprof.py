@@ -174,6 +174,27 @@ class ExitedWorkload(vprof_env.TestCase):
         self.assertLessEqual(tids, threads)
 
 
+class Children(vprof_env.TestCase):
+    def test_processes_of_a_group(self):
+        """A process followed with its children: each process apart in the file, the pid labels telling them
+        apart, and the whole the group's tables of report."""
+        if not GO:
+            vprof_env.skip_or_fail("needs go (Debian's golang-go) for go tool pprof")
+        p = ENV.spawn_demo("storm", "--children", 12, "--per-second", 12, "--child-ms", 30,
+                           binary=os.environ["VPROF_FORK"])
+        r = ENV.ctl("attach", "--children", p.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ENV.go(p)
+        p.wait(60)
+        time.sleep(2)
+        target = str(p.pid)
+        path = write_pprof(target)
+        samples = traces(path)
+        self.assertEqual(by_frames(samples), folded(target))
+        self.assertEqual(sum(c for _, _, c in samples), ENV.ctl_json("report", target)["total_samples"])
+        self.assertGreater(len({labels["pid"] for _, labels, _ in samples}), 1)
+
+
 class OffCpu(vprof_env.TestCase):
     def test_third_sample_type(self):
         if not GO:
