@@ -263,7 +263,10 @@ int exporter_http_start(Exporter *e, const ExporterConfig *config, int listen_fd
          * set where no thread's share is reached first. */
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT,
                                                 (intptr_t)config->max_connections * config->threads, NULL };
-        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, config->request_timeout_sec, NULL };
+        /* libmicrohttpd's idle timeout a second after the request deadline: a request that is not all in is
+         * the deadline thread's to cut (and count), the idle timeout then cuts a silent reader of an answer. */
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, config->request_timeout_sec + 1,
+                                                NULL };
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONNECTION_MEMORY_LIMIT, NULL };
         if (config->max_connections_per_ip > 0)
                 options[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
