@@ -241,7 +241,17 @@ int exporter_http_start(Exporter *e, const ExporterConfig *config, int listen_fd
 
         *e = (Exporter){ .config = config };
         pthread_mutex_init(&e->lock, NULL);
-        pthread_cond_init(&e->wake, NULL);
+        /* The deadline thread's waits are on CLOCK_MONOTONIC, as its deadlines: the default clock of a condition
+         * variable is CLOCK_REALTIME, against which a monotonic time is long past and every wait would return at
+         * once. */
+        {
+                pthread_condattr_t attr;
+
+                pthread_condattr_init(&attr);
+                pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+                pthread_cond_init(&e->wake, &attr);
+                pthread_condattr_destroy(&attr);
+        }
 
         /* libmicrohttpd wants the socket non-blocking with epoll. */
         if (fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK) < 0) {
