@@ -106,9 +106,9 @@ void authz_readers_refresh(Manager *m)
  * out as UnixGroupIDs in GetConnectionCredentials. They are asked for here rather than through
  * sd_bus_query_sender_creds(): libsystemd 252 does not read UnixGroupIDs and would fill the groups from
  * /proc/PID/status (augmented), which the caller could race by exec()ing something else under its PID, the
- * reason authz_caller_uid() refuses an augmented UID. 1 with *ret set when the readers' group is among them; 0
- * when it is not or the bus does not say (a bus without UnixGroupIDs grants nobody by group); negative errno
- * when the bus did not answer. */
+ * reason authz_caller_uid() refuses an augmented UID. 1 when the readers' group is among them; 0 when it is
+ * not, or the bus does not say (a bus without UnixGroupIDs grants nobody by group); negative errno when the bus
+ * did not answer. */
 static int caller_in_readers(Manager *m, sd_bus_message *msg, uid_t uid)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -166,7 +166,7 @@ static int caller_in_readers(Manager *m, sd_bus_message *msg, uid_t uid)
         }
         if (r < 0)
                 return r;
-        /* The same connection as the UID came from: a name that changed hands in between grants nothing. */
+        /* The answer must be about the user authz_caller_uid() found for this connection, or it grants nothing. */
         return uid_matches && in_group;
 }
 
