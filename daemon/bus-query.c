@@ -61,8 +61,8 @@ static void query_done(Query *q)
 /* The targets of a spec, if the caller may see them: a process (with the children it is followed with, when it
  * was attached so) or a unit's or a cgroup's members. 1 with *ret_targets set; 0 when polkit was asked (the
  * handler returns 1, unanswered); negative with error set. */
-static int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, Target ***ret_targets,
-                        size_t *ret_n, sd_bus_error *error)
+int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, Target ***ret_targets, size_t *ret_n,
+                 sd_bus_error *error)
 {
         char quoted[QUOTE_SIZE];
         TargetGroup *g;
@@ -111,7 +111,7 @@ static int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, 
 }
 
 /* A window the daemon keeps: none asked (0), or whole seconds up to WindowSeconds=. */
-static int check_window(const Manager *m, uint64_t window_usec, sd_bus_error *error)
+int check_window(const Manager *m, uint64_t window_usec, sd_bus_error *error)
 {
         uint32_t seconds = query_window_seconds(window_usec);
 
@@ -129,7 +129,7 @@ static int check_window(const Manager *m, uint64_t window_usec, sd_bus_error *er
 }
 
 /* What query_view_build() and query_view_totals() refuse, as the bus says it. */
-static int view_error(int r, sd_bus_error *error)
+int view_error(int r, sd_bus_error *error)
 {
         if (r == -EOPNOTSUPP)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,

@@ -16,7 +16,8 @@
  * so the common case is a CFI step or two at the leaf (on a file's call frame information parsed once), a frame
  * cache hit per frame and one profile_add_sample_stack(); the symbolizer runs for new addresses only. */
 
-static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *ret_id)
+/* addr: the frame's address, for the run-time address of its function (pprof's Function and Location). */
+static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint64_t addr, uint32_t *ret_id)
 {
         _cleanup_free_ char *demangled = NULL;
         char module[256], function[512];
@@ -40,6 +41,10 @@ static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint32_t *re
                         return r;
         }
         r = profile_intern_function(t->profile, module, demangled ?: name, ret_id);
+        if (r < 0)
+                return r;
+        /* The symbol's start (offset is addr's from it); a frame without a symbol is named by its own address. */
+        r = profile_set_function_address(t->profile, *ret_id, sym->function ? addr - sym->offset : addr);
         if (r < 0 || !demangled)
                 return r;
         return profile_set_mangled(t->profile, *ret_id, name);
@@ -76,7 +81,7 @@ static int resolve_frame(Drain *d, Target *t, uint64_t addr, bool kernel, bool r
                 *ret_id = FRAME_NOT_CODE;
                 return 0;
         }
-        r = intern_symbol(t, &sym, kernel, &id);
+        r = intern_symbol(t, &sym, kernel, addr, &id);
         if (r < 0)
                 return r;
         /* Only code is cached: an address outside it may become code later (dlopen, exec), and the

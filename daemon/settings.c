@@ -192,5 +192,5 @@ uint32_t settings_max_targets_per_user(const Settings *s)
 
 int settings_load_file(Settings *s, const char *path, bool must_exist)
 {
-        return config_file_parse(path, must_exist, assign, s);
+        return config_file_parse(path, "Daemon", must_exist, assign, s);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The options of vprofd and vprofctl, said in four places, must agree: each binary's --help, what the binary
+"""The options of vprofd, vprofctl and vprof-exporter, said in four places, must agree: each binary's --help, what the binary
 accepts, the OPTIONS of its man page (vprofd(8), vprofctl(1)), the settings of vprofd.conf(5) with the shipped
 systemd/vprofd.conf, and the commands that the Markdown documents show. Every disagreement is printed; the test
 fails on any.
@@ -56,7 +56,7 @@ class Options:
         which it finds invalid only after every option is known, so that it never starts."""
         arg = [option + "=@invalid@"] if takes_arg and option.startswith("--") else \
             [option, "@invalid@"] if takes_arg else [option]
-        extra = ["--frequency=0"] if self.name == "vprofd" else []
+        extra = {"vprofd": ["--frequency=0"], "vprof-exporter": ["--threads=0"]}.get(self.name, [])
         r = run([self.path, *arg, *extra])
         return not UNKNOWN_OPTION.search(r.stderr)
 
@@ -133,7 +133,7 @@ def check_mentions(page, all_long):
         for number, line in enumerate(f, 1):
             for name in map(unescape, MAN_LONG.findall(line)):
                 if name not in all_long:
-                    problem(f"{page}:{number}: --{name} is an option of neither vprofd nor vprofctl")
+                    problem(f"{page}:{number}: --{name} is an option of none of vprofd, vprofctl, vprof-exporter")
 
 
 def check_probes(opts, documented):
@@ -253,13 +253,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vprofd", required=True)
     ap.add_argument("--vprofctl", required=True)
+    ap.add_argument("--vprof-exporter", required=True)
     ap.add_argument("--source-root", required=True)
     a = ap.parse_args()
     root = a.source_root
-    programs = {"vprofd": Options("vprofd", a.vprofd), "vprofctl": Options("vprofctl", a.vprofctl)}
-    all_long = set(programs["vprofd"].long) | set(programs["vprofctl"].long)
+    programs = {"vprofd": Options("vprofd", a.vprofd), "vprofctl": Options("vprofctl", a.vprofctl),
+                "vprof-exporter": Options("vprof-exporter", a.vprof_exporter)}
+    all_long = set(programs["vprofd"].long) | set(programs["vprofctl"].long) | set(programs["vprof-exporter"].long)
 
-    for name, page in (("vprofd", "vprofd.8"), ("vprofctl", "vprofctl.1")):
+    for name, page in (("vprofd", "vprofd.8"), ("vprofctl", "vprofctl.1"), ("vprof-exporter", "vprof-exporter.8")):
         path = os.path.join(root, "man", page)
         check_man_page(path, programs[name], all_long)
         check_probes(programs[name], documented_long(path))
@@ -278,7 +280,8 @@ def main():
               file=sys.stderr)
         return 1
     print(f"check-options: vprofd {len(programs['vprofd'].long)} options, vprofctl "
-          f"{len(programs['vprofctl'].long)} options: --help, the binaries, the man pages, vprofd.conf(5) and "
+          f"{len(programs['vprofctl'].long)} options, vprof-exporter {len(programs['vprof-exporter'].long)} "
+          f"options: --help, the binaries, the man pages, vprofd.conf(5) and "
           f"{len(docs)} documents agree")
     return 0
 

@@ -23,7 +23,12 @@ ALLOWED = {
     "common/unwind": ["common", "common/symbols", "common/unwind"],
     "common/profile": ["common", "common/profile"],
     "daemon": ["common", "common/symbols", "common/unwind", "common/profile", "daemon", "bpf"],
-    "client": ["common", "common/profile", "client"],
+    "client/pprof": ["common", "client/pprof"],
+    "client": ["common", "common/profile", "client/pprof", "client", "client/flamegraph"],
+    # The flame graph: on the client's bus library, under vprofctl and the exporter.
+    "client/flamegraph": ["common", "common/profile", "client", "client/flamegraph"],
+    # vprof-exporter: the client's bus library and the export libraries (client/pprof/, client/flamegraph/).
+    "client/exporter": ["common", "common/profile", "client", "client/pprof", "client/flamegraph", "client/exporter"],
     "bpf": ["bpf"],
 }
 
@@ -32,11 +37,25 @@ EXCEPTIONS = {
     "bpf": {"vprof-abi.h"},
 }
 
+# A folder that holds two layers: client/'s libraries (libvprofctl-report, libvprofctl-bus; their files by name
+# prefix, as client/meson.build lists them) lie below the exports built on them (client/flamegraph/), and the
+# program vprofctl, the folder's other files, above. The libraries' files may not include the exports' headers;
+# the program's includes of them make no folder cycle.
+SPLIT = {
+    "client": {
+        "above": {"client/flamegraph"},
+        "library_files": ("bus-client", "duration.", "report-table.", "top-lost.", "top-state."),
+    },
+}
+
 # Headers that the build generates into a folder's build directory: bpf/meson.build's vmlinux.h (from the
 # kernel's BTF) and the skeleton of the BPF program, the daemon's view of the BPF ABI.
 GENERATED = {
     "vmlinux.h": "bpf",
     "vprof.skel.h": "bpf",
+    # client/flamegraph/gen-assets.py's script and style sheet as C strings.
+    "flamegraph-assets.h": "client/flamegraph",
+    "profile.pb-c.h": "client/pprof",
 }
 
 # External libraries by their headers (<...> includes); other <...> headers are the C library's and the kernel's.
@@ -54,6 +73,9 @@ EXTERNAL_HEADERS = [
     ("ncurses.h", "ncurses"),
     ("term.h", "ncurses"),
     ("check.h", "check"),
+    ("microhttpd.h", "libmicrohttpd"),
+    ("protobuf-c/", "protobuf-c"),
+    ("zlib.h", "zlib"),
 ]
 
 # Folder -> the external libraries its own meson.build depends on; a folder may also include the headers of the
@@ -65,7 +87,10 @@ EXTERNAL = {
     "common/profile": set(),
     # elfutils/debuginfod.h only to check our declarations of the functions the daemon dlopen()s.
     "daemon": {"libbpf", "libsystemd", "libdebuginfod"},
+    "client/pprof": {"libsystemd", "protobuf-c", "zlib"},
     "client": {"libsystemd", "smartcols", "json-c", "ncurses"},
+    "client/flamegraph": {"libsystemd"},
+    "client/exporter": {"libsystemd", "libmicrohttpd", "json-c"},
     "bpf": {"libbpf"},
 }
 
@@ -147,7 +172,12 @@ def main():
                     if target is None:
                         problems.append(f'{where}: includes "{header}", a header of no layer folder')
                         continue
-                    if target != folder:
+                    split = SPLIT.get(folder)
+                    if split and target in split["above"]:
+                        if os.path.basename(path).startswith(split["library_files"]):
+                            problems.append(f'{where}: includes "{header}" of {target}/, a layer above the '
+                                            f"libraries of {folder}/")
+                    elif target != folder:
                         graph[folder].add(target)
                     if target not in allowed and header not in EXCEPTIONS.get(folder, ()):
                         may = ", ".join(f + "/" for f in allowed)

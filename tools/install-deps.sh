@@ -7,6 +7,7 @@ packages=(
   # build
   gcc meson ninja-build pkg-config clang bpftool
   libbpf-dev libelf-dev liblzma-dev libiberty-dev libsystemd-dev libsmartcols-dev libjson-c-dev libdebuginfod-dev libncurses-dev
+  libmicrohttpd-dev
   # tests (libclang-rt-14-dev: libFuzzer, for the parser fuzzers built with clang; tmux: the terminal that
   # integration-top drives vprofctl top in)
   check xz-utils python3 rustc dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd libclang-rt-14-dev
@@ -16,6 +17,8 @@ packages=(
   # the profiler benchmark (bench/profilers.py, and its smoke test): the profilers it compares, headers for bcc
   # to compile against, and the plot
   linux-perf bpfcc-tools bpftrace linux-headers-amd64 gnuplot-nox
+  # the flame graph's browser test (integration-flamegraph): headless chromium, and a font for its names
+  chromium fonts-dejavu-core
   # the end-to-end test: a Debian 12 root file system, booted with systemd-nspawn
   mmdebstrap systemd-container
 )

@@ -614,6 +614,28 @@ int profile_window_count_after(const ProfileWindow *w, const Profile *base, uint
         return count_from(w, base, first_ending_after(w, after_usec), dst, ret_span);
 }
 
+int profile_window_sum_after(const ProfileWindow *w, const Profile *base, uint64_t after_usec, ProfileDelta *sum,
+                             ProfileWindowSpan *ret_span)
+{
+        uint32_t first;
+
+        assert(w);
+        assert(base);
+        assert(sum);
+
+        if (w->n > 0 && w->frequency != base->frequency)
+                return -EINVAL;
+        first = first_ending_after(w, after_usec);
+        for (uint32_t i = first; i < w->n; i++) {
+                int r = gather_bucket(bucket_at(w, i), sum);
+                if (r < 0)
+                        return r;
+        }
+        if (ret_span)
+                *ret_span = span_from(w, first);
+        return 0;
+}
+
 /* The totals of the buckets from the first on, from their headers. */
 static int totals_from(const ProfileWindow *w, uint32_t first, ProfileValues *ret, ProfileWindowSpan *ret_span)
 {

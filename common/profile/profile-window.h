@@ -58,6 +58,14 @@ typedef struct ProfileWindowSpan {
 int profile_window_count(const ProfileWindow *w, const Profile *base, uint32_t n_seconds, Profile *dst,
                          ProfileWindowSpan *ret_span);
 
+/* The entries of the buckets that end after after_usec (0: every bucket) added into sum (profile_delta_add_entry()),
+ * which must have begun on base (profile_delta_begin()): the window's counts per stack and thread, in the base's
+ * ids, uncounted (the other stack's entries with their canonical frames). For a profile's threads per stack,
+ * which its tables do not keep. -EINVAL when base and the buckets are not at one frequency. ret_span may be
+ * NULL. */
+int profile_window_sum_after(const ProfileWindow *w, const Profile *base, uint64_t after_usec, ProfileDelta *sum,
+                             ProfileWindowSpan *ret_span);
+
 /* The totals of the newest n_seconds buckets (on-CPU samples and off-CPU time) into *ret, without counting
  * their tables: a process's row of a window. */
 int profile_window_totals(const ProfileWindow *w, uint32_t n_seconds, ProfileValues *ret,

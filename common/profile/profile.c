@@ -650,6 +650,24 @@ int profile_stack_frames(const Profile *p, uint32_t stack_id, const uint32_t **r
         return 0;
 }
 
+int profile_stack_counts(const Profile *p, uint32_t stack_id, uint64_t *ret_samples, ProfileValues *ret_values)
+{
+        assert(p);
+        assert(ret_samples);
+        assert(ret_values);
+
+        if (stack_id >= p->n_stacks)
+                return -ENOENT;
+        *ret_samples = p->stack_by_id[stack_id]->samples;
+        *ret_values = p->stack_by_id[stack_id]->values;
+        return 0;
+}
+
+const ProfileValues *profile_other_stack_values(const Profile *p)
+{
+        return &p->other_stack_values;
+}
+
 uint64_t profile_total(const Profile *p)
 {
         return p->total;
@@ -721,4 +739,22 @@ int profile_set_mangled(Profile *p, uint32_t id, const char *mangled)
 const char *profile_function_mangled(const Profile *p, uint32_t id)
 {
         return id < p->n_functions ? p->functions[id]->mangled : NULL;
+}
+
+int profile_set_function_address(Profile *p, uint32_t id, uint64_t address)
+{
+        assert(p);
+
+        if (id >= p->n_functions)
+                return -EINVAL;
+        /* As the mangled name: the first address stands for the row (two symbols may share a name). */
+        if (p->functions[id]->address || id == p->other_id || id == p->unknown_id)
+                return 0;
+        p->functions[id]->address = address;
+        return 0;
+}
+
+uint64_t profile_function_address(const Profile *p, uint32_t id)
+{
+        return id < p->n_functions ? p->functions[id]->address : 0;
 }

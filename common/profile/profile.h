@@ -145,12 +145,21 @@ int profile_stacks(const Profile *p, size_t limit, ProfileStackRow **ret, size_t
 size_t profile_n_stacks(const Profile *p);
 /* What was counted past max_stacks, and so in no stack. */
 uint64_t profile_other_stack_samples(const Profile *p);
+const ProfileValues *profile_other_stack_values(const Profile *p);
+/* The counts of one stack, off-CPU ones included (profile_stacks() lists those with on-CPU samples only):
+ * -ENOENT for an unknown id. */
+int profile_stack_counts(const Profile *p, uint32_t stack_id, uint64_t *ret_samples, ProfileValues *ret_values);
 /* The module and function name of an id (strings owned by the profile); -ENOENT for an unknown id. */
 int profile_function_name(const Profile *p, uint32_t id, const char **ret_module, const char **ret_function);
 /* The symbol name behind a demangled function name, for tools that want the exact symbol: kept once per
  * function (the first one given), not for PROFILE_OTHER. NULL when none was set. Not in the saved state. */
 int profile_set_mangled(Profile *p, uint32_t id, const char *mangled);
 const char *profile_function_mangled(const Profile *p, uint32_t id);
+/* The run-time address of the function's symbol start in the process counted, for tools that map functions back
+ * to code (pprof): kept once per function (the first one given), not for the reserved rows, not in the saved
+ * state (0 after a restore). 0 when none was set or the id is unknown. */
+int profile_set_function_address(Profile *p, uint32_t id, uint64_t address);
+uint64_t profile_function_address(const Profile *p, uint32_t id);
 /* Samples with a function folded into PROFILE_OTHER (its inclusive count), 0 when none was folded. */
 uint64_t profile_other_function_samples(const Profile *p);
 

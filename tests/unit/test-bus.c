@@ -482,6 +482,8 @@ START_TEST(test_not_attached)
                                   UINT64_C(0));
                 assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetStacks", "sut", pid, 0,
                                   UINT64_C(0));
+                assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetProfile", "sut", pid, 0,
+                                  UINT64_C(0));
                 assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetModuleSymbols", "s", pid);
                 assert_call_error(&p, VPROF_ERROR_NOT_ATTACHED, "is not attached", "GetThreadValues", "st", pid,
                                   UINT64_C(0));
@@ -556,6 +558,7 @@ static void assert_empty_tables(Peer *p, uint32_t pid)
                 assert_call_ok(p, tables[i].member, tables[i].types, target, UINT64_C(0));
         assert_call_ok(p, "GetFunctionValues", "ssut", target, "elapsed-inclusive", 0, UINT64_C(0));
         assert_call_ok(p, "GetStacks", "sut", target, 0, UINT64_C(0));
+        assert_call_ok(p, "GetProfile", "sut", target, 0, UINT64_C(0));
         assert_call_ok(p, "GetProcesses", "st", "", UINT64_C(0));
         assert_call_ok(p, "GetProcesses", "st", target, UINT64_C(0));
         assert_call_ok(p, "GetProcessValues", "st", "", UINT64_C(0));
@@ -632,6 +635,7 @@ START_TEST(test_windows)
         /* Rounded up to whole seconds: 29.5 s is 30 s, 30.000001 s is 31. */
         assert_call_ok(&p, "GetModules", "st", target, 29 * USEC_PER_SEC + 500000);
         assert_call_ok(&p, "GetStacks", "sut", target, 0, UINT64_C(1));
+        assert_call_ok(&p, "GetProfile", "sut", target, 0, UINT64_C(1));
         assert_call_ok(&p, "GetProcesses", "st", "", 10 * USEC_PER_SEC);
         assert_call_ok(&p, "GetProcessValues", "st", target, 10 * USEC_PER_SEC);
         assert_call_ok(&p, "GetThreadValues", "st", target, 10 * USEC_PER_SEC);
@@ -640,6 +644,8 @@ START_TEST(test_windows)
                           30 * USEC_PER_SEC + 1);
         assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "WindowSeconds=30", "GetProcesses", "st", "", UINT64_MAX);
         assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "WindowSeconds=30", "GetStacks", "sut", target, 0,
+                          UINT64_C(31000000));
+        assert_call_error(&p, SD_BUS_ERROR_INVALID_ARGS, "WindowSeconds=30", "GetProfile", "sut", target, 0,
                           UINT64_C(31000000));
         peer_stop(&p);
 

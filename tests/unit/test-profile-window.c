@@ -683,6 +683,101 @@ START_TEST(test_windows_by_time)
 }
 END_TEST
 
+/* The sum of a window's buckets per (stack, thread): what the samples of those seconds counted, thread by thread,
+ * with the profile's stack ids (the other stack's entries with theirs); over every bucket, each stack's sum is its
+ * count in the tables. */
+#define SUM_STACKS 31 /* the limit's 30, the other stack last */
+#define SUM_TIDS 5    /* random_sample()'s threads, from 100 */
+typedef struct Tally {
+        uint64_t samples[SUM_STACKS][SUM_TIDS], off_ns[SUM_STACKS][SUM_TIDS];
+} Tally;
+
+static void tally_add(Tally *t, uint32_t stack_id, uint32_t tid, uint64_t samples, uint64_t off_ns)
+{
+        size_t s = stack_id == PROFILE_STACK_OTHER ? SUM_STACKS - 1 : stack_id;
+
+        ck_assert_uint_lt(s, SUM_STACKS);
+        ck_assert_uint_ge(tid, 100);
+        ck_assert_uint_lt(tid - 100, SUM_TIDS);
+        t->samples[s][tid - 100] += samples;
+        t->off_ns[s][tid - 100] += off_ns;
+}
+
+static void assert_sum_is(const ProfileWindow *w, const Profile *p, uint64_t after, const Tally *want,
+                          uint32_t buckets)
+{
+        _cleanup_(profile_delta_freep) ProfileDelta *sum = NULL;
+        ProfileWindowSpan span;
+        Tally have = {};
+
+        ck_assert_int_eq(profile_delta_new(&sum), 0);
+        profile_delta_begin(sum, p);
+        ck_assert_int_eq(profile_window_sum_after(w, p, after, sum, &span), 0);
+        ck_assert_uint_eq(span.buckets, buckets);
+        for (size_t i = 0; i < profile_delta_n_entries(sum); i++) {
+                ProfileDeltaEntry e;
+
+                profile_delta_entry(sum, i, &e);
+                tally_add(&have, e.stack_id, e.tid, e.values.user_samples + e.values.kernel_samples,
+                          e.values.blocked_ns + e.values.preempted_ns);
+        }
+        ck_assert_mem_eq(&have, want, sizeof(Tally));
+}
+
+START_TEST(test_sum_per_thread)
+{
+        _cleanup_(target_done) Target t;
+        _cleanup_free_ Tally *all = calloc(1, sizeof(Tally)), *last = calloc(1, sizeof(Tally));
+        RandomStream rs;
+
+        ck_assert_ptr_nonnull(all);
+        ck_assert_ptr_nonnull(last);
+        random_stream_init(&rs, 41, true);
+        target_init(&t, 1000, 0);
+        profile_set_limits(t.p, 40, 30);
+        for (int second = 0; second < 12; second++) {
+                for (int i = 0; i < 200; i++) {
+                        static uint32_t frames[RANDOM_MAX_FRAMES];
+                        ProfileSample s;
+                        uint32_t stack_id;
+                        bool on;
+
+                        random_sample(&rs, t.p, frames, &s, &stack_id);
+                        OK(profile_delta_add(t.d, &s, stack_id));
+                        on = IN_SET(s.kind, PROFILE_SAMPLE_USER, PROFILE_SAMPLE_KERNEL);
+                        tally_add(all, stack_id, s.tid, on, on ? 0 : s.duration_ns);
+                        if (second >= 9)
+                                tally_add(last, stack_id, s.tid, on, on ? 0 : s.duration_ns);
+                }
+                target_close_second(&t);
+        }
+        ck_assert_uint_gt(profile_other_stack_samples(t.p), 0);
+        assert_sum_is(t.w, t.p, 0, all, 12);
+        assert_sum_is(t.w, t.p, T0 + 9 * SECOND + SECOND / 2, last, 3);
+
+        /* Every stack's sum over the threads is its count in the tables, off-CPU time included. */
+        for (uint32_t id = 0; id <= profile_n_stacks(t.p); id++) {
+                bool other = id == profile_n_stacks(t.p);
+                uint64_t samples = 0, off_ns = 0, want_samples;
+                ProfileValues v;
+
+                if (other) {
+                        want_samples = profile_other_stack_samples(t.p);
+                        v = *profile_other_stack_values(t.p);
+                } else
+                        OK(profile_stack_counts(t.p, id, &want_samples, &v));
+                for (size_t k = 0; k < SUM_TIDS; k++) {
+                        samples += all->samples[other ? SUM_STACKS - 1 : id][k];
+                        off_ns += all->off_ns[other ? SUM_STACKS - 1 : id][k];
+                }
+                ck_assert_uint_eq(samples, want_samples);
+                ck_assert_uint_eq(off_ns, v.blocked_ns + v.preempted_ns);
+        }
+        ck_assert_int_eq(profile_stack_counts(t.p, (uint32_t)profile_n_stacks(t.p), &(uint64_t){ 0 },
+                                              &(ProfileValues){}), -ENOENT);
+}
+END_TEST
+
 /* Merge: two profiles of disjoint samples into one equals one profile fed both. */
 static void merge_streams(uint64_t seed, bool off_cpu)
 {
@@ -794,6 +889,7 @@ int main(void)
         tcase_add_test(tc, test_frequencies_must_agree);
         tcase_add_test(tc, test_encoding_size);
         tcase_add_test(tc, test_windows_by_time);
+        tcase_add_test(tc, test_sum_per_thread);
         tcase_add_test(tc, test_merge_equals_one_profile);
         tcase_add_test(tc, test_merge_past_limits);
         suite_add_tcase(s, tc);

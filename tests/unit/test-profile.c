@@ -50,6 +50,28 @@ static const ProfileRow *find(const ProfileRow *rows, size_t n, const char *name
         return NULL;
 }
 
+/* A function's address: the first one given stands, none for the reserved rows, 0 for unknown ids. */
+START_TEST(test_function_address)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        uint32_t id, other;
+
+        ck_assert_int_eq(profile_new(99, &p), 0);
+        profile_set_limits(p, 1, 0);
+        ck_assert_int_eq(profile_intern_function(p, "app", "main", &id), 0);
+        ck_assert_uint_eq(profile_function_address(p, id), 0);
+        ck_assert_int_eq(profile_set_function_address(p, id, 0x401000), 0);
+        ck_assert_int_eq(profile_set_function_address(p, id, 0x402000), 0);
+        ck_assert_uint_eq(profile_function_address(p, id), 0x401000);
+        ck_assert_int_eq(profile_intern_function(p, "app", "helper", &other), 0);
+        ck_assert_uint_ne(other, id); /* [other], past the limit */
+        ck_assert_int_eq(profile_set_function_address(p, other, 0x403000), 0);
+        ck_assert_uint_eq(profile_function_address(p, other), 0);
+        ck_assert_int_eq(profile_set_function_address(p, 1000, 1), -EINVAL);
+        ck_assert_uint_eq(profile_function_address(p, 1000), 0);
+}
+END_TEST
+
 START_TEST(test_function_counts)
 {
         _cleanup_(profile_freep) Profile *p = NULL;
@@ -590,6 +612,7 @@ int main(void)
         tcase_add_test(tc, test_values_sorting);
         tcase_add_test(tc, test_values_modules_threads);
         tcase_add_test(tc, test_values_without_user_stack);
+        tcase_add_test(tc, test_function_address);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -8,8 +8,6 @@
 #include "log.h"
 #include "macros.h"
 
-#define CONFIG_SECTION "Daemon"
-
 static char *strip(char *s)
 {
         char *end;
@@ -22,7 +20,7 @@ static char *strip(char *s)
         return s;
 }
 
-int config_file_parse(const char *path, bool must_exist, config_assign_fn fn, void *userdata)
+int config_file_parse(const char *path, const char *section, bool must_exist, config_assign_fn fn, void *userdata)
 {
         _cleanup_(fclosep) FILE *f = NULL;
         _cleanup_free_ char *buf = NULL;
@@ -52,9 +50,11 @@ int config_file_parse(const char *path, bool must_exist, config_assign_fn fn, vo
                 if (IN_SET(s[0], '\0', '#', ';'))
                         continue;
                 if (s[0] == '[') {
-                        if (strcmp(s, "[" CONFIG_SECTION "]") != 0)
+                        size_t n = strlen(section);
+
+                        if (strncmp(s + 1, section, n) != 0 || strcmp(s + 1 + n, "]") != 0)
                                 return log_error_errno(-EINVAL, "%s: unknown section '%s': expected [%s].", where,
-                                                       s, CONFIG_SECTION);
+                                                       s, section);
                         continue;
                 }
                 eq = strchr(s, '=');

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <systemd/sd-bus.h>
+
+/* An interactive flame graph of a target's stacks (GetStacks), as a standalone SVG file or an HTML page with
+ * the same SVG inline: an icicle, the root on top and each callee under its caller, widths proportional to the
+ * samples, percents of the window's total. Click to zoom, a search box, tooltips; the search term and the zoom
+ * live in the URL fragment (#search=TERM&zoom=KEY). The page loads nothing and needs no inline event handler:
+ * flamegraph_content_security_policy() is the policy to send with it. */
+
+typedef enum FlamegraphFormat {
+        FLAMEGRAPH_SVG,
+        FLAMEGRAPH_HTML,
+} FlamegraphFormat;
+
+typedef struct FlamegraphOptions {
+        const char *title;        /* NULL: a default naming the target and the window */
+        uint32_t refresh_seconds; /* FLAMEGRAPH_HTML: the page reloads itself every N s, keeping its fragment;
+                                   * 0 never */
+} FlamegraphOptions;
+
+/* The flame graph of target (as the daemon names it) over the last window_usec (0: since the attach) into a
+ * new NUL-terminated buffer *ret_data of *ret_size bytes (the NUL not counted). o may be NULL (the defaults).
+ * -EFBIG past max_bytes (0: no bound); bus errors as the other bus_* calls: *error filled, a negative errno. */
+int flamegraph_export(sd_bus *bus, const char *target, uint64_t window_usec, FlamegraphFormat format,
+                      const FlamegraphOptions *o, size_t max_bytes, sd_bus_error *error, char **ret_data,
+                      size_t *ret_size);
+
+/* The Content-Security-Policy under which the documents above work: nothing loaded, their one script and one
+ * style sheet allowed by hash. */
+const char *flamegraph_content_security_policy(void);

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* pprof_export(): GetProfile, its reply decoded and checked (pprof-data.h), built into a profile.proto
+ * (pprof-build.c) and compressed (pprof-gzip.c). The reply is the daemon's, but read as untrusted all the same:
+ * every index is checked before use, every array grows only with what the message holds. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bus-names.h"
+#include "macros.h"
+#include "pprof-build.h"
+#include "pprof-export.h"
+#include "pprof-gzip.h"
+
+#define METHOD "GetProfile"
+/* The error of a reply that cannot be parsed, as vprofctl's bus library names it (client/bus-client.c); not
+ * included from there, so that this library stays below the client's folder. */
+#define ERROR_BAD_REPLY "org.vprof.vprofctl.Error.BadReply"
+
+/* Room for n + 1 elements of size in *array (allocated counts them). */
+static int grow(void **array, size_t *allocated, size_t n, size_t size)
+{
+        size_t a;
+        void *p;
+
+        if (n < *allocated)
+                return 0;
+        a = MAX(*allocated * 2, (size_t)16);
+        p = reallocarray(*array, a, size);
+        if (!p)
+                return -ENOMEM;
+        *array = p;
+        *allocated = a;
+        return 0;
+}
+
+static int read_mappings(sd_bus_message *m, PprofProcess *p)
+{
+        size_t allocated = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(sssttt)");
+        if (r < 0)
+                return r;
+        for (;;) {
+                PprofMapping x;
+
+                r = sd_bus_message_read(m, "(sssttt)", &x.module, &x.path, &x.build_id, &x.start, &x.limit,
+                                        &x.file_offset);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = grow((void **)&p->mappings, &allocated, p->n_mappings, sizeof(PprofMapping));
+                if (r < 0)
+                        return r;
+                p->mappings[p->n_mappings++] = x;
+        }
+        return sd_bus_message_exit_container(m);
+}
+
+static int read_functions(sd_bus_message *m, PprofProcess *p)
+{
+        size_t allocated = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(ssst)");
+        if (r < 0)
+                return r;
+        for (;;) {
+                PprofFunction x;
+
+                r = sd_bus_message_read(m, "(ssst)", &x.module, &x.name, &x.system_name, &x.address);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = grow((void **)&p->functions, &allocated, p->n_functions, sizeof(PprofFunction));
+                if (r < 0)
+                        return r;
+                p->functions[p->n_functions++] = x;
+        }
+        return sd_bus_message_exit_container(m);
+}
+
+static int read_threads(sd_bus_message *m, PprofProcess *p)
+{
+        size_t allocated = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(us)");
+        if (r < 0)
+                return r;
+        for (;;) {
+                PprofThread x;
+
+                r = sd_bus_message_read(m, "(us)", &x.tid, &x.name);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = grow((void **)&p->threads, &allocated, p->n_threads, sizeof(PprofThread));
+                if (r < 0)
+                        return r;
+                p->threads[p->n_threads++] = x;
+        }
+        return sd_bus_message_exit_container(m);
+}
+
+static int read_stack(sd_bus_message *m, const PprofProcess *p, PprofStack *ret)
+{
+        const void *frames;
+        size_t size;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'r', "auuutt");
+        if (r <= 0)
+                return r;
+        r = sd_bus_message_read_array(m, 'u', &frames, &size);
+        if (r < 0)
+                return r;
+        *ret = (PprofStack){ .frames = frames, .n_frames = size / sizeof(uint32_t) };
+        r = sd_bus_message_read(m, "uutt", &ret->n_kernel, &ret->tid, &ret->samples, &ret->off_ns);
+        if (r < 0)
+                return r;
+        /* Frames index the process's functions; the kernel ones are some of them. */
+        if (ret->n_kernel > ret->n_frames)
+                return -EBADMSG;
+        for (size_t i = 0; i < ret->n_frames; i++)
+                if (ret->frames[i] >= p->n_functions)
+                        return -EBADMSG;
+        r = sd_bus_message_exit_container(m);
+        return r < 0 ? r : 1;
+}
+
+static int read_stacks(sd_bus_message *m, PprofProcess *p)
+{
+        size_t allocated = 0;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(auuutt)");
+        if (r < 0)
+                return r;
+        for (;;) {
+                PprofStack x;
+
+                r = read_stack(m, p, &x);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;
+                r = grow((void **)&p->stacks, &allocated, p->n_stacks, sizeof(PprofStack));
+                if (r < 0)
+                        return r;
+                p->stacks[p->n_stacks++] = x;
+        }
+        return sd_bus_message_exit_container(m);
+}
+
+/* One process; 0 at the end of the array. */
+static int read_process(sd_bus_message *m, PprofProcess *p)
+{
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'r', "ussa(sssttt)a(ssst)a(us)a(auuutt)");
+        if (r <= 0)
+                return r;
+        r = sd_bus_message_read(m, "uss", &p->pid, &p->comm, &p->unit);
+        if (r >= 0)
+                r = read_mappings(m, p);
+        if (r >= 0)
+                r = read_functions(m, p);
+        if (r >= 0)
+                r = read_threads(m, p);
+        if (r >= 0)
+                r = read_stacks(m, p);
+        if (r >= 0)
+                r = sd_bus_message_exit_container(m);
+        return r < 0 ? r : 1;
+}
+
+static int read_reply(sd_bus_message *m, PprofData *d)
+{
+        size_t allocated = 0;
+        int off_cpu, r;
+
+        r = sd_bus_message_read(m, "tt(tt)ub", &d->total_samples, &d->other_samples, &d->start_usec, &d->end_usec,
+                                &d->frequency, &off_cpu);
+        if (r < 0)
+                return r;
+        d->off_cpu = off_cpu;
+        r = sd_bus_message_enter_container(m, 'a', "(ussa(sssttt)a(ssst)a(us)a(auuutt))");
+        if (r < 0)
+                return r;
+        for (;;) {
+                r = grow((void **)&d->processes, &allocated, d->n_processes, sizeof(PprofProcess));
+                if (r < 0)
+                        return r;
+                d->processes[d->n_processes] = (PprofProcess){};
+                /* Counted before it is read, so that pprof_data_done() frees what a failure leaves. */
+                d->n_processes++;
+                r = read_process(m, &d->processes[d->n_processes - 1]);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        d->n_processes--;
+                        break;
+                }
+        }
+        return sd_bus_message_exit_container(m);
+}
+
+int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, size_t max_bytes, sd_bus_error *error,
+                 void **ret_data, size_t *ret_size)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(pprof_data_done) PprofData d = {};
+        _cleanup_free_ uint8_t *packed = NULL;
+        size_t size;
+        int r;
+
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, METHOD, error, &reply,
+                               "sut", target, UINT32_C(0), window_usec);
+        if (r < 0)
+                return r;
+        r = read_reply(reply, &d);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                sd_bus_error_setf(error, ERROR_BAD_REPLY, "Failed to parse the reply to %s: %s", METHOD,
+                                  strerror(-r));
+                return r;
+        }
+        r = pprof_build(&d, "vprof " VPROF_VERSION, &packed, &size);
+        if (r < 0)
+                return r;
+        return pprof_gzip(packed, size, max_bytes, ret_data, ret_size);
+}
