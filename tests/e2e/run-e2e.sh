@@ -39,7 +39,7 @@ ROOTFS_PACKAGES=(
   systemd systemd-sysv dbus             # PID 1, the system bus
   libbpf1 libelf1 liblzma5 libsystemd0 libsmartcols1 libjson-c5 libncursesw6 libmicrohttpd12   # the package's Depends (its shlibs)
   polkitd                               # vprofd's Recommends: an unprivileged caller is refused through polkit
-  libmicrohttpd12 libprotobuf-c1 zlib1g # vprof-exporter's (its shlibs)
+  libprotobuf-c1 zlib1g                 # vprof-exporter's pprof (its shlibs)
   curl                                  # the exporter's requests
   bpftool procps util-linux passwd      # the checks: BPF programs, ps, runuser, useradd
 )
