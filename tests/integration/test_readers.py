@@ -10,9 +10,11 @@ import os
 import re
 import subprocess
 import sys
+import time
 import unittest
 
 import vprof_env
+from exporter_env import Exporter, read_profile
 
 ENV = None
 GROUP = "vprof"
@@ -31,13 +33,7 @@ class Readers(vprof_env.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.rows = []
-        # A machine with the package installed has the group already: it stays, and the test of its removal
-        # is skipped.
-        cls.made_group = group_gid() is None
-        if cls.made_group:
-            subprocess.run(["groupadd", "--system", GROUP], check=True)
-        cls.gid = group_gid()
-        cls.uid = vprof_env.add_user(USER)
+        cls.made_group, cls.gid, cls.uid = MADE_GROUP, GID, UID
         # Root's targets: one process alone, one followed with its children (a group, named by its PID).
         cls.alone = ENV.spawn_demo("--seconds", "60")
         cls.parent = ENV.spawn_demo("--seconds", "60")
@@ -55,9 +51,6 @@ class Readers(vprof_env.TestCase):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        vprof_env.remove_user(USER)
-        if cls.made_group:
-            subprocess.run(["groupdel", GROUP], capture_output=True)
 
     def run_as(self, who, groups, *args):
         """vprofctl as the test user with these supplementary groups (setpriv's --groups; none: cleared)."""
@@ -146,9 +139,97 @@ class Readers(vprof_env.TestCase):
         self.assertEqual(self.reader("report", self.alone.pid).returncode, 0)
 
 
+def wait_exited(pid, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        targets = {t["pid"]: t for t in ENV.ctl_json("list")["targets"]}
+        if targets.get(pid, {}).get("state") == "exited":
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"target {pid} did not exit")
+
+
+class ExporterInGroup(vprof_env.TestCase):
+    """vprof-exporter as its unit runs it: an unprivileged user with the group vprof as a supplementary group
+    reads root's target, the same samples root reads; without the group it reads nothing of it. The target ran
+    2 s and exited, so the counts are fixed."""
+
+    @classmethod
+    def setUpClass(cls):
+        p = ENV.spawn_demo("--seconds", 2)
+        r = ENV.ctl("attach", p.pid)
+        assert r.returncode == 0, r.stderr
+        ENV.go(p)
+        p.wait(30)
+        cls.pid = p.pid
+        wait_exited(p.pid)
+        cls.exporters = []
+
+    @classmethod
+    def tearDownClass(cls):
+        problems = [x for e in cls.exporters for x in e.stop()]
+        ENV.ctl("detach", cls.pid)
+        if problems:
+            raise AssertionError("\n".join(problems))
+
+    def exporter(self, groups):
+        """The exporter as the test user, through a wrapper that setpriv()s it (the exporter's own PID)."""
+        binary = ENV.public_copy(os.environ["VPROF_EXPORTER"])
+        wrapper = os.path.join(ENV.tmp, f"exporter-as-user-{len(self.exporters)}")
+        group_arg = f"--groups={','.join(map(str, groups))}" if groups else "--clear-groups"
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\nexec setpriv --reuid={UID} --regid={UID} {group_arg} {binary} "$@"\n')
+        os.chmod(wrapper, 0o755)
+        e = Exporter(ENV, binary=wrapper)
+        self.exporters.append(e)
+        return e
+
+    def test_reads_root_target_in_group(self):
+        e = self.exporter([GID])
+        status, _, body = e.get(f"/debug/pprof/profile?seconds=60&target={self.pid}")
+        self.assertEqual(status, 200, body)
+        report = ENV.ctl_json("report", self.pid, "--window", "60s")
+        totals = read_profile(body)[1]
+        self.assertGreater(totals[0], 0)
+        self.assertEqual(totals[0], report["total_samples"])
+        print(f"\nreaders: the exporter in vprof read {totals[0]} samples of root's PID, root's report "
+              f"{report['total_samples']}", end="", file=sys.stderr)
+        status, _, body = e.get("/targets")
+        self.assertEqual(status, 200, body)
+        labels = [t["labels"] for t in json.loads(body)]
+        self.assertIn(str(self.pid), [x.get("pid") for x in labels])
+
+    def test_reads_nothing_without_group(self):
+        e = self.exporter([])
+        # The target exited and no process has its PID: to a caller who may not see it, it is as if nothing had
+        # been attached there (authz.c), so 404 rather than 403.
+        status, _, body = e.get(f"/debug/pprof/profile?seconds=60&target={self.pid}")
+        self.assertEqual((status, body), (404, f"unknown target: {self.pid}\n".encode()))
+        status, _, body = e.get("/targets")
+        self.assertEqual(status, 200, body)
+        self.assertNotIn(str(self.pid), [t["labels"].get("pid") for t in json.loads(body)])
+
+
+MADE_GROUP = GID = UID = None
+
+
+def remove_group_and_user():
+    vprof_env.remove_user(USER)
+    if MADE_GROUP:
+        subprocess.run(["groupdel", GROUP], capture_output=True)
+
+
 def setUpModule():
-    global ENV
+    global ENV, MADE_GROUP, GID, UID
     ENV = vprof_env.start_module_env(frequency=99)
+    # Made after the daemon started, which must pick it up. A machine with the package installed has the group
+    # already: it stays, and the test of its removal is skipped.
+    MADE_GROUP = group_gid() is None
+    if MADE_GROUP:
+        subprocess.run(["groupadd", "--system", GROUP], check=True)
+    GID = group_gid()
+    UID = vprof_env.add_user(USER)
+    unittest.addModuleCleanup(remove_group_and_user)
 
 
 if __name__ == "__main__":
