@@ -40,6 +40,7 @@ ROOTFS_PACKAGES=(
   libbpf1 libelf1 liblzma5 libsystemd0 libsmartcols1 libjson-c5 libncursesw6 libmicrohttpd12   # the package's Depends (its shlibs)
   polkitd                               # vprofd's Recommends: an unprivileged caller is refused through polkit
   libprotobuf-c1 zlib1g                 # vprof-exporter's pprof (its shlibs)
+  libnss-systemd                        # the package's Depends: dbus-daemon resolves the exporter's dynamic user
   curl                                  # the exporter's requests
   bpftool procps util-linux passwd      # the checks: BPF programs, ps, runuser, useradd
 )
