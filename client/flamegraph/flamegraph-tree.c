@@ -45,7 +45,6 @@ double flame_tree_percent(const FlameTree *t, uint64_t samples)
 typedef struct Builder {
         FlameTree *tree;
         size_t allocated;
-        Hashmap *index; /* (parent, function, kernel) -> node index + 1 */
 } Builder;
 
 static int add_node(Builder *b, uint32_t parent, uint32_t function, FlameNodeKind kind, uint32_t *ret)
@@ -73,36 +72,68 @@ static int add_node(Builder *b, uint32_t parent, uint32_t function, FlameNodeKin
         return 0;
 }
 
-/* The child of parent for the frame, made on first sight. */
-static int child(Builder *b, uint32_t parent, uint32_t function, bool kernel, uint32_t *ret)
+/* A frame as the tree tells frames apart: its function, and whether it ran in the kernel. */
+static uint64_t frame_key(const StackEntry *s, size_t i)
 {
-        uint64_t key = (uint64_t)parent << 32 | (uint64_t)function << 1 | kernel;
-        void *v = hashmap_get(b->index, UINT64_TO_PTR(key));
-        int r;
-
-        if (v) {
-                *ret = (uint32_t)(PTR_TO_UINT64(v) - 1);
-                return 0;
-        }
-        r = add_node(b, parent, function, kernel ? FLAME_NODE_KERNEL : FLAME_NODE_USER, ret);
-        if (r < 0)
-                return r;
-        return hashmap_put(b->index, UINT64_TO_PTR(key), UINT64_TO_PTR((uint64_t)*ret + 1));
+        return (uint64_t)s->frames[i] << 1 | (uint64_t)stack_entry_is_kernel(s, i);
 }
 
-static int add_stack(Builder *b, const StackEntry *s)
+static int compare_stacks(const void *a, const void *b)
 {
-        uint32_t node = 0;
+        const StackEntry *x = *(const StackEntry *const *)a, *y = *(const StackEntry *const *)b;
+
+        for (size_t i = 0; i < x->n_frames && i < y->n_frames; i++) {
+                uint64_t kx = frame_key(x, i), ky = frame_key(y, i);
+                if (kx != ky)
+                        return kx < ky ? -1 : 1;
+        }
+        return x->n_frames < y->n_frames ? -1 : x->n_frames > y->n_frames ? 1 : 0;
+}
+
+/* The stacks in order, so that those sharing a path from the root are neighbours: each stack reuses the nodes
+ * of the path it shares with the one before and makes the rest, with no lookup (flamegraph.pl's way, on
+ * indices). path[d]: the node at depth d of the previous stack. */
+static int add_stacks(Builder *b, const StackTable *table)
+{
+        _cleanup_free_ const StackEntry **sorted = NULL;
+        _cleanup_free_ uint32_t *path = NULL;
+        const StackEntry *previous = NULL;
+        size_t max_frames = 0;
         int r;
 
-        b->tree->nodes[0].inclusive += s->samples;
-        for (size_t i = 0; i < s->n_frames; i++) {
-                r = child(b, node, s->frames[i], stack_entry_is_kernel(s, i), &node);
-                if (r < 0)
-                        return r;
-                b->tree->nodes[node].inclusive += s->samples;
+        sorted = calloc(MAX(table->n_stacks, (size_t)1), sizeof(StackEntry *));
+        if (!sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < table->n_stacks; i++) {
+                sorted[i] = &table->stacks[i];
+                max_frames = MAX(max_frames, table->stacks[i].n_frames);
         }
-        b->tree->nodes[node].exclusive += s->samples;
+        if (max_frames >= UINT32_MAX)
+                return -E2BIG;
+        path = calloc(max_frames + 1, sizeof(uint32_t));
+        if (!path)
+                return -ENOMEM;
+        qsort(sorted, table->n_stacks, sizeof(StackEntry *), compare_stacks);
+
+        for (size_t i = 0; i < table->n_stacks; i++) {
+                const StackEntry *s = sorted[i];
+                size_t shared = 0;
+
+                if (previous)
+                        while (shared < s->n_frames && shared < previous->n_frames &&
+                               frame_key(s, shared) == frame_key(previous, shared))
+                                shared++;
+                for (size_t d = shared; d < s->n_frames; d++) {
+                        r = add_node(b, path[d], s->frames[d],
+                                     stack_entry_is_kernel(s, d) ? FLAME_NODE_KERNEL : FLAME_NODE_USER, &path[d + 1]);
+                        if (r < 0)
+                                return r;
+                }
+                for (size_t d = 0; d <= s->n_frames; d++)
+                        b->tree->nodes[path[d]].inclusive += s->samples;
+                b->tree->nodes[path[s->n_frames]].exclusive += s->samples;
+                previous = s;
+        }
         return 0;
 }
 
@@ -188,12 +219,11 @@ static int layout(FlameTree *t)
 int flame_tree_build(const StackTable *table, FlameTree **ret)
 {
         _cleanup_(flame_tree_freep) FlameTree *t = calloc(1, sizeof(FlameTree));
-        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops);
-        Builder b = { .tree = t, .index = index };
+        Builder b = { .tree = t };
         uint32_t root;
         int r;
 
-        if (!t || !index)
+        if (!t)
                 return -ENOMEM;
         if (table->n_functions > INT32_MAX)
                 return -E2BIG;
@@ -204,11 +234,9 @@ int flame_tree_build(const StackTable *table, FlameTree **ret)
         r = add_node(&b, 0, FLAME_NO_FUNCTION, FLAME_NODE_ROOT, &root);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < table->n_stacks; i++) {
-                r = add_stack(&b, &table->stacks[i]);
-                if (r < 0)
-                        return r;
-        }
+        r = add_stacks(&b, table);
+        if (r < 0)
+                return r;
         r = add_unlisted(&b, FLAME_NODE_OTHER, table->other_samples);
         if (r >= 0)
                 r = add_unlisted(&b, FLAME_NODE_LEFT_OUT,

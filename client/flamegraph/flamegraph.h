@@ -25,7 +25,9 @@ typedef struct FlamegraphOptions {
 
 /* The flame graph of target (as the daemon names it) over the last window_usec (0: since the attach) into a
  * new NUL-terminated buffer *ret_data of *ret_size bytes (the NUL not counted). o may be NULL (the defaults).
- * -EFBIG past max_bytes (0: no bound); bus errors as the other bus_* calls: *error filled, a negative errno. */
+ * -EFBIG past max_bytes (0: no bound); bus errors as the other bus_* calls: *error filled, a negative errno
+ * (a reply that does not parse: -EBADMSG and the like, with *error saying so); -E2BIG for a reply of more
+ * functions or nodes than a tree indexes; -EINVAL for a NULL target or an unknown format. */
 int flamegraph_export(sd_bus *bus, const char *target, uint64_t window_usec, FlamegraphFormat format,
                       const FlamegraphOptions *o, size_t max_bytes, sd_bus_error *error, char **ret_data,
                       size_t *ret_size);

@@ -188,7 +188,12 @@ class Browser:
 
     def wait_for(self, expression, timeout=10):
         deadline = time.monotonic() + timeout
-        while not self.evaluate(expression):
+        while True:
+            try:
+                if self.evaluate(expression):
+                    return
+            except CdpError:
+                pass  # the page is between two documents (a reload): ask the next one
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the page never had {expression}")
             time.sleep(0.05)
@@ -236,7 +241,7 @@ GRAPH_JS = """(() => { const s = document.getElementById('flamegraph');
           scale: r.width / Number(s.getAttribute('width'))}; })()"""
 
 
-def check_flamegraph_page(browser, url, hottest_function, hottest_percent, screenshot=None, test=None):
+def check_flamegraph_page(url, hottest_function, hottest_percent, browser=None, screenshot=None, test=None):
     """Loads the flame graph page at url and checks it as a user sees it; returns what it measured.
 
     hottest_function: a function of the profile (report --json) and hottest_percent its inclusive percent.
@@ -244,8 +249,12 @@ def check_flamegraph_page(browser, url, hottest_function, hottest_percent, scree
     gives (within a pixel); that a real click on it zooms (the frame then spans the full width); that typing its
     name in the search box highlights exactly the frames whose name matches and that the page's matched percent
     equals hottest_percent (to its two decimals); that the search and the zoom are in the URL fragment and that
-    a reload keeps them. screenshot: a path for a PNG of the page, checked to be one of the viewport's size.
-    test: a unittest.TestCase whose assertions to use (plain asserts without)."""
+    a reload keeps them. screenshot: a path for a PNG of the page as it loaded (and one with "-zoomed" before
+    its extension, zoomed and searched), checked to be PNGs of the viewport's size. browser: a started Browser
+    to use (without one, a new one for this call). test: a unittest.TestCase whose fail() to use."""
+    if browser is None:
+        with Browser() as b:
+            return check_flamegraph_page(url, hottest_function, hottest_percent, b, screenshot, test)
     t = test
     fail = t.fail if t else _fail
     browser.navigate(url)
@@ -270,6 +279,9 @@ def check_flamegraph_page(browser, url, hottest_function, hottest_percent, scree
     if hot["width"] + 1.0 < widest and hot["width"] + 1.0 < full * hottest_percent / 100:
         fail(f"{hottest_function} ({hot['width']:.1f} px) is neither the widest frame of depth {hot['depth']} "
              f"({widest:.1f} px) nor as wide as its {hottest_percent:.2f}%")
+
+    if screenshot:
+        _screenshot(browser, screenshot, fail)
 
     # A real click in its middle zooms into it.
     browser.click(hot["x"] + hot["width"] / 2, hot["y"] + hot["height"] / 2)
@@ -299,11 +311,18 @@ def check_flamegraph_page(browser, url, hottest_function, hottest_percent, scree
 
     size = None
     if screenshot:
-        size = browser.screenshot(screenshot)
-        if size != (browser.width, browser.height):
-            fail(f"the screenshot is {size}, not {(browser.width, browser.height)}")
+        base, ext = os.path.splitext(screenshot)
+        size = _screenshot(browser, base + "-zoomed" + ext, fail)
     return {"hot_width": hot["width"], "share_width": share_width, "full_width": full, "matched": matched,
             "frames": len(frames), "screenshot_size": size}
+
+
+def _screenshot(browser, path, fail):
+    size = browser.screenshot(path)
+    if size != (browser.width, browser.height):
+        fail(f"the screenshot {path} is {size}, not {(browser.width, browser.height)}")
+    print(f"screenshot: {path}")
+    return size
 
 
 def _check_search(browser, term, percent, fail):

@@ -102,9 +102,8 @@ class FlameGraphOfKnownWorkload(vprof_env.TestCase):
     def test_file_in_browser(self):
         url = "file://" + self.svg_path
         shot = artifact("flamegraph.png")
-        result = chromium.check_flamegraph_page(self.browser, url, self.hottest,
-                                                self.functions[self.hottest]["inclusive_percent"],
-                                                screenshot=shot, test=self)
+        result = chromium.check_flamegraph_page(url, self.hottest, self.functions[self.hottest]["inclusive_percent"],
+                                                browser=self.browser, screenshot=shot, test=self)
         print(f"{self.hottest}: {result['hot_width']:.1f} px of {result['full_width']:.1f} "
               f"(its share: {result['share_width']:.1f} px); {result['matched']}; {result['frames']} frames; "
               f"screenshot {shot} {result['screenshot_size']}")
@@ -113,13 +112,46 @@ class FlameGraphOfKnownWorkload(vprof_env.TestCase):
         server = Server(self.svg, "image/svg+xml")
         self.addCleanup(server.stop)
         url = f"http://127.0.0.1:{server.server_address[1]}/flamegraph.svg"
-        result = chromium.check_flamegraph_page(self.browser, url, self.hottest,
-                                                self.functions[self.hottest]["inclusive_percent"],
-                                                screenshot=artifact("flamegraph-served.png"), test=self)
+        result = chromium.check_flamegraph_page(url, self.hottest, self.functions[self.hottest]["inclusive_percent"],
+                                                browser=self.browser, screenshot=artifact("flamegraph-served.png"),
+                                                test=self)
         self.assertTrue(result["matched"].startswith("Matched: "))
         # The policy refused nothing: the script ran (data-ready) and the style applied (the search box's width).
         self.assertEqual(self.browser.evaluate("getComputedStyle(document.getElementById('search')).width"),
                          "280px")
+
+    def html_page(self, refresh):
+        folded = ENV.ctl("report", self.pid, "--by", "stack")
+        self.assertEqual(folded.returncode, 0, folded.stderr)
+        r = subprocess.run([os.environ["VPROF_FLAMEGRAPH_PAGE"], str(self.pid), str(refresh)], input=folded.stdout,
+                           capture_output=True, text=True, check=True)
+        return r.stdout.encode()
+
+    def test_html_page_under_the_policy(self):
+        # The page the exporter serves: the same SVG inline in HTML, under the same policy.
+        server = Server(self.html_page(0), "text/html; charset=utf-8")
+        self.addCleanup(server.stop)
+        url = f"http://127.0.0.1:{server.server_address[1]}/flamegraph"
+        chromium.check_flamegraph_page(url, self.hottest, self.functions[self.hottest]["inclusive_percent"],
+                                       browser=self.browser, screenshot=artifact("flamegraph-page.png"), test=self)
+        self.assertIn(f"vprof flame graph of {self.pid}", self.browser.evaluate("document.title"))
+        self.assertIn(f"{self.report['total_samples']} samples",
+                      self.browser.evaluate("document.getElementById('summary').textContent"))
+
+    def test_html_page_refresh_keeps_the_fragment(self):
+        server = Server(self.html_page(1), "text/html; charset=utf-8")
+        self.addCleanup(server.stop)
+        self.browser.navigate(f"http://127.0.0.1:{server.server_address[1]}/flamegraph#search=work_beta")
+        self.browser.wait_for("document.getElementById('flamegraph').getAttribute('data-ready') === '1'")
+        # A mark in this document's window, gone once the page has reloaded itself.
+        self.browser.evaluate("window.vprofMark = 1")
+        self.browser.wait_for("window.vprofMark === undefined && document.getElementById('flamegraph') && "
+                              "document.getElementById('flamegraph').getAttribute('data-ready') === '1'",
+                              timeout=15)
+        self.assertEqual(self.browser.evaluate("document.getElementById('search').value"), "work_beta")
+        self.assertEqual(int(self.browser.evaluate(
+            "document.getElementById('matched').getAttribute('data-samples')")),
+            self.functions["work_beta"]["inclusive"])
 
     def test_fragment_from_the_url(self):
         # The search term given in the fragment, a regular expression: every work_ function, once each.

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "check-main.h"
 #include "flamegraph-buffer.h"
@@ -377,6 +379,147 @@ START_TEST(test_empty)
 }
 END_TEST
 
+/* Random tables of random names (any bytes but NUL) and stacks (deep, recursive, kernel frames, shared
+ * prefixes), from a fixed seed: the counts add up in every node, and the document has the page's one script, no
+ * control byte and only valid UTF-8, and draws exactly the nodes of 0.1% or more. */
+START_TEST(test_random)
+{
+        unsigned seed = 17;
+
+        for (int round = 0; round < 200; round++) {
+                _cleanup_(stack_table_freep) StackTable *s = calloc(1, sizeof(StackTable));
+                _cleanup_(flame_tree_freep) FlameTree *t = NULL;
+                _cleanup_free_ char *doc = NULL;
+                size_t n_functions = 1 + (size_t)rand_r(&seed) % 40, drawn = 0;
+                int error;
+
+                ck_assert_ptr_nonnull(s);
+                s->functions = calloc(n_functions, sizeof(StackFunction));
+                ck_assert_ptr_nonnull(s->functions);
+                for (size_t i = 0; i < n_functions; i++) {
+                        size_t len = (size_t)rand_r(&seed) % 24;
+                        char *name = calloc(len + 1, 1);
+
+                        ck_assert_ptr_nonnull(name);
+                        for (size_t k = 0; k < len; k++)
+                                name[k] = (char)(1 + rand_r(&seed) % 255);
+                        s->functions[i] = (StackFunction){ .function = name, .module = strdup(i % 2 ? "m" : "") };
+                }
+                s->n_functions = n_functions;
+                for (int k = 0, n = rand_r(&seed) % 60; k < n; k++) {
+                        size_t depth = (size_t)rand_r(&seed) % 12;
+                        StackEntry *e;
+
+                        s->stacks = reallocarray(s->stacks, s->n_stacks + 1, sizeof(StackEntry));
+                        ck_assert_ptr_nonnull(s->stacks);
+                        e = &s->stacks[s->n_stacks++];
+                        *e = (StackEntry){ .n_frames = depth, .samples = 1 + (uint64_t)(rand_r(&seed) % 5000) };
+                        e->frames = calloc(MAX(depth, (size_t)1), sizeof(uint32_t));
+                        ck_assert_ptr_nonnull(e->frames);
+                        for (size_t d = 0; d < depth; d++)
+                                /* Few functions near the root: shared prefixes. */
+                                e->frames[d] = (uint32_t)(rand_r(&seed) % (d < 3 ? MIN(n_functions, 3) : n_functions));
+                        e->n_kernel = depth > 0 ? (uint32_t)(rand_r(&seed) % (depth + 1)) : 0;
+                        s->listed_samples += e->samples;
+                }
+                s->other_samples = (uint64_t)(rand_r(&seed) % 3) * 100;
+                s->total_samples = s->listed_samples + s->other_samples + (uint64_t)(rand_r(&seed) % 2) * 7;
+
+                ck_assert_int_eq(flame_tree_build(s, &t), 0);
+                ck_assert_uint_eq(t->total, s->total_samples);
+                for (size_t i = 0; i < t->n_nodes; i++) {
+                        const FlameNode *n = &t->nodes[i];
+                        uint64_t sum = n->exclusive, start = n->start;
+
+                        for (size_t c = 0; c < n->n_children; c++) {
+                                const FlameNode *k = &t->nodes[t->children[n->first_child + c]];
+                                ck_assert_uint_eq(k->start, start); /* side by side, inside the parent */
+                                ck_assert_uint_eq(k->depth, n->depth + 1);
+                                start += k->inclusive;
+                                sum += k->inclusive;
+                        }
+                        ck_assert_uint_eq(sum, n->inclusive);
+                        drawn += flamegraph_node_drawn(t, n);
+                }
+
+                doc = render(s, round % 2 ? FLAMEGRAPH_HTML : FLAMEGRAPH_SVG, NULL, 0, &error, NULL);
+                ck_assert_int_eq(error, 0);
+                ck_assert_uint_eq(count(doc, "<script"), 1);
+                ck_assert_uint_eq(count(doc, "</script"), 1);
+                ck_assert_uint_eq(count(doc, "<g class=\"f"), s->total_samples > 0 ? drawn : 0);
+                ck_assert(clean_text(doc));
+        }
+}
+END_TEST
+
+/* A bus that makes messages but sends none: one end of a socketpair, started, never read. */
+static sd_bus *message_bus(int fds[2])
+{
+        sd_bus *bus = NULL;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        return bus;
+}
+
+/* A GetStacks reply: main;a (5 samples), main;k (2, k a kernel frame), total and other as given, a stack whose
+ * frame index is bad_index when it is not UINT32_MAX, a kernel count of bad_kernel for the first stack. */
+static int decode(sd_bus *bus, uint64_t total, uint64_t other, uint32_t bad_index, uint32_t bad_kernel,
+                  StackTable **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+
+        ck_assert_int_ge(sd_bus_message_new_signal(bus, &m, "/x", "x.y", "Z"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "tt(tt)", total, other, UINT64_C(1000000), UINT64_C(3000000)), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "a(ss)", 3, "app", "main", "app", "a<&>", "[kernel]", "k"), 0);
+        ck_assert_int_ge(sd_bus_message_open_container(m, 'a', "(auut)"), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "(auut)", 2, 0, 1, bad_kernel, UINT64_C(5)), 0);
+        ck_assert_int_ge(sd_bus_message_append(m, "(auut)", 2, 0, 2, 1, UINT64_C(2)), 0);
+        if (bad_index != UINT32_MAX)
+                ck_assert_int_ge(sd_bus_message_append(m, "(auut)", 1, bad_index, 0, UINT64_C(1)), 0);
+        ck_assert_int_ge(sd_bus_message_close_container(m), 0);
+        ck_assert_int_ge(sd_bus_message_seal(m, 1, 0), 0);
+        ck_assert_int_ge(sd_bus_message_rewind(m, true), 0);
+        return stack_table_from_reply(m, ret);
+}
+
+START_TEST(test_reply)
+{
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(stack_table_freep) StackTable *t = NULL;
+        StackTable *bad = NULL;
+        int fds[2];
+
+        bus = message_bus(fds);
+        ck_assert_int_eq(decode(bus, 10, 1, UINT32_MAX, 0, &t), 0);
+        ck_assert_uint_eq(t->n_functions, 3);
+        ck_assert_str_eq(t->functions[1].function, "a<&>");
+        ck_assert_str_eq(t->functions[2].module, "[kernel]");
+        ck_assert_uint_eq(t->n_stacks, 2);
+        ck_assert_uint_eq(t->stacks[0].n_frames, 2);
+        ck_assert_uint_eq(t->stacks[0].frames[1], 1);
+        ck_assert_uint_eq(t->stacks[1].n_kernel, 1);
+        ck_assert(stack_entry_is_kernel(&t->stacks[1], 1));
+        ck_assert(!stack_entry_is_kernel(&t->stacks[1], 0));
+        ck_assert_uint_eq(t->listed_samples, 7);
+        ck_assert_uint_eq(t->total_samples, 10);
+        ck_assert_uint_eq(t->other_samples, 1);
+        ck_assert_uint_eq(t->window_start_usec, 1000000);
+        ck_assert_uint_eq(t->window_end_usec, 3000000);
+
+        /* Refused, whole: a frame of no function, more kernel frames than frames, more samples listed than the
+         * total has room for, more other samples than the total. */
+        ck_assert_int_eq(decode(bus, 10, 0, 3, 0, &bad), -EBADMSG);
+        ck_assert_int_eq(decode(bus, 10, 0, UINT32_MAX, 3, &bad), -EBADMSG);
+        ck_assert_int_eq(decode(bus, 7, 1, UINT32_MAX, 0, &bad), -EBADMSG);
+        ck_assert_int_eq(decode(bus, 7, 8, UINT32_MAX, 0, &bad), -EBADMSG);
+        ck_assert_ptr_null(bad);
+        close(fds[1]);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("flamegraph");
@@ -389,6 +532,8 @@ int main(void)
         tcase_add_test(tc, test_elision);
         tcase_add_test(tc, test_bound);
         tcase_add_test(tc, test_empty);
+        tcase_add_test(tc, test_reply);
+        tcase_add_test(tc, test_random);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
