@@ -394,15 +394,14 @@ run systemctl stop "$fork_unit"
 step_end
 
 # --- 14. the exporter, socket-activated ------------------------------------------------------------------------
-# The package enabled vprof-exporter.socket; nothing runs until the first request, which starts the service as a
-# dynamic user in the group vprof, reading root's target from vprofd.
+# The package enabled vprof-exporter.socket; nothing runs until the first request, which starts the service as its
+# own system user in the group vprof, reading root's target from vprofd.
 exporter_diagnostics() {
   run systemctl status vprof-exporter.socket vprof-exporter.service --no-pager --full --lines=0
   run journalctl -u vprof-exporter.service -u vprof-exporter.socket --no-pager -o short-monotonic --lines=40
 }
 # gzip's magic number, 1f 8b, at the start of FILE.
 is_gzip() { [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = 1f8b ]; }
-in_range() { is_uint "$1" && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 step_begin 14 "the first request starts vprof-exporter.service, which answers with a pprof profile"
 url=http://127.0.0.1:6068
 run systemctl is-active vprof-exporter.service
@@ -424,14 +423,18 @@ check "GET /targets lists PID $demo_pid" grep -qE "\"pid\": *\"$demo_pid\"" <<<"
 step_end
 
 # --- 15. the exporter's user -----------------------------------------------------------------------------------
-step_begin 15 "the exporter runs as a dynamic user in the group vprof"
+step_begin 15 "the exporter runs as the user vprof-exporter in the group vprof, sandboxed by DynamicUser="
 exporter_pid=$(systemctl show -p MainPID --value vprof-exporter.service)
 run grep -E '^(Uid|Gid|Groups):' "/proc/$exporter_pid/status"
 exporter_uid=$(awk '$1 == "Uid:" { print $3 }' <<<"$OUT")
 vprof_gid=$(getent group vprof | cut -d: -f3)
-check "its effective UID $exporter_uid is a dynamic one (61184..65519)" in_range "$exporter_uid" 61184 65519
+user_uid=$(getent passwd vprof-exporter | cut -d: -f3)
+check "its effective UID $exporter_uid is the package's user vprof-exporter (${user_uid:-missing}), not root" \
+  differ_nonzero "$exporter_uid" "-1"
+check "... the same UID" [ "$exporter_uid" = "$user_uid" ]
 check "the group vprof ($vprof_gid) is among its groups" grep -qE "^Groups:.*\b$vprof_gid\b" <<<"$OUT"
 run systemctl show -p User -p DynamicUser -p SupplementaryGroups --no-pager vprof-exporter.service
+check "DynamicUser=yes (its sandbox)" grep -qx 'DynamicUser=yes' <<<"$OUT"
 [ $step_failed = 0 ] || exporter_diagnostics
 step_end
 

@@ -8,7 +8,7 @@
 # vprofctl attach with the PID the container sees, samples and the hot function in vprofctl top, an unprivileged
 # user refused, systemctl restart keeping the counts, kill -9 of the daemon bringing it back through
 # Restart=on-failure with its counts, the socket-activated vprof-exporter (the first request starts it as a
-# dynamic user in the group vprof; a gzip pprof of the workload, /targets, its systemd-analyze security exposure),
+# user of its own in the group vprof; a gzip pprof of the workload, /targets, its systemd-analyze security exposure),
 # MaxTargets attached sleeps under the unit's LimitNOFILE=, systemctl stop leaving no BPF program. Its exit status (the number of failed steps) leaves the container as systemd-nspawn's.
 # This script prints the container's console, then the time of every phase and step (and the figures steps
 # measured), checks from the host that the daemon's BPF programs are gone, and exits non-zero on any failure. It
@@ -40,7 +40,6 @@ ROOTFS_PACKAGES=(
   libbpf1 libelf1 liblzma5 libsystemd0 libsmartcols1 libjson-c5 libncursesw6 libmicrohttpd12   # the package's Depends (its shlibs)
   polkitd                               # vprofd's Recommends: an unprivileged caller is refused through polkit
   libprotobuf-c1 zlib1g                 # vprof-exporter's pprof (its shlibs)
-  libnss-systemd                        # the package's Depends: dbus-daemon resolves the exporter's dynamic user
   curl                                  # the exporter's requests
   bpftool procps util-linux passwd      # the checks: BPF programs, ps, runuser, useradd
 )
