@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,18 +9,16 @@
 #include "log.h"
 #include "macros.h"
 #include "pprof-export.h"
+#include "report-file.h"
 #include "report-pprof.h"
 
-/* The file, whole or not at all: a reader (go tool pprof, a scraper) never sees half of it. */
+/* To the file, whole or not at all (report_write_file()); "-" to standard output, unless it is a terminal that the
+ * binary data would garble. */
 static int write_output(const char *path, const void *data, size_t size)
 {
-        _cleanup_free_ char *dir = NULL;
-        _cleanup_close_ int dir_fd = -1;
-        const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
         int r;
 
         if (strcmp(path, "-") == 0) {
-                /* Binary data would garble a terminal. */
                 if (isatty(STDOUT_FILENO))
                         return log_error_errno(-EINVAL, "A pprof file is binary: give -o FILE, or redirect "
                                                         "standard output away from the terminal");
@@ -30,15 +27,7 @@ static int write_output(const char *path, const void *data, size_t size)
                         return log_error_errno(r, "Failed to write the pprof file to standard output: %m");
                 return 0;
         }
-        if (name[0] == '\0')
-                return log_error_errno(-EINVAL, "Invalid -o value '%s': expected a file name", path);
-        dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
-        if (!dir)
-                return log_error_errno(-ENOMEM, "Out of memory.");
-        dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0)
-                return log_error_errno(-errno, "Failed to open the directory of '%s': %m", path);
-        r = write_file_atomic(dir_fd, name, data, size, 0666);
+        r = report_write_file(path, data, size);
         if (r < 0)
                 return log_error_errno(r, "Failed to write '%s': %m", path);
         return 0;

@@ -255,6 +255,8 @@ static int verb_report_file(int argc, char *argv[])
         r = bus_connect_system(&bus);
         if (r < 0)
                 return r;
+        if (strcmp(arg_format, "pprof") == 0)
+                return run_report_pprof(bus, argv[1], arg_window_usec, arg_output);
         return run_report_svg(bus, argv[1], arg_window_usec, arg_output);
 }
 
@@ -273,27 +275,10 @@ static int verb_report(int argc, char *argv[])
         ProfileSort key = arg_sort;
         int r;
 
-        if ((arg_verb_options & VERB_OPTION_OUTPUT) && !arg_format)
-                return log_error_errno(-EINVAL, "Option -o/--output needs --format: the tables go to "
-                                                "standard output");
-        if (arg_format && strcmp(arg_format, "svg") == 0)
+        if (arg_format)
                 return verb_report_file(argc, argv);
-        if (arg_format) {
-                if (argc < 2)
-                        return log_error_errno(-EINVAL, "report --format %s needs a TARGET", arg_format);
-                if (arg_verb_options & ~(VERB_OPTION_FORMAT | VERB_OPTION_OUTPUT | VERB_OPTION_WINDOW |
-                                         VERB_OPTION_CGROUP) || arg_json || arg_no_headings)
-                        return log_error_errno(-EINVAL, "report --format %s takes only --window, --cgroup and "
-                                                        "-o", arg_format);
-                if (!arg_output)
-                        return log_error_errno(-EINVAL, "report --format %s needs -o FILE (- for standard "
-                                                        "output)", arg_format);
-                r = bus_connect_system(&bus);
-                if (r < 0)
-                        return r;
-                return run_report_pprof(bus, argv[1], arg_window_usec, arg_output);
-        }
-
+        if (arg_output)
+                return log_error_errno(-EINVAL, "Option -o/--output needs --format");
         if (arg_by == REPORT_STACKS) {
                 if (argc < 2)
                         return log_error_errno(-EINVAL, "report --by stack needs a PID");
@@ -493,10 +478,6 @@ static void help(void)
                "                      under its mount point) and its descendants\n"
                "     --by=TABLE       report: function (default), module, thread,\n"
                "                      process, or stack (folded, for flame graphs)\n"
-               "     --format=FORMAT  report TARGET: pprof (a gzip-compressed\n"
-               "                      profile.proto, for go tool pprof and others)\n"
-               "  -o --output=FILE    report --format: the file to write, replaced\n"
-               "                      whole (-: standard output, not a terminal)\n"
                "     --values=VIEW    report: samples (default: sample counts),\n"
                "                      elapsed, application or all (instrumentation\n"
                "                      values)\n"
@@ -519,8 +500,12 @@ static void help(void)
                "                      the daemon's WindowSeconds, or all since attach\n"
                "                      (default all)\n"
                "     --format=FORMAT  report TARGET: write a file (-o) instead:\n"
-               "                      svg, an interactive flame graph of the stacks\n"
-               "  -o --output=FILE    report --format: the file to write\n"               "\n"
+               "                      svg, an interactive flame graph of the stacks,\n"
+               "                      or pprof, for go tool pprof, Parca, Pyroscope\n"
+               "  -o --output=FILE    report --format: the file to write, replaced\n"
+               "                      whole (pprof: - for standard output when it\n"
+               "                      is not a terminal)\n"
+               "\n"
                "See the vprofctl(1) man page for details.\n");
 }
 
@@ -682,7 +667,8 @@ static int parse_argv(int argc, char *argv[])
                         break;
                 case ARG_FORMAT:
                         if (strcmp(optarg, "svg") != 0 && strcmp(optarg, "pprof") != 0)
-                                return log_error_errno(-EINVAL, "Invalid --format value '%s': expected svg or pprof",
+                                return log_error_errno(-EINVAL,
+                                                       "Invalid --format value '%s': expected svg or pprof",
                                                        optarg);
                         arg_format = optarg;
                         arg_verb_options |= VERB_OPTION_FORMAT;

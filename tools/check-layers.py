@@ -23,10 +23,11 @@ ALLOWED = {
     "common/unwind": ["common", "common/symbols", "common/unwind"],
     "common/profile": ["common", "common/profile"],
     "daemon": ["common", "common/symbols", "common/unwind", "common/profile", "daemon", "bpf"],
-    "client/pprof": ["common", "client/pprof"],
-    "client": ["common", "common/profile", "client/pprof", "client", "client/flamegraph"],
+    "client": ["common", "common/profile", "client", "client/flamegraph", "client/pprof"],
     # The flame graph: on the client's bus library, under vprofctl and the exporter.
     "client/flamegraph": ["common", "common/profile", "client", "client/flamegraph"],
+    # pprof files: on common/ and sd-bus alone, under vprofctl and the exporter.
+    "client/pprof": ["common", "client/pprof"],
     # vprof-exporter: the client's bus library and the export libraries (client/pprof/, client/flamegraph/).
     "client/exporter": ["common", "common/profile", "client", "client/pprof", "client/flamegraph", "client/exporter"],
     "bpf": ["bpf"],
@@ -55,6 +56,7 @@ GENERATED = {
     "vprof.skel.h": "bpf",
     # client/flamegraph/gen-assets.py's script and style sheet as C strings.
     "flamegraph-assets.h": "client/flamegraph",
+    # protoc-c's code of client/pprof/profile.proto.
     "profile.pb-c.h": "client/pprof",
 }
 

@@ -7,11 +7,16 @@ packages=(
   # build
   gcc meson ninja-build pkg-config clang bpftool
   libbpf-dev libelf-dev liblzma-dev libiberty-dev libsystemd-dev libsmartcols-dev libjson-c-dev libdebuginfod-dev libncurses-dev
+  # pprof files (client/pprof/): profile.proto compiled by protoc-c, gzip by zlib
+  protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
+  # vprof-exporter's HTTP server
   libmicrohttpd-dev
   # tests (libclang-rt-14-dev: libFuzzer, for the parser fuzzers built with clang; tmux: the terminal that
   # integration-top drives vprofctl top in)
   check xz-utils python3 rustc dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd libclang-rt-14-dev
   tmux
+  # integration-pprof: go tool pprof reads the pprof files
+  golang-go
   # the debuginfod test: the library the daemon dlopen()s, and a real server
   libdebuginfod1 debuginfod
   # the profiler benchmark (bench/profilers.py, and its smoke test): the profilers it compares, headers for bcc

@@ -58,6 +58,7 @@ typedef struct Builder {
         PbMapping **mapping_ptrs;
         size_t n_mappings;
         uint64_t kernel_mapping_id; /* 0 until a kernel frame needs it */
+        uint64_t kernel_start, kernel_limit; /* the range of the kernel functions' addresses */
 
         Hashmap *function_ids; /* FunctionKey* -> id */
         FunctionKey *function_keys;
@@ -151,8 +152,19 @@ static int reserve(Builder *b, const PprofData *d)
                 mappings += p->n_mappings;
                 functions += p->n_functions;
                 stacks += p->n_stacks;
-                for (size_t j = 0; j < p->n_stacks; j++)
-                        frames += p->stacks[j].n_frames;
+                for (size_t j = 0; j < p->n_stacks; j++) {
+                        const PprofStack *st = &p->stacks[j];
+
+                        frames += st->n_frames;
+                        for (size_t k = 0; k < st->n_kernel && k < st->n_frames; k++) {
+                                uint64_t a = st->frames[k] < p->n_functions ? p->functions[st->frames[k]].address
+                                                                            : 0;
+                                if (a == 0)
+                                        continue;
+                                b->kernel_start = b->kernel_limit ? MIN(b->kernel_start, a) : a;
+                                b->kernel_limit = MAX(b->kernel_limit, a + 1);
+                        }
+                }
         }
         b->mappings = calloc(mappings, sizeof(PbMapping));
         b->mapping_ptrs = calloc(mappings, sizeof(PbMapping *));
@@ -273,8 +285,9 @@ static int location_id(Builder *b, const PprofProcess *p, ProcessIds *ids, uint3
         if (r < 0)
                 return r;
         if (kernel && !b->kernel_mapping_id) {
-                /* The kernel's code is one mapping for every process; its addresses are absolute. */
-                r = add_mapping(b, 0, UINT64_MAX, 0, KERNEL_MAPPING, "", &b->kernel_mapping_id);
+                /* The kernel's code is one mapping for every process, its addresses absolute: it spans the
+                 * functions the samples name. */
+                r = add_mapping(b, b->kernel_start, b->kernel_limit, 0, KERNEL_MAPPING, "", &b->kernel_mapping_id);
                 if (r < 0)
                         return r;
         }

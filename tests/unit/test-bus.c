@@ -22,6 +22,8 @@
 #include "log.h"
 #include "check-main.h"
 #include "manager.h"
+#include "profile-delta.h"
+#include "target.h"
 #include "time-util.h"
 
 static const char *arg_interface_xml;
@@ -612,6 +614,137 @@ START_TEST(test_attach_and_detach)
 }
 END_TEST
 
+/* GetProfile's counts: a stack per thread for the seconds the window ring holds, the rest of its count (the second
+ * still open) as thread 0, so that the stacks add up to the total; a window only its seconds; the functions with
+ * their addresses, the threads with their names. */
+typedef struct ProfileReply {
+        uint64_t total, other, samples_by_tid[3]; /* tid 0, 101, 102 */
+        uint32_t n_processes, pid, n_threads;
+        uint64_t work_address;
+        bool frames_innermost_first;
+} ProfileReply;
+
+static void read_profile_reply(sd_bus_message *m, ProfileReply *ret)
+{
+        uint64_t start, end;
+        uint32_t frequency, pid;
+        const char *comm, *unit;
+        int off;
+
+        *ret = (ProfileReply){};
+        ck_assert_int_ge(sd_bus_message_read(m, "tt(tt)ub", &ret->total, &ret->other, &start, &end, &frequency, &off),
+                         0);
+        ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "(ussa(sssttt)a(ssst)a(us)a(auuutt))"), 0);
+        while (sd_bus_message_enter_container(m, 'r', "ussa(sssttt)a(ssst)a(us)a(auuutt)") > 0) {
+                const char *module, *function, *mangled, *name;
+                uint32_t tid, n_kernel, work = UINT32_MAX, n_functions = 0;
+                uint64_t address, samples, off_ns;
+
+                ret->n_processes++;
+                ck_assert_int_ge(sd_bus_message_read(m, "uss", &pid, &comm, &unit), 0);
+                ret->pid = pid;
+                ck_assert_int_ge(sd_bus_message_skip(m, "a(sssttt)"), 0);
+                ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "(ssst)"), 0);
+                while (sd_bus_message_read(m, "(ssst)", &module, &function, &mangled, &address) > 0) {
+                        if (strcmp(function, "work") == 0) {
+                                ret->work_address = address;
+                                work = n_functions;
+                        }
+                        n_functions++;
+                }
+                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "(us)"), 0);
+                while (sd_bus_message_read(m, "(us)", &tid, &name) > 0)
+                        ret->n_threads++;
+                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                ck_assert_int_ge(sd_bus_message_enter_container(m, 'a', "(auuutt)"), 0);
+                while (sd_bus_message_enter_container(m, 'r', "auuutt") > 0) {
+                        const uint32_t *frames;
+                        size_t size;
+
+                        ck_assert_int_ge(sd_bus_message_read_array(m, 'u', (const void **)&frames, &size), 0);
+                        ck_assert_uint_eq(size, 2 * sizeof(uint32_t));
+                        ret->frames_innermost_first = frames[0] == work;
+                        ck_assert_int_ge(sd_bus_message_read(m, "uutt", &n_kernel, &tid, &samples, &off_ns), 0);
+                        ck_assert_uint_eq(n_kernel, 0);
+                        ck_assert(tid == 0 || tid == 101 || tid == 102);
+                        ret->samples_by_tid[tid == 0 ? 0 : tid - 100] += samples;
+                        ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                }
+                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+        }
+}
+
+static void add_samples(Target *t, uint32_t tid, const uint32_t frames[2], unsigned n)
+{
+        ProfileSample s = { .tid = tid, .thread_name = tid == 101 ? "one" : "two", .frames = frames, .n_frames = 2,
+                            .kind = PROFILE_SAMPLE_USER };
+
+        for (unsigned i = 0; i < n; i++) {
+                uint32_t stack_id;
+                ck_assert_int_eq(profile_add_sample_stack(t->profile, &s, &stack_id), 0);
+                if (t->delta)
+                        ck_assert_int_eq(profile_delta_add(t->delta, &s, stack_id), 0);
+        }
+}
+
+START_TEST(test_get_profile)
+{
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        pid_t child = spawn_sleeper();
+        const char *target = pid_text(child);
+        uint32_t frames[2];
+        ProfileReply r;
+        Target *t;
+        Peer p = {};
+
+        peer_start(&p, &default_config);
+        assert_call_ok(&p, "Attach", "st", target, UINT64_C(0));
+        t = manager_get_target(p.manager, child);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(profile_intern_function(t->profile, "app", "work", &frames[0]), 0);
+        ck_assert_int_eq(profile_intern_function(t->profile, "app", "main", &frames[1]), 0);
+        ck_assert_int_eq(profile_set_function_address(t->profile, frames[0], 0x401000), 0);
+        /* A second of two threads, closed into the ring; then one more thread's samples, in the open second. */
+        add_samples(t, 101, frames, 3);
+        add_samples(t, 102, frames, 2);
+        ck_assert_int_eq(target_close_second(t, now_usec(CLOCK_REALTIME)), 0);
+        add_samples(t, 101, frames, 4);
+
+        for (int windowed = 0; windowed < 2; windowed++) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+                ck_assert_msg(call(&p, "GetProfile", &e, &reply, "sut", target, 0,
+                                   windowed ? 10 * USEC_PER_SEC : UINT64_C(0)) >= 0, "%s", e.message);
+                read_profile_reply(reply, &r);
+                ck_assert_uint_eq(r.n_processes, 1);
+                ck_assert_uint_eq(r.pid, (uint32_t)child);
+                ck_assert_uint_eq(r.other, 0);
+                ck_assert_uint_eq(r.work_address, 0x401000);
+                ck_assert_uint_eq(r.n_threads, 2);
+                ck_assert(r.frames_innermost_first);
+                ck_assert_uint_eq(r.samples_by_tid[1], 3);
+                ck_assert_uint_eq(r.samples_by_tid[2], 2);
+                ck_assert_uint_eq(r.samples_by_tid[0], windowed ? 0 : 4);
+                ck_assert_uint_eq(r.total, windowed ? 5 : 9);
+        }
+        /* A limit of one stack a process: the rest counted as left out. */
+        {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+                ck_assert_msg(call(&p, "GetProfile", &e, &reply, "sut", target, 1, UINT64_C(0)) >= 0, "%s",
+                              e.message);
+                read_profile_reply(reply, &r);
+                ck_assert_uint_eq(r.samples_by_tid[0], 4); /* the busiest */
+                ck_assert_uint_eq(r.other, 5);
+                ck_assert_uint_eq(r.total, 9);
+        }
+        peer_stop(&p);
+        kill_sleeper(child);
+}
+END_TEST
+
 /* Windows: whole seconds up to WindowSeconds=, refused past it and when windows are off. No second closes here
  * (nothing runs the event loop's timers): a window covers nothing, and says so. */
 START_TEST(test_windows)
@@ -697,6 +830,7 @@ static Suite *bus_suite(void)
         tcase_add_test(tc, test_not_attached);
         tcase_add_test(tc, test_attach_and_detach);
         tcase_add_test(tc, test_windows);
+        tcase_add_test(tc, test_get_profile);
         tcase_add_test(tc, test_off_cpu_default);
         suite_add_tcase(s, tc);
         return s;
