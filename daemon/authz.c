@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "authz-polkit.h"
 #include "authz.h"
 #include "bus-names.h"
+#include "log.h"
 #include "macros.h"
 #include "manager.h"
 
 /* No kernel hands out a larger PID (PID_MAX_LIMIT). */
 #define PID_MAX UINT32_C(4194304)
+
+/* The most getgrnam_r() gets for a group's entry: its member list grows with the users in it. */
+#define GROUP_BUFFER_MAX ((size_t)1 << 20)
 
 bool authz_may_profile(uid_t caller, const ProcInfo *target)
 {
@@ -41,12 +48,154 @@ int authz_caller_uid(sd_bus_message *msg, uid_t *ret, sd_bus_error *error)
         return 0;
 }
 
-bool authz_may_see(Target *t, uid_t caller)
+/* The GID of the readers' group: 0 with *ret set, -ENOENT when there is no such group, another negative errno
+ * when the user database could not say. */
+static int readers_gid(gid_t *ret)
+{
+        size_t size = 4096;
+
+        for (;;) {
+                _cleanup_free_ char *buf = malloc(size);
+                struct group entry, *found = NULL;
+                int r;
+
+                if (!buf)
+                        return -ENOMEM;
+                r = getgrnam_r(AUTHZ_READERS_GROUP, &entry, buf, size, &found);
+                if (r == ERANGE && size < GROUP_BUFFER_MAX) {
+                        size *= 2;
+                        continue;
+                }
+                if (r != 0)
+                        return -r;
+                if (!found)
+                        return -ENOENT;
+                *ret = found->gr_gid;
+                return 0;
+        }
+}
+
+void authz_readers_refresh(Manager *m)
+{
+        int64_t now = -1;
+        gid_t gid = 0;
+        int r;
+
+        r = readers_gid(&gid);
+        if (r >= 0)
+                now = gid;
+        else if (r != -ENOENT) {
+                /* The user database did not answer: nobody is let in by the group this time, and the next call
+                 * asks again. */
+                log_debug_errno(r, "Cannot look the group %s up: %m", AUTHZ_READERS_GROUP);
+                return;
+        }
+        if (now == m->readers_gid)
+                return;
+        if (now >= 0)
+                log_info("Group %s (GID %" PRId64 "): its members may read every target's tables, and change none.",
+                         AUTHZ_READERS_GROUP, now);
+        else
+                log_info("No group %s: reading other users' targets by group membership is off.",
+                         AUTHZ_READERS_GROUP);
+        m->readers_gid = now;
+}
+
+/* The caller's groups, as the bus vouches for them: dbus-daemon reads them from the kernel when the caller
+ * connects (SO_PEERCRED's GID and SO_PEERGROUPS, the opener's primary and supplementary groups) and hands them
+ * out as UnixGroupIDs in GetConnectionCredentials. They are asked for here rather than through
+ * sd_bus_query_sender_creds(): libsystemd 252 does not read UnixGroupIDs and would fill the groups from
+ * /proc/PID/status (augmented), which the caller could race by exec()ing something else under its PID, the
+ * reason authz_caller_uid() refuses an augmented UID. 1 when the readers' group is among them; 0 when it is
+ * not, or the bus does not say (a bus without UnixGroupIDs grants nobody by group); negative errno when the bus
+ * did not answer. */
+static int caller_in_readers(Manager *m, sd_bus_message *msg, uid_t uid)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        bool uid_matches = false, in_group = false;
+        unsigned n_entries = 0;
+        int r;
+
+        r = sd_bus_call_method(sd_bus_message_get_bus(msg), "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                               "org.freedesktop.DBus", "GetConnectionCredentials", NULL, &reply, "s",
+                               sd_bus_message_get_sender(msg));
+        if (r < 0)
+                return r;
+        /* Looked up per call, which is cheap: a group made after the daemon started counts at once. */
+        authz_readers_refresh(m);
+        if (m->readers_gid < 0)
+                return 0;
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        /* The spec defines a handful of keys; anything past a few dozen is no dbus-daemon's answer. */
+        while (n_entries++ < 64 && (r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                const char *key;
+
+                r = sd_bus_message_read(reply, "s", &key);
+                if (r < 0)
+                        return r;
+                if (strcmp(key, "UnixUserID") == 0) {
+                        uint32_t u;
+
+                        r = sd_bus_message_read(reply, "v", "u", &u);
+                        if (r < 0)
+                                return r;
+                        uid_matches = u == uid;
+                } else if (strcmp(key, "UnixGroupIDs") == 0) {
+                        const uint32_t *gids;
+                        size_t size;
+
+                        r = sd_bus_message_enter_container(reply, 'v', "au");
+                        if (r < 0)
+                                return r;
+                        r = sd_bus_message_read_array(reply, 'u', (const void **)&gids, &size);
+                        if (r < 0)
+                                return r;
+                        for (size_t i = 0; i < size / sizeof(uint32_t); i++)
+                                if ((int64_t)gids[i] == m->readers_gid)
+                                        in_group = true;
+                        r = sd_bus_message_exit_container(reply);
+                } else
+                        r = sd_bus_message_skip(reply, "v");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        /* The answer must be about the user authz_caller_uid() found for this connection, or it grants nothing. */
+        return uid_matches && in_group;
+}
+
+int authz_caller(Manager *m, sd_bus_message *msg, AuthzAccess access, AuthzCaller *ret, sd_bus_error *error)
+{
+        AuthzCaller caller = {};
+        int r;
+
+        r = authz_caller_uid(msg, &caller.uid, error);
+        if (r < 0)
+                return r;
+        if (access == AUTHZ_READ && caller.uid != 0) {
+                r = caller_in_readers(m, msg, caller.uid);
+                if (r < 0)
+                        /* Refused as a caller outside the group would be, the next call asks again. */
+                        log_debug_errno(r, "Cannot read the groups of %s from the bus: %m",
+                                        sd_bus_message_get_sender(msg) ?: "?");
+                caller.reader = r > 0;
+        }
+        *ret = caller;
+        return 0;
+}
+
+bool authz_may_see(Target *t, const AuthzCaller *caller)
 {
         /* A running target's credentials are read again: a process that exec()ed a set-ID program since the
          * attach is no longer its former owner's to read. */
         target_refresh_credentials(t);
-        return authz_may_profile(caller, &t->info);
+        return caller->reader || authz_may_profile(caller->uid, &t->info);
 }
 
 int authz_verify_polkit(Manager *m, sd_bus_message *msg, uint32_t pid, sd_bus_error *error)
@@ -98,28 +247,29 @@ static bool pid_is_live(uint32_t pid, uid_t caller, bool *ret_traceable)
 /* The one rule for a PID that a caller names, in Attach and in every method that reads, resets or detaches a
  * target. Whether a PID is attached is told only to a caller that may see the target; for anyone else the
  * answer depends only on what /proc tells every user anyway, whether a process has that PID:
- *  - root may act on every PID;
+ *  - root may act on every PID, and a reader (authz_caller()) read every PID, without polkit;
  *  - another caller sees an attached PID when the local rules allow it on the target's process (its
  *    credentials read afresh; an exited target's as they were last);
  *  - a live process it may not trace goes to polkit, attached or not: the same AccessDenied (or, when polkit
  *    allows it, the caller acts as root would) whether root profiles it or nobody does;
  *  - a PID of no process is answered as if nothing were attached there (NoSuchProcess, NotAttached): another
  *    user's exited target with that PID stays invisible, and a mistyped PID gets no polkit dialog. */
-int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret_target,
-              sd_bus_error *error)
+int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzAccess access, AuthzCaller *ret_caller,
+              Target **ret_target, sd_bus_error *error)
 {
-        AuthzCaller caller = {};
+        AuthzCaller caller;
         Target *t;
         int r;
 
         if (pid == 0 || pid > PID_MAX)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid PID %u: expected 1..%u", pid,
                                          PID_MAX);
-        r = authz_caller_uid(msg, &caller.uid, error);
+        r = authz_caller(m, msg, access, &caller, error);
         if (r < 0)
                 return r;
         t = manager_get_target(m, (pid_t)pid);
-        if (!t || !authz_may_see(t, caller.uid)) {
+        /* A reader, reading, is told what root would be: the target, or that nothing is attached there. */
+        if (!caller.reader && (!t || !authz_may_see(t, &caller))) {
                 bool traceable;
 
                 if (!pid_is_live(pid, caller.uid, &traceable))
@@ -138,14 +288,14 @@ int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_ca
         return 1;
 }
 
-int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret,
-                 sd_bus_error *error)
+int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzAccess access, AuthzCaller *ret_caller,
+                 Target **ret, sd_bus_error *error)
 {
         AuthzCaller caller;
         Target *t;
         int r;
 
-        r = authz_pid(m, msg, pid, &caller, &t, error);
+        r = authz_pid(m, msg, pid, access, &caller, &t, error);
         if (r <= 0)
                 return r;
         if (!t)
@@ -156,20 +306,21 @@ int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret
         return 1;
 }
 
-bool authz_may_see_group(const TargetGroup *g, uid_t caller)
+bool authz_may_see_group(const TargetGroup *g, const AuthzCaller *caller)
 {
-        return caller == 0 || caller == g->owner_uid;
+        return caller->uid == 0 || caller->uid == g->owner_uid || caller->reader;
 }
 
-int authz_group(sd_bus_message *msg, const TargetGroup *g, AuthzCaller *ret_caller, sd_bus_error *error)
+int authz_group(Manager *m, sd_bus_message *msg, const TargetGroup *g, AuthzAccess access, AuthzCaller *ret_caller,
+                sd_bus_error *error)
 {
-        AuthzCaller caller = {};
+        AuthzCaller caller;
         int r;
 
-        r = authz_caller_uid(msg, &caller.uid, error);
+        r = authz_caller(m, msg, access, &caller, error);
         if (r < 0)
                 return r;
-        if (!authz_may_see_group(g, caller.uid))
+        if (!authz_may_see_group(g, &caller))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Access denied: %s is profiled by another user", g->spec);
         if (ret_caller)

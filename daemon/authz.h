@@ -11,10 +11,22 @@
 
 /* The one place that decides who may do what. Root may do everything; any other caller may attach to, query,
  * reset and detach a process only if it could ptrace it: the process's real, effective and saved UIDs are all
- * the caller's and it is dumpable (not set-ID, not marked non-dumpable). Anything else is put to polkit
+ * the caller's and it is dumpable (not set-ID, not marked non-dumpable). A member of the readers' group
+ * (AUTHZ_READERS_GROUP) may read every target, as root would, and change none. Anything else is put to polkit
  * (authz-polkit.h). The method handlers ask through authz_pid() and authz_target(), which apply these rules to
  * the PID a call names; their errors are the standard org.freedesktop.DBus.Error.InvalidArgs and AccessDenied
  * and the domain's NotAttached. */
+
+/* The system group whose members may read every target's tables and change none, as systemd-journal's members
+ * read every journal: what a scraper such as vprof-exporter joins, without being root or polkit's question. */
+#define AUTHZ_READERS_GROUP "vprof"
+
+/* What a call does to the targets it names: reads them (every Get* and List* method), or changes them (Attach,
+ * Detach, Reset). The readers' group is granted reading only. */
+typedef enum AuthzAccess {
+        AUTHZ_READ,
+        AUTHZ_CHANGE,
+} AuthzAccess;
 
 /* manager.h includes this header for AuthzCaller. */
 typedef struct Manager Manager;
@@ -27,6 +39,7 @@ typedef struct TargetGroup TargetGroup;
 typedef struct AuthzCaller {
         uid_t uid;
         bool polkit_allowed;
+        bool reader; /* in the readers' group, on a call that reads: sees every target, as root */
 } AuthzCaller;
 
 /* The local rule: whether caller may profile a process of these credentials. */
@@ -36,8 +49,18 @@ bool authz_may_profile(uid_t caller, const ProcInfo *target);
  * /proc (augmented), which a caller could race. AccessDenied in error on failure. */
 int authz_caller_uid(sd_bus_message *msg, uid_t *ret, sd_bus_error *error);
 
+/* Looks the readers' group up again (a group made after the start counts from the next call), logging when it
+ * appears, goes or changes its GID. vprofd calls it at the start; authz_caller() on every read by a non-root
+ * caller. */
+void authz_readers_refresh(Manager *m);
+
+/* The caller of msg: its effective UID (authz_caller_uid()) and, for access AUTHZ_READ by a caller other than
+ * root, whether the readers' group is among its supplementary groups. 0 with *ret set; negative with
+ * AccessDenied in error. */
+int authz_caller(Manager *m, sd_bus_message *msg, AuthzAccess access, AuthzCaller *ret, sd_bus_error *error);
+
 /* Whether caller may see and act on t by the local rules, with t's credentials read afresh. */
-bool authz_may_see(Target *t, uid_t caller);
+bool authz_may_see(Target *t, const AuthzCaller *caller);
 
 /* For a caller the local rules refuse: polkit_verify_async() on profiling pid. Only authz_pid() and a process
  * that changed under an attach call it. Returns as polkit_verify_async(). */
@@ -47,14 +70,14 @@ int authz_verify_polkit(Manager *m, sd_bus_message *msg, uint32_t pid, sd_bus_er
  * *ret_caller set, and *ret_target the target at pid or NULL when pid is not attached; 0 when polkit was asked,
  * and the method handler must return 1 and leave the call unanswered until it runs again; negative with
  * InvalidArgs or AccessDenied in error. */
-int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret_target,
-              sd_bus_error *error);
+int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzAccess access, AuthzCaller *ret_caller,
+              Target **ret_target, sd_bus_error *error);
 
 /* The attached target pid, if the caller may see it (authz_pid()). 1 with *ret set (and *ret_caller, unless
  * NULL); 0 when polkit was asked, as authz_pid(); negative with InvalidArgs, NotAttached or AccessDenied in
  * error. */
-int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret_caller, Target **ret,
-                 sd_bus_error *error);
+int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzAccess access, AuthzCaller *ret_caller,
+                 Target **ret, sd_bus_error *error);
 
 /* Whether the caller may attach the unit or cgroup spec: root, or a caller polkit allows the action
  * org.vprof.Profiler1.attach-service (authz-polkit.h). A process attached with its children needs what attaching
@@ -62,9 +85,10 @@ int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzCaller *ret
 int authz_attach_group(Manager *m, sd_bus_message *msg, const char *spec, AuthzCaller *ret_caller,
                        sd_bus_error *error);
 
-/* Whether caller may see and act on the group g (target-group.h): root, or the user whose slots its members take.
- * A group is attached only by root or by a caller polkit allowed, so no local rule lets anyone else in. ListGroups
- * filters by it. */
-bool authz_may_see_group(const TargetGroup *g, uid_t caller);
+/* Whether caller may see and act on the group g (target-group.h): root, the user whose slots its members take,
+ * or a reader (to read). A group is attached only by root or by a caller polkit allowed, so no other local rule
+ * lets anyone else in. ListGroups filters by it. */
+bool authz_may_see_group(const TargetGroup *g, const AuthzCaller *caller);
 /* The same rule for a call: 1 with *ret_caller set (unless NULL); negative with AccessDenied in error. */
-int authz_group(sd_bus_message *msg, const TargetGroup *g, AuthzCaller *ret_caller, sd_bus_error *error);
+int authz_group(Manager *m, sd_bus_message *msg, const TargetGroup *g, AuthzAccess access, AuthzCaller *ret_caller,
+                sd_bus_error *error);

@@ -237,10 +237,10 @@ int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Manager *m = userdata;
         TargetGroup *g;
-        uid_t caller;
+        AuthzCaller caller;
         int r;
 
-        r = authz_caller_uid(msg, &caller, error);
+        r = authz_caller(m, msg, AUTHZ_READ, &caller, error);
         if (r < 0)
                 return r;
         /* The members that the records waiting in the ring would make, counted. */
@@ -252,7 +252,7 @@ int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         if (r < 0)
                 return r;
         HASHMAP_FOREACH(g, m->groups) {
-                if (!authz_may_see_group(g, caller))
+                if (!authz_may_see_group(g, &caller))
                         continue;
                 r = append_group(m, reply, g);
                 if (r < 0)

@@ -77,12 +77,12 @@ int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, Target 
          * stays, named by its PID, for those who may see it (others hear of the PID as of any other). */
         g = spec.kind == TARGET_SPEC_PID && !manager_get_target(m, (pid_t)spec.pid) ? manager_get_group(m, spec_text)
                                                                                        : NULL;
-        if (g && authz_group(msg, g, NULL, NULL) < 0)
+        if (g && authz_group(m, msg, g, AUTHZ_READ, NULL, NULL) < 0)
                 g = NULL;
         if (spec.kind == TARGET_SPEC_PID && !g) {
                 Target *t;
 
-                r = authz_target(m, msg, spec.pid, NULL, &t, error);
+                r = authz_target(m, msg, spec.pid, AUTHZ_READ, NULL, &t, error);
                 if (r <= 0)
                         return r;
                 /* A process followed with its children: the group of them, named by its PID. */
@@ -102,7 +102,7 @@ int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, Target 
                 if (!g)
                         return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "%s is not attached",
                                                  quote_prefix(spec_text, quoted));
-                r = authz_group(msg, g, NULL, error);
+                r = authz_group(m, msg, g, AUTHZ_READ, NULL, error);
                 if (r <= 0)
                         return r;
         }
@@ -199,7 +199,7 @@ static int read_process(Manager *m, sd_bus_message *msg, Target **ret, sd_bus_er
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid target '%s': expected a PID",
                                          quote_prefix(spec_text, quoted));
         manager_sync(m); /* first, as in query_open() */
-        return authz_target(m, msg, spec.pid, NULL, ret, error);
+        return authz_target(m, msg, spec.pid, AUTHZ_READ, NULL, ret, error);
 }
 
 /* GetFunctions and GetFunctionValues read (s target, s sort, u limit, t window_usec); the sort key must be one
@@ -263,12 +263,12 @@ static int read_target_table(Manager *m, sd_bus_message *msg, profile_table_fn t
 static int visible_targets(Manager *m, sd_bus_message *msg, Target ***ret, size_t *ret_n, sd_bus_error *error)
 {
         _cleanup_free_ Target **targets = NULL;
-        uid_t caller;
+        AuthzCaller caller;
         size_t n = 0;
         Target *t;
         int r;
 
-        r = authz_caller_uid(msg, &caller, error);
+        r = authz_caller(m, msg, AUTHZ_READ, &caller, error);
         if (r < 0)
                 return r;
         manager_sync(m);
@@ -276,7 +276,7 @@ static int visible_targets(Manager *m, sd_bus_message *msg, Target ***ret, size_
         if (!targets)
                 return -ENOMEM;
         HASHMAP_FOREACH(t, m->targets)
-                if (authz_may_see(t, caller))
+                if (authz_may_see(t, &caller))
                         targets[n++] = t;
         *ret = TAKE_PTR(targets);
         *ret_n = n;

@@ -31,6 +31,7 @@ int manager_new(const SamplerConfig *config, Manager **ret)
         if (!m)
                 return -ENOMEM;
         m->config = *config;
+        m->readers_gid = -2;
         m->targets = hashmap_new(&uint64_hash_ops);
         m->groups = hashmap_new(&string_hash_ops);
         m->groups_by_id = hashmap_new(&uint64_hash_ops);

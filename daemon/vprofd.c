@@ -335,6 +335,8 @@ static int run(int argc, char *argv[])
         state_store_setup(m, state_directory, arg_settings.snapshot_interval_sec * USEC_PER_SEC,
                           arg_settings.journal_interval_sec * USEC_PER_SEC, &state);
 
+        /* Said once at the start; calls look the group up again (authz.h). */
+        authz_readers_refresh(m);
         r = bus_setup(m);
         if (r < 0)
                 return r;

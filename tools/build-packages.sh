@@ -157,6 +157,9 @@ required=(
   usr/bin/vprofctl
   usr/sbin/vprof-exporter
   usr/lib/systemd/system/vprofd.service
+  usr/lib/systemd/system/vprof-exporter.service
+  usr/lib/systemd/system/vprof-exporter.socket
+  usr/lib/sysusers.d/vprof.conf
   usr/share/dbus-1/system.d/org.vprof.Profiler1.conf
   usr/share/dbus-1/system-services/org.vprof.Profiler1.service
   usr/share/dbus-1/interfaces/org.vprof.Profiler1.xml

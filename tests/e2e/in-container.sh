@@ -146,6 +146,14 @@ else
   check "vprofd is installed" grep -q ' installed$' <<<"$OUT"
   run systemctl is-enabled vprofd
   check "the unit is enabled" [ "$OUT" = enabled ]
+  run getent group vprof
+  check "the package made the group vprof (sysusers.d)" grep -qE '^vprof:x:[0-9]+:' <<<"$OUT"
+  run systemctl is-enabled vprof-exporter.socket
+  check "vprof-exporter.socket is enabled" [ "$OUT" = enabled ]
+  run systemctl is-active vprof-exporter.socket
+  check "vprof-exporter.socket listens" [ "$OUT" = active ]
+  run systemctl is-active vprof-exporter.service
+  check "vprof-exporter.service is not started by the install" [ "$OUT" = inactive ]
 fi
 step_end
 
@@ -385,10 +393,62 @@ check "the unit and its processes are gone from the list" not_grep "$fork_unit" 
 run systemctl stop "$fork_unit"
 step_end
 
-# --- 14. MaxTargets ------------------------------------------------------------------------------------------
+# --- 14. the exporter, socket-activated ------------------------------------------------------------------------
+# The package enabled vprof-exporter.socket; nothing runs until the first request, which starts the service as its
+# own system user in the group vprof, reading root's target from vprofd.
+exporter_diagnostics() {
+  run systemctl status vprof-exporter.socket vprof-exporter.service --no-pager --full --lines=0
+  run journalctl -u vprof-exporter.service -u vprof-exporter.socket --no-pager -o short-monotonic --lines=40
+}
+# gzip's magic number, 1f 8b, at the start of FILE.
+is_gzip() { [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = 1f8b ]; }
+step_begin 14 "the first request starts vprof-exporter.service, which answers with a pprof profile"
+url=http://127.0.0.1:6068
+run systemctl is-active vprof-exporter.service
+check "vprof-exporter.service is inactive before the first request" [ "$OUT" = inactive ]
+run curl -sS --max-time 60 -o "$out/profile.pb.gz" -w '%{http_code} %{content_type}' \
+  "$url/debug/pprof/profile?seconds=1&target=$demo_pid"
+check "GET /debug/pprof/profile?seconds=1&target=$demo_pid: 200 ($OUT)" grep -q '^200 ' <<<"$OUT"
+check "the body is gzip (1f 8b)" is_gzip "$out/profile.pb.gz"
+run sh -c "gzip -dc $out/profile.pb.gz >$out/profile.pb && wc -c <$out/profile.pb"
+check "it decompresses to a non-empty protobuf ($OUT bytes)" ge "${OUT:-0}" 1
+# The profile's string table holds the function names: the workload's hottest (step 7) among them.
+run sh -c "grep -c -a work_alpha $out/profile.pb || true"
+check "the profile names the workload's hottest function, work_alpha" ge "${OUT:-0}" 1
+run systemctl is-active vprof-exporter.service
+check "vprof-exporter.service runs now" [ "$OUT" = active ]
+run curl -sS --max-time 30 "$url/targets"
+check "GET /targets lists PID $demo_pid" grep -qE "\"pid\": *\"$demo_pid\"" <<<"$OUT"
+[ $step_failed = 0 ] || exporter_diagnostics
+step_end
+
+# --- 15. the exporter's user -----------------------------------------------------------------------------------
+step_begin 15 "the exporter runs as the user vprof-exporter in the group vprof, sandboxed by DynamicUser="
+exporter_pid=$(systemctl show -p MainPID --value vprof-exporter.service)
+run grep -E '^(Uid|Gid|Groups):' "/proc/$exporter_pid/status"
+exporter_uid=$(awk '$1 == "Uid:" { print $3 }' <<<"$OUT")
+vprof_gid=$(getent group vprof | cut -d: -f3)
+user_uid=$(getent passwd vprof-exporter | cut -d: -f3)
+check "its effective UID $exporter_uid is the package's user vprof-exporter (${user_uid:-missing}), not root" \
+  differ_nonzero "$exporter_uid" "-1"
+check "... the same UID" [ "$exporter_uid" = "$user_uid" ]
+check "the group vprof ($vprof_gid) is among its groups" grep -qE "^Groups:.*\b$vprof_gid\b" <<<"$OUT"
+run systemctl show -p User -p DynamicUser -p SupplementaryGroups --no-pager vprof-exporter.service
+check "DynamicUser=yes (its sandbox)" grep -qx 'DynamicUser=yes' <<<"$OUT"
+[ $step_failed = 0 ] || exporter_diagnostics
+step_end
+
+# --- 16. the exporter's exposure -------------------------------------------------------------------------------
+step_begin 16 "systemd-analyze security vprof-exporter.service: 2.3 at most"
+run systemd-analyze security --no-pager vprof-exporter.service
+exposure=$(sed -n 's/.*Overall exposure level for vprof-exporter.service: \([0-9.]*\).*/\1/p' <<<"$OUT")
+check "exposure ${exposure:-?} <= 2.3" awk -v e="${exposure:-99}" 'BEGIN { exit !(e <= 2.3) }'
+step_end
+
+# --- 17. MaxTargets ------------------------------------------------------------------------------------------
 # Every target holds a pidfd: under the unit's LimitNOFILE= the daemon reaches MaxTargets= (1024 by default) with
 # no "Too many open files", and the next attach is refused for the target limit, not for the open files.
-step_begin 14 "the unit's open file limit holds MaxTargets attached sleeps"
+step_begin 17 "the unit's open file limit holds MaxTargets attached sleeps"
 pid=$(main_pid)
 run systemctl show -p LimitNOFILE --value vprofd
 check "the unit sets LimitNOFILE=131072 ($OUT)" [ "$OUT" = 131072 ]
@@ -452,8 +512,8 @@ check "... in the slot of the one that exited first (${sleepers[0]})" \
 kill "$extra" 2>/dev/null
 step_end
 
-# --- 15. stop ------------------------------------------------------------------------------------------------
-step_begin 15 "systemctl stop vprofd leaves no BPF program loaded"
+# --- 18. stop ------------------------------------------------------------------------------------------------
+step_begin 18 "systemctl stop vprofd leaves no BPF program loaded"
 pid=$(main_pid)
 progs=$(bpf_prog_ids "$pid")
 echo "vprofd (MainPID $pid) holds BPF programs: ${progs:-none}"

@@ -7,8 +7,9 @@
 # system dbus-daemon, and the unit runs in-container.sh: dpkg -i, systemctl start and status, the workload,
 # vprofctl attach with the PID the container sees, samples and the hot function in vprofctl top, an unprivileged
 # user refused, systemctl restart keeping the counts, kill -9 of the daemon bringing it back through
-# Restart=on-failure with its counts, MaxTargets attached sleeps under the unit's LimitNOFILE=, systemctl stop
-# leaving no BPF program. Its exit status (the number of failed steps) leaves the container as systemd-nspawn's.
+# Restart=on-failure with its counts, the socket-activated vprof-exporter (the first request starts it as a
+# user of its own in the group vprof; a gzip pprof of the workload, /targets, its systemd-analyze security exposure),
+# MaxTargets attached sleeps under the unit's LimitNOFILE=, systemctl stop leaving no BPF program. Its exit status (the number of failed steps) leaves the container as systemd-nspawn's.
 # This script prints the container's console, then the time of every phase and step (and the figures steps
 # measured), checks from the host that the daemon's BPF programs are gone, and exits non-zero on any failure. It
 # skips (77) where the machine cannot run it, except with CI=true, where that fails.
@@ -40,6 +41,7 @@ ROOTFS_PACKAGES=(
   libmicrohttpd12                       # the same, for vprof-exporter
   libprotobuf-c1 zlib1g                 # the same, for vprofctl's pprof files
   polkitd                               # vprofd's Recommends: an unprivileged caller is refused through polkit
+  curl                                  # the exporter's requests
   bpftool procps util-linux passwd      # the checks: BPF programs, ps, runuser, useradd
 )
 
