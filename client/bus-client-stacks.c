@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array-util.h"
 #include "bus-client-stacks.h"
 #include "bus-client.h"
 
@@ -22,22 +23,6 @@ StackTable *stack_table_free(StackTable *t)
         return NULL;
 }
 
-/* Makes room for one more element of size in *array, which holds n of *allocated. */
-static int grow(void *array, size_t *allocated, size_t n, size_t size)
-{
-        size_t want;
-        void *a;
-
-        if (n < *allocated)
-                return 0;
-        want = MAX(*allocated * 2, (size_t)32);
-        a = reallocarray(*(void **)array, want, size);
-        if (!a)
-                return -ENOMEM;
-        *(void **)array = a;
-        *allocated = want;
-        return 0;
-}
 
 static int read_functions(sd_bus_message *reply, StackTable *t)
 {
@@ -51,7 +36,7 @@ static int read_functions(sd_bus_message *reply, StackTable *t)
         while ((r = sd_bus_message_read(reply, "(ss)", &module, &function)) > 0) {
                 StackFunction *f;
 
-                r = grow(&t->functions, &allocated, t->n_functions, sizeof(StackFunction));
+                r = array_grow_one(&t->functions, &allocated, t->n_functions, sizeof(StackFunction));
                 if (r < 0)
                         return r;
                 f = &t->functions[t->n_functions];
@@ -82,7 +67,7 @@ static int read_stack(sd_bus_message *reply, const StackTable *t, StackEntry *s)
         while ((r = sd_bus_message_read_basic(reply, 'u', &index)) > 0) {
                 if (index >= t->n_functions)
                         return -EBADMSG;
-                r = grow(&s->frames, &allocated, s->n_frames, sizeof(uint32_t));
+                r = array_grow_one(&s->frames, &allocated, s->n_frames, sizeof(uint32_t));
                 if (r < 0)
                         return r;
                 s->frames[s->n_frames++] = index;
@@ -110,7 +95,7 @@ static int read_stacks(sd_bus_message *reply, StackTable *t)
         if (r < 0)
                 return r;
         for (;;) {
-                r = grow(&t->stacks, &allocated, t->n_stacks, sizeof(StackEntry));
+                r = array_grow_one(&t->stacks, &allocated, t->n_stacks, sizeof(StackEntry));
                 if (r < 0)
                         return r;
                 t->stacks[t->n_stacks] = (StackEntry){};

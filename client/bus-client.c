@@ -8,13 +8,11 @@
 #include "bus-client.h"
 #include "log.h"
 
-/* Decoding failures are reported like D-Bus errors: log_bus_error() stays the one place that words them. */
-#define VPROFCTL_ERROR_BAD_REPLY "org.vprof.vprofctl.Error.BadReply"
 #define DEFAULT_SYSTEM_BUS_ADDRESS "unix:path=/run/dbus/system_bus_socket"
 
 int bus_bad_reply(sd_bus_error *error, const char *method, int r)
 {
-        sd_bus_error_setf(error, VPROFCTL_ERROR_BAD_REPLY, "Failed to parse the reply to %s: %s", method,
+        sd_bus_error_setf(error, VPROF_CLIENT_ERROR_BAD_REPLY, "Failed to parse the reply to %s: %s", method,
                           strerror(-r));
         return r;
 }

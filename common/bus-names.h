@@ -21,6 +21,10 @@
 /* Attaching a cgroup: no cgroup of that path (or no cgroup2 hierarchy at all). */
 #define VPROF_ERROR_NO_SUCH_CGROUP "org.vprof.Profiler1.Error.NoSuchCgroup"
 
+/* Not the daemon's: the clients' own name for a reply they cannot decode (vprofctl's bus library, the pprof
+ * library), so that a bad reply is worded in one place, like a D-Bus error (log_bus_error()). */
+#define VPROF_CLIENT_ERROR_BAD_REPLY "org.vprof.vprofctl.Error.BadReply"
+
 /* Attach's flags, which ListTargets gives back as each target's "flags". */
 #define VPROF_ATTACH_OFF_CPU UINT64_C(0x1) /* also track the target's time off the CPU */
 /* Also every process the target forks after the attach, each a target of its own in the target's group. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array-util.h"
 #include "bus-names.h"
 #include "macros.h"
 #include "pprof-build.h"
@@ -13,26 +14,6 @@
 #include "pprof-gzip.h"
 
 #define METHOD "GetProfile"
-/* The error of a reply that cannot be parsed, as vprofctl's bus library names it (client/bus-client.c); not
- * included from there, so that this library stays below the client's folder. */
-#define ERROR_BAD_REPLY "org.vprof.vprofctl.Error.BadReply"
-
-/* Room for n + 1 elements of size in *array (allocated counts them). */
-static int grow(void **array, size_t *allocated, size_t n, size_t size)
-{
-        size_t a;
-        void *p;
-
-        if (n < *allocated)
-                return 0;
-        a = MAX(*allocated * 2, (size_t)16);
-        p = reallocarray(*array, a, size);
-        if (!p)
-                return -ENOMEM;
-        *array = p;
-        *allocated = a;
-        return 0;
-}
 
 static int read_mappings(sd_bus_message *m, PprofProcess *p)
 {
@@ -51,7 +32,7 @@ static int read_mappings(sd_bus_message *m, PprofProcess *p)
                         return r;
                 if (r == 0)
                         break;
-                r = grow((void **)&p->mappings, &allocated, p->n_mappings, sizeof(PprofMapping));
+                r = array_grow_one(&p->mappings, &allocated, p->n_mappings, sizeof(PprofMapping));
                 if (r < 0)
                         return r;
                 p->mappings[p->n_mappings++] = x;
@@ -75,7 +56,7 @@ static int read_functions(sd_bus_message *m, PprofProcess *p)
                         return r;
                 if (r == 0)
                         break;
-                r = grow((void **)&p->functions, &allocated, p->n_functions, sizeof(PprofFunction));
+                r = array_grow_one(&p->functions, &allocated, p->n_functions, sizeof(PprofFunction));
                 if (r < 0)
                         return r;
                 p->functions[p->n_functions++] = x;
@@ -99,7 +80,7 @@ static int read_threads(sd_bus_message *m, PprofProcess *p)
                         return r;
                 if (r == 0)
                         break;
-                r = grow((void **)&p->threads, &allocated, p->n_threads, sizeof(PprofThread));
+                r = array_grow_one(&p->threads, &allocated, p->n_threads, sizeof(PprofThread));
                 if (r < 0)
                         return r;
                 p->threads[p->n_threads++] = x;
@@ -149,7 +130,7 @@ static int read_stacks(sd_bus_message *m, PprofProcess *p)
                         return r;
                 if (r == 0)
                         break;
-                r = grow((void **)&p->stacks, &allocated, p->n_stacks, sizeof(PprofStack));
+                r = array_grow_one(&p->stacks, &allocated, p->n_stacks, sizeof(PprofStack));
                 if (r < 0)
                         return r;
                 p->stacks[p->n_stacks++] = x;
@@ -193,7 +174,7 @@ static int read_reply(sd_bus_message *m, PprofData *d)
         if (r < 0)
                 return r;
         for (;;) {
-                r = grow((void **)&d->processes, &allocated, d->n_processes, sizeof(PprofProcess));
+                r = array_grow_one(&d->processes, &allocated, d->n_processes, sizeof(PprofProcess));
                 if (r < 0)
                         return r;
                 d->processes[d->n_processes] = (PprofProcess){};
@@ -227,7 +208,7 @@ int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, size_t m
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                sd_bus_error_setf(error, ERROR_BAD_REPLY, "Failed to parse the reply to %s: %s", METHOD,
+                sd_bus_error_setf(error, VPROF_CLIENT_ERROR_BAD_REPLY, "Failed to parse the reply to %s: %s", METHOD,
                                   strerror(-r));
                 return r;
         }
