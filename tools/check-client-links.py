@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """vprofctl links the basic and profile layers only (docs/ARCHITECTURE.md, "Layers"): none of the code that
 parses other processes' files. Checked on the built binary, as it would run: no libelf, liblzma or libiberty
-among the libraries it asks for (readelf's NEEDED; libiberty is static, so also none of its symbols), and no
+(nor nettle, the unwind layer's) among the libraries it asks for (readelf's NEEDED; libiberty is static, so also none of its symbols), and no
 function of the symbols or unwind layers linked in.
 
 liblzma does show in `ldd vprofctl`: Debian's libsystemd.so.0 needs it for the journal, and the client needs
@@ -14,7 +14,7 @@ Usage: check-client-links.py VPROFCTL. Prints one line per finding and exits 1 i
 import subprocess
 import sys
 
-FORBIDDEN_LIBRARIES = ("libelf", "liblzma", "libiberty", "libbpf", "libdebuginfod")
+FORBIDDEN_LIBRARIES = ("libelf", "liblzma", "libiberty", "libbpf", "libdebuginfod", "libnettle")
 # A function of each library and layer that must not be in the binary (static linking leaves no NEEDED entry).
 FORBIDDEN_SYMBOLS = ("elf_begin", "lzma_stream_decoder", "cplus_demangle", "symbolizer_new", "eh_frame_",
                      "unwinder_step", "address_space_")

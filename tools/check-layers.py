@@ -78,6 +78,7 @@ EXTERNAL_HEADERS = [
     ("microhttpd.h", "libmicrohttpd"),
     ("protobuf-c/", "protobuf-c"),
     ("zlib.h", "zlib"),
+    ("nettle/", "nettle"),
 ]
 
 # Folder -> the external libraries its own meson.build depends on; a folder may also include the headers of the
@@ -85,7 +86,7 @@ EXTERNAL_HEADERS = [
 EXTERNAL = {
     "common": set(),
     "common/symbols": {"libelf", "liblzma", "libiberty"},
-    "common/unwind": {"libelf"},
+    "common/unwind": {"libelf", "nettle"},
     "common/profile": set(),
     # elfutils/debuginfod.h only to check our declarations of the functions the daemon dlopen()s.
     "daemon": {"libbpf", "libsystemd", "libdebuginfod"},

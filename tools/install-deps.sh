@@ -11,6 +11,8 @@ packages=(
   protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
   # vprof-exporter's HTTP server
   libmicrohttpd-dev
+  # SHA-256 of the call frame information that keys the daemon's shared unwind tables
+  nettle-dev
   # tests (libclang-rt-14-dev: libFuzzer, for the parser fuzzers built with clang; tmux: the terminal that
   # integration-top drives vprofctl top in)
   check xz-utils python3 rustc dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd libclang-rt-14-dev

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <assert.h>
 #include <errno.h>
+#include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,7 @@ struct EhFrame {
          * at a time. */
         RowSlot *row_cache;
         size_t row_cache_size;
+        uint8_t digest[EH_FRAME_DIGEST_SIZE]; /* of all the above but the cache: eh_frame_digest() */
 };
 
 typedef struct Cie {
@@ -580,6 +582,40 @@ static size_t eh_frame_extent(const uint8_t *data, size_t size)
         return size;
 }
 
+static void digest_u64(struct sha256_ctx *ctx, uint64_t v)
+{
+        uint8_t le[8];
+
+        for (size_t i = 0; i < sizeof(le); i++)
+                le[i] = (uint8_t)(v >> (8 * i));
+        sha256_update(ctx, sizeof(le), le);
+}
+
+static void digest_section(struct sha256_ctx *ctx, const CfiSection *s)
+{
+        digest_u64(ctx, s->size);
+        digest_u64(ctx, s->vaddr);
+        if (s->size > 0)
+                sha256_update(ctx, s->size, s->data);
+}
+
+/* Of the copies that every later read of e goes to, fields by their size first so that no two EhFrames feed the
+ * same stream: what a table compiled from e depends on, and nothing else. */
+static void compute_digest(EhFrame *e)
+{
+        struct sha256_ctx ctx;
+
+        sha256_init(&ctx);
+        sha256_update(&ctx, 8, (const uint8_t *)"vprofcfi");
+        digest_u64(&ctx, e->base);
+        digest_section(&ctx, &e->eh_frame);
+        digest_section(&ctx, &e->debug_frame);
+        digest_u64(&ctx, e->n_entries);
+        for (size_t i = 0; i < e->n_entries; i++)
+                digest_u64(&ctx, (uint64_t)(uint32_t)e->entries[i].pc | (uint64_t)e->entries[i].fde << 32);
+        sha256_digest(&ctx, sizeof(e->digest), e->digest);
+}
+
 static int section_copy(CfiSection *s, const void *data, size_t size, uint64_t vaddr, CfiFormat format)
 {
         *s = (CfiSection) { .size = size, .vaddr = vaddr, .format = format };
@@ -662,6 +698,7 @@ int eh_frame_new_sections(const CfiSections *s, EhFrame **ret)
         }
         if (e->n_entries == 0)
                 return -ENOENT;
+        compute_digest(e);
 
         /* As many slots as functions up to the maximum: a small library's cache stays small. */
         e->row_cache_size = 1;
@@ -704,6 +741,13 @@ EhFrame *eh_frame_free(EhFrame *e)
         free(e->row_cache);
         free(e);
         return NULL;
+}
+
+const uint8_t *eh_frame_digest(const EhFrame *e)
+{
+        assert(e);
+
+        return e->digest;
 }
 
 size_t eh_frame_count(const EhFrame *e)

@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "address-space.h"
 #include "eh-frame.h"
@@ -135,6 +136,22 @@ int unwinder_code_bias(AddressSpace *as, uint64_t addr, uint64_t *ret_bias)
         return address_space_code_attachment(as, addr, &cfi_attachment, &cfi, ret_bias);
 }
 
+int unwinder_cfi_digest(AddressSpace *as, uint64_t addr, uint8_t ret[static EH_FRAME_DIGEST_SIZE])
+{
+        const void *cfi;
+        uint64_t bias;
+        int r;
+
+        assert(as);
+        assert(ret);
+
+        r = address_space_code_attachment(as, addr, &cfi_attachment, &cfi, &bias);
+        if (r < 0)
+                return r;
+        memcpy(ret, eh_frame_digest(((const Cfi *)cfi)->eh_frame), EH_FRAME_DIGEST_SIZE);
+        return 0;
+}
+
 struct UnwinderTableBuild {
         Cfi *cfi; /* a reference: the builder reads its EhFrame */
         UnwindTableBuilder *builder;
@@ -166,6 +183,13 @@ int unwinder_table_build_new(AddressSpace *as, uint64_t addr, UnwinderTableBuild
         b->cfi->refs++;
         *ret = b;
         return 0;
+}
+
+const uint8_t *unwinder_table_build_digest(const UnwinderTableBuild *b)
+{
+        assert(b);
+
+        return eh_frame_digest(b->cfi->eh_frame);
 }
 
 int unwinder_table_build_step(UnwinderTableBuild *b, size_t max_fdes)

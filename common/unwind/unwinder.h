@@ -43,11 +43,17 @@ int unwinder_frame_kind(AddressSpace *as, uint64_t ip, bool return_address, Unwi
  * of the file (unwind-table.h) is placed at in this process. Errors as unwinder_leaf(). */
 int unwinder_code_bias(AddressSpace *as, uint64_t addr, uint64_t *ret_bias);
 
+/* The digest of the CFI of the file mapped at addr (eh_frame_digest(): what a table compiled from it depends on),
+ * copied to ret: the key under which files share a compiled table. Errors as unwinder_leaf(). */
+int unwinder_cfi_digest(AddressSpace *as, uint64_t addr, uint8_t ret[static EH_FRAME_DIGEST_SIZE]);
+
 /* The compilation of the unwind table of the file whose code is mapped at addr, from the CFI that steps use,
  * in steps as unwind-table.h's builder. It holds that CFI, so it may go on after the process exits or the file
  * leaves the symbolizer's cache. -ENOENT: no CFI there (as unwinder_leaf()), or none to compile. */
 typedef struct UnwinderTableBuild UnwinderTableBuild;
 int unwinder_table_build_new(AddressSpace *as, uint64_t addr, UnwinderTableBuild **ret);
+/* The digest of the CFI the build compiles (unwinder_cfi_digest()): its table's key. */
+const uint8_t *unwinder_table_build_digest(const UnwinderTableBuild *b);
 int unwinder_table_build_step(UnwinderTableBuild *b, size_t max_fdes);
 int unwinder_table_build_finish(UnwinderTableBuild *b, UnwindTable **ret);
 UnwinderTableBuild *unwinder_table_build_free(UnwinderTableBuild *b);

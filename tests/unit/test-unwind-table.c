@@ -4,7 +4,8 @@
  * fixture-unwind.c, and its copies without CFI or with a damaged .eh_frame) and on this system's libc and
  * python3.11; the table's invariants; and the property that matters to the BPF program: at every byte of the
  * fixtures' code and at 100,000 addresses of libc, the table's rule is the rule of the row the interpreter
- * finds there (unwind-table-check.h). Hand-made CFI: test-unwind-table-cfi.c. */
+ * finds there (unwind-table-check.h); and the digest that keys a shared table (eh_frame_digest()): the same for
+ * the same CFI, another for other CFI of the same build-id. Hand-made CFI: test-unwind-table-cfi.c. */
 #include <check.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "check-main.h"
+#include "test-util.h"
 #include "unwind-table-check.h"
 
 /* From the command line: fixture-unwind, its library, its copy without CFI, and the two damaged copies. */
@@ -316,6 +318,109 @@ START_TEST(test_fixture_without_cfi)
 }
 END_TEST
 
+/* A section's offset in the file. */
+static uint64_t section_offset(const char *path, const char *name)
+{
+        Elf_Scn *scn = NULL;
+        uint64_t offset = 0;
+        size_t shstrndx;
+        int fd;
+        Elf *elf = elf_open_path(path, &fd);
+
+        ck_assert_int_eq(elf_getshdrstrndx(elf, &shstrndx), 0);
+        while (offset == 0 && (scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr shdr;
+                const char *s;
+
+                if (gelf_getshdr(scn, &shdr) && (s = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
+                    strcmp(s, name) == 0)
+                        offset = shdr.sh_offset;
+        }
+        elf_end(elf);
+        close(fd);
+        ck_assert_uint_gt(offset, 0);
+        return offset;
+}
+
+static bool same_digest(const EhFrame *a, const EhFrame *b)
+{
+        return memcmp(eh_frame_digest(a), eh_frame_digest(b), EH_FRAME_DIGEST_SIZE) == 0;
+}
+
+static void assert_same_table(const UnwindTable *a, const UnwindTable *b)
+{
+        ck_assert_uint_eq(a->base, b->base);
+        ck_assert_uint_eq(a->n_index, b->n_index);
+        ck_assert_uint_eq(a->n_rows, b->n_rows);
+        ck_assert_int_eq(memcmp(a->index, b->index, a->n_index * sizeof(*a->index)), 0);
+        ck_assert_int_eq(memcmp(a->rows, b->rows, a->n_rows * sizeof(*a->rows)), 0);
+}
+
+/* The key of a shared table: the same for a copy of the file (another inode, the same CFI), which compiles to the
+ * same table; another for each change of the CFI with the build-id kept (the damaged copies, one byte of
+ * .eh_frame, the same bytes at another address). */
+START_TEST(test_digest_key)
+{
+        _cleanup_(eh_frame_freep) EhFrame *prog = load(arg_prog), *again = load(arg_prog), *copy = NULL,
+                                         *truncated = load(arg_truncated), *garbage = NULL, *flipped = NULL,
+                                         *at = NULL, *moved = NULL, *at_again = NULL;
+        _cleanup_(unwind_table_freep) UnwindTable *t_prog = NULL, *t_copy = NULL;
+        _cleanup_free_ char *copy_path = test_copy_temp(arg_prog, "copy"),
+                            *flipped_path = test_copy_temp(arg_prog, "flipped");
+        _cleanup_free_ uint8_t *eh = NULL, *id = NULL, *id_truncated = NULL, *id_garbage = NULL;
+        uint64_t offset, size, addr, id_size, id_addr;
+        uint8_t *data;
+        uint8_t byte;
+        int fd, r;
+
+        /* The damaged copies keep the build-id: only the CFI tells them apart. */
+        ck_assert(elf_section(arg_prog, ".note.gnu.build-id", &id_addr, &id_size, &data));
+        id = data;
+        ck_assert(elf_section(arg_truncated, ".note.gnu.build-id", &id_addr, &id_size, &data));
+        id_truncated = data;
+        ck_assert(elf_section(arg_garbage, ".note.gnu.build-id", &id_addr, &id_size, &data));
+        id_garbage = data;
+        ck_assert_int_eq(memcmp(id, id_truncated, id_size), 0);
+        ck_assert_int_eq(memcmp(id, id_garbage, id_size), 0);
+
+        ck_assert(same_digest(prog, again));
+        copy = load(copy_path);
+        ck_assert(same_digest(prog, copy));
+        t_prog = compile(prog);
+        t_copy = compile(copy);
+        assert_same_table(t_prog, t_copy);
+
+        ck_assert(!same_digest(prog, truncated));
+        r = eh_frame_load_path(arg_garbage, &garbage);
+        ck_assert_msg(IN_SET(r, 0, -ENOENT), "%d", r);
+        if (r == 0)
+                ck_assert(!same_digest(prog, garbage));
+
+        /* One byte of .eh_frame's first CIE: its code alignment factor. */
+        offset = section_offset(flipped_path, ".eh_frame");
+        fd = open(flipped_path, O_RDWR | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(pread(fd, &byte, 1, (off_t)offset + 10), 1);
+        byte ^= 0x02;
+        ck_assert_int_eq(pwrite(fd, &byte, 1, (off_t)offset + 10), 1);
+        close(fd);
+        flipped = load(flipped_path);
+        ck_assert(!same_digest(prog, flipped));
+
+        /* The same bytes elsewhere: pc-relative pointers name other functions. */
+        ck_assert(elf_section(arg_prog, ".eh_frame", &addr, &size, &data));
+        eh = data;
+        ck_assert_int_eq(eh_frame_new(eh, size, addr, NULL, 0, 0, &at), 0);
+        ck_assert_int_eq(eh_frame_new(eh, size, addr, NULL, 0, 0, &at_again), 0);
+        ck_assert_int_eq(eh_frame_new(eh, size, addr + 4096, NULL, 0, 0, &moved), 0);
+        ck_assert(same_digest(at, at_again));
+        ck_assert(!same_digest(at, moved));
+
+        unlink(copy_path);
+        unlink(flipped_path);
+}
+END_TEST
+
 START_TEST(test_fixture_damaged)
 {
         _cleanup_(eh_frame_freep) EhFrame *garbage = NULL, *truncated = load(arg_truncated),
@@ -533,6 +638,7 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_fixture_property);
         tcase_add_test(tc, test_fixture_without_cfi);
         tcase_add_test(tc, test_fixture_damaged);
+        tcase_add_test(tc, test_digest_key);
         tcase_add_test(tc, test_libc);
         tcase_add_test(tc, test_libc_property);
         tcase_add_test(tc, test_python);
