@@ -33,9 +33,12 @@ typedef enum SlotState {
         SLOT_TOO_BIG,
 } SlotState;
 
-/* One file's table, by the file's build-id (else its device and inode). */
+/* One table, by the digest of the CFI it is compiled from (else, for a file without CFI, the file's device and
+ * inode), shared by every file whose CFI has that digest. */
 typedef struct Slot {
         char *key;
+        uint8_t digest[EH_FRAME_DIGEST_SIZE]; /* the key's, when has_digest */
+        bool has_digest;
         char *name;              /* the file's name, for the log */
         SlotState state;
         uint64_t state_usec;     /* CLOCK_MONOTONIC of the last change */
@@ -61,7 +64,7 @@ struct UnwindTables {
         sd_event *event;
         Hashmap *targets;        /* pid -> Target, the manager's */
         UnwindArena *arena;
-        Hashmap *by_key;         /* Slot.key -> Slot */
+        Hashmap *by_key;         /* Slot.key -> Slot: "cfi:" and the digest in hex, or "file:DEV:INO" */
         Hashmap *by_file;        /* "DEV:INO" (owned) -> Slot: the files of mapped code whose slot is known */
         Hashmap *pushed;         /* pid -> PushedTarget */
         Slot **queue;            /* COMPILING and WAITING slots, oldest first */
@@ -434,12 +437,28 @@ static int on_build(sd_event_source *source _unused_, void *userdata)
         return 0;
 }
 
-/* Start compiling the table of the file mapped at addr in as. */
-static void start_build(UnwindTables *u, Slot *s, AddressSpace *as, uint64_t addr)
+/* Start compiling the table of the file mapped at addr in as: 0, or -ESTALE when the file's CFI is not (or no
+ * longer) the one the slot is for: a file rewritten since its digest was taken, read again with the maps. The
+ * slot stays as it was, for the files whose CFI it is, and the caller looks at the file again as a new one. */
+static int start_build(UnwindTables *u, Slot *s, AddressSpace *as, uint64_t addr)
 {
+        uint8_t digest[EH_FRAME_DIGEST_SIZE];
         int r;
 
+        /* A slot shared by several files takes no error of one of them for good (its CFI not read this time, for
+         * the cache's budget), only those of the builder, which are the CFI's. */
+        if (s->has_digest && (unwinder_cfi_digest(as, addr, digest) < 0 ||
+                              memcmp(digest, s->digest, EH_FRAME_DIGEST_SIZE) != 0)) {
+                log_debug("The CFI of %s is not that of its table: the file is looked at again.", s->name);
+                return -ESTALE;
+        }
         r = unwinder_table_build_new(as, addr, &s->build);
+        /* The table is the bytes the build reads: under the slot's key only when their digest is the key. */
+        if (r >= 0 && (!s->has_digest ||
+                       memcmp(unwinder_table_build_digest(s->build), s->digest, EH_FRAME_DIGEST_SIZE) != 0)) {
+                s->build = unwinder_table_build_free(s->build);
+                return -ESTALE;
+        }
         if (r >= 0)
                 r = queue_add(u, s);
         if (r < 0) {
@@ -451,19 +470,25 @@ static void start_build(UnwindTables *u, Slot *s, AddressSpace *as, uint64_t add
                         u->stats.failed++;
                 set_state(s, r == -ENOENT ? SLOT_NO_CFI : SLOT_FAILED);
                 u->push_all = true;
-                return;
+                return 0;
         }
         set_state(s, SLOT_COMPILING);
         update_build_source(u);
+        return 0;
 }
 
-static Slot *slot_new(UnwindTables *u, const char *key, const char *path)
+/* digest: NULL for a file without CFI. */
+static Slot *slot_new(UnwindTables *u, const char *key, const uint8_t *digest, const char *path)
 {
         const char *slash = strrchr(path, '/');
         Slot *s = calloc(1, sizeof(*s));
 
         if (!s)
                 return NULL;
+        if (digest) {
+                memcpy(s->digest, digest, EH_FRAME_DIGEST_SIZE);
+                s->has_digest = true;
+        }
         s->key = strdup(key);
         s->name = strdup(slash ? slash + 1 : path);
         if (!s->key || !s->name || hashmap_put(u->by_key, s->key, s) < 0) {
@@ -478,13 +503,41 @@ static PushedTarget *pushed_get(UnwindTables *u, pid_t pid)
         return hashmap_get(u->pushed, UINT64_TO_PTR((uint64_t)pid));
 }
 
+/* The by_key key of a digest. */
+#define DIGEST_KEY_MAX (4 + 2 * EH_FRAME_DIGEST_SIZE + 1)
+static void digest_key(const uint8_t digest[static EH_FRAME_DIGEST_SIZE], char buf[static DIGEST_KEY_MAX])
+{
+        static const char hex[] = "0123456789abcdef";
+
+        memcpy(buf, "cfi:", 4);
+        for (size_t i = 0; i < EH_FRAME_DIGEST_SIZE; i++) {
+                buf[4 + 2 * i] = hex[digest[i] >> 4];
+                buf[4 + 2 * i + 1] = hex[digest[i] & 15];
+        }
+        buf[4 + 2 * EH_FRAME_DIGEST_SIZE] = 0;
+}
+
+/* A file's stale entry in by_file out: the next record that falls back in it finds its slot anew. */
+static void forget_file(UnwindTables *u, const char *fkey)
+{
+        void *key;
+
+        for (size_t i = 0; hashmap_iterate(u->by_file, &i, &key, NULL);)
+                if (strcmp(key, fkey) == 0) {
+                        hashmap_remove(u->by_file, key);
+                        free(key);
+                        return;
+                }
+}
+
 void unwind_tables_note(UnwindTables *u, Target *t, uint64_t addr, bool unknown_pc)
 {
-        char fkey[64], *fkey_copy;
+        char fkey[64], key[DIGEST_KEY_MAX], *fkey_copy;
+        uint8_t digest[EH_FRAME_DIGEST_SIZE];
         const ProcMap *m;
         PushedTarget *p;
-        FileInfo info;
-        Slot *s;
+        Slot *s = NULL;
+        int r;
 
         if (!u || !t->address_space || t->exited)
                 return;
@@ -506,30 +559,27 @@ void unwind_tables_note(UnwindTables *u, Target *t, uint64_t addr, bool unknown_
         if (s) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
 
-                if (s->state == SLOT_EVICTED && now - s->state_usec >= EVICTED_RETRY_USEC)
-                        start_build(u, s, t->address_space, addr);
+                if (s->state == SLOT_EVICTED && now - s->state_usec >= EVICTED_RETRY_USEC) {
+                        if (start_build(u, s, t->address_space, addr) == -ESTALE)
+                                forget_file(u, fkey);
                 /* A record taken before the last push, or a push that missed this table: push again. */
-                else if (p && (s->state == SLOT_LOADED || state_final(s->state)) && p->push_usec < s->state_usec)
+                } else if (p && (s->state == SLOT_LOADED || state_final(s->state)) && p->push_usec < s->state_usec)
                         p->dirty = true;
                 return;
         }
 
-        /* A file not seen before (or not since no mapping held its table): by build-id, a table another file
-         * with the same contents has. */
-        if (address_space_file_info(t->address_space, addr, &info) < 0)
-                return;
-        if (info.build_id)
-                s = hashmap_get(u->by_key, info.build_id);
-        else {
-                char key[80];
-
+        /* A file not seen before (or not since no mapping held its table): the table of the same CFI, compiled
+         * from another file or not. Not by build-id: a file's owner chooses its build-id and its CFI apart, and a
+         * copy of another's program with its CFI changed would give that program its table. */
+        r = unwinder_cfi_digest(t->address_space, addr, digest);
+        if (r == -ENOENT) {
+                /* No CFI: the file's own slot, which its build finds without CFI too. */
                 snprintf(key, sizeof(key), "file:%s", fkey);
-                s = hashmap_get(u->by_key, key);
-                if (!s)
-                        s = slot_new(u, key, m->path);
+                s = hashmap_get(u->by_key, key) ?: slot_new(u, key, NULL, m->path);
+        } else if (r >= 0) {
+                digest_key(digest, key);
+                s = hashmap_get(u->by_key, key) ?: slot_new(u, key, digest, m->path);
         }
-        if (!s && info.build_id)
-                s = slot_new(u, info.build_id, m->path);
         if (!s)
                 return;
         fkey_copy = strdup(fkey);
@@ -537,11 +587,11 @@ void unwind_tables_note(UnwindTables *u, Target *t, uint64_t addr, bool unknown_
                 free(fkey_copy);
                 return;
         }
-        if (s->state == SLOT_NEW)
-                start_build(u, s, t->address_space, addr);
-        else if (s->state == SLOT_EVICTED && now_usec(CLOCK_MONOTONIC) - s->state_usec >= EVICTED_RETRY_USEC)
-                start_build(u, s, t->address_space, addr);
-        else if (p)
+        if (s->state == SLOT_NEW ||
+            (s->state == SLOT_EVICTED && now_usec(CLOCK_MONOTONIC) - s->state_usec >= EVICTED_RETRY_USEC)) {
+                if (start_build(u, s, t->address_space, addr) == -ESTALE)
+                        forget_file(u, fkey);
+        } else if (p)
                 p->dirty = true;
 }
 
