@@ -591,29 +591,35 @@ static void digest_u64(struct sha256_ctx *ctx, uint64_t v)
         sha256_update(ctx, sizeof(le), le);
 }
 
-static void digest_section(struct sha256_ctx *ctx, const CfiSection *s)
+static size_t digest_section(struct sha256_ctx *ctx, const CfiSection *s)
 {
         digest_u64(ctx, s->size);
         digest_u64(ctx, s->vaddr);
         if (s->size > 0)
                 sha256_update(ctx, s->size, s->data);
+        return 16 + s->size;
 }
 
 /* Of the copies that every later read of e goes to, fields by their size first so that no two EhFrames feed the
  * same stream: what a table compiled from e depends on, and nothing else. */
-static void compute_digest(EhFrame *e)
+size_t eh_frame_digest_compute(const EhFrame *e, uint8_t ret[static EH_FRAME_DIGEST_SIZE])
 {
         struct sha256_ctx ctx;
+        size_t bytes = 8 + 8 + 8;
+
+        assert(e);
+        assert(ret);
 
         sha256_init(&ctx);
         sha256_update(&ctx, 8, (const uint8_t *)"vprofcfi");
         digest_u64(&ctx, e->base);
-        digest_section(&ctx, &e->eh_frame);
-        digest_section(&ctx, &e->debug_frame);
+        bytes += digest_section(&ctx, &e->eh_frame);
+        bytes += digest_section(&ctx, &e->debug_frame);
         digest_u64(&ctx, e->n_entries);
         for (size_t i = 0; i < e->n_entries; i++)
                 digest_u64(&ctx, (uint64_t)(uint32_t)e->entries[i].pc | (uint64_t)e->entries[i].fde << 32);
-        sha256_digest(&ctx, sizeof(e->digest), e->digest);
+        sha256_digest(&ctx, EH_FRAME_DIGEST_SIZE, ret);
+        return bytes + 8 * e->n_entries;
 }
 
 static int section_copy(CfiSection *s, const void *data, size_t size, uint64_t vaddr, CfiFormat format)
@@ -698,7 +704,7 @@ int eh_frame_new_sections(const CfiSections *s, EhFrame **ret)
         }
         if (e->n_entries == 0)
                 return -ENOENT;
-        compute_digest(e);
+        (void)eh_frame_digest_compute(e, e->digest);
 
         /* As many slots as functions up to the maximum: a small library's cache stays small. */
         e->row_cache_size = 1;

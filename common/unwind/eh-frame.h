@@ -64,6 +64,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(EhFrame *, eh_frame_free);
  * not a checksum, because the bytes come from files their owners choose: none can make the digest of another
  * user's CFI with bytes of their own. */
 const uint8_t *eh_frame_digest(const EhFrame *e);
+/* The digest computed again from e's bytes into ret (the value eh_frame_digest() took when e was made), for
+ * measurements and tests: the number of bytes hashed. */
+size_t eh_frame_digest_compute(const EhFrame *e, uint8_t ret[static EH_FRAME_DIGEST_SIZE]);
 
 /* Functions (FDEs) in the lookup table. */
 size_t eh_frame_count(const EhFrame *e);

@@ -370,7 +370,7 @@ START_TEST(test_digest_key)
         _cleanup_free_ uint8_t *eh = NULL, *id = NULL, *id_truncated = NULL, *id_garbage = NULL;
         uint64_t offset, size, addr, id_size, id_addr;
         uint8_t *data;
-        uint8_t byte;
+        uint8_t byte, digest[EH_FRAME_DIGEST_SIZE];
         int fd, r;
 
         /* The damaged copies keep the build-id: only the CFI tells them apart. */
@@ -384,6 +384,8 @@ START_TEST(test_digest_key)
         ck_assert_int_eq(memcmp(id, id_garbage, id_size), 0);
 
         ck_assert(same_digest(prog, again));
+        ck_assert_uint_gt(eh_frame_digest_compute(prog, digest), 0);
+        ck_assert_int_eq(memcmp(digest, eh_frame_digest(prog), EH_FRAME_DIGEST_SIZE), 0);
         copy = load(copy_path);
         ck_assert(same_digest(prog, copy));
         t_prog = compile(prog);
