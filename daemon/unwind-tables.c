@@ -447,7 +447,7 @@ static int start_build(UnwindTables *u, Slot *s, AddressSpace *as, uint64_t addr
 
         /* A slot shared by several files takes no error of one of them for good (its CFI not read this time, for
          * the cache's budget), only those of the builder, which are the CFI's. */
-        if (s->has_digest && (unwinder_cfi_digest(as, addr, digest) < 0 ||
+        if (s->has_digest && (unwinder_cfi_digest(as, addr, digest, NULL) < 0 ||
                               memcmp(digest, s->digest, EH_FRAME_DIGEST_SIZE) != 0)) {
                 log_debug("The CFI of %s is not that of its table: the file is looked at again.", s->name);
                 return -ESTALE;
@@ -571,7 +571,7 @@ void unwind_tables_note(UnwindTables *u, Target *t, uint64_t addr, bool unknown_
         /* A file not seen before (or not since no mapping held its table): the table of the same CFI, compiled
          * from another file or not. Not by build-id: a file's owner chooses its build-id and its CFI apart, and a
          * copy of another's program with its CFI changed would give that program its table. */
-        r = unwinder_cfi_digest(t->address_space, addr, digest);
+        r = unwinder_cfi_digest(t->address_space, addr, digest, NULL);
         if (r == -ENOENT) {
                 /* No CFI: the file's own slot, which its build finds without CFI too. */
                 snprintf(key, sizeof(key), "file:%s", fkey);
@@ -608,6 +608,21 @@ static void slot_unref(UnwindTables *u, Slot *s)
                         hashmap_remove(u->by_file, key);
                         free(key);
                 }
+}
+
+/* Whether the file mapped at addr has the CFI of s's table (and its bias then), or none when s is a file's slot
+ * without CFI. A device and inode name a file only while it lives, and a slot in a final state keeps its files
+ * for good: another file may have them by now (a user's copy deleted, its inode given to a file of root's), or
+ * its owner may have rewritten it. So each mapping is checked at the point where a table is given to it. */
+static bool slot_fits(const Slot *s, AddressSpace *as, uint64_t addr, uint64_t *ret_bias)
+{
+        uint8_t digest[EH_FRAME_DIGEST_SIZE];
+        int r;
+
+        r = unwinder_cfi_digest(as, addr, digest, ret_bias);
+        if (!s->has_digest)
+                return r == -ENOENT;
+        return r >= 0 && memcmp(digest, s->digest, EH_FRAME_DIGEST_SIZE) == 0;
 }
 
 static void push_target(UnwindTables *u, Target *t, bool force)
@@ -647,9 +662,17 @@ static void push_target(UnwindTables *u, Target *t, bool force)
                 }
                 file_key(pm, fkey);
                 s = hashmap_get(u->by_file, fkey);
+                /* Not its file's slot: no table, so that its next fallback finds the file's own. */
+                if (s && (s->state == SLOT_LOADED || state_final(s->state)) &&
+                    !slot_fits(s, t->address_space, pm->start, &bias)) {
+                        log_debug("The file of %s at %" PRIx64 " in %d is not the one of its slot's table: "
+                                  "looked at again.", s->name, pm->start, (int)t->pid);
+                        forget_file(u, fkey);
+                        s = NULL;
+                }
                 if (s && state_final(s->state))
                         m[n].flags = VPROF_MAPPING_FP_ONLY;
-                else if (s && s->state == SLOT_LOADED && unwinder_code_bias(t->address_space, pm->start, &bias) >= 0) {
+                else if (s && s->state == SLOT_LOADED) {
                         m[n].table = s->id;
                         m[n].adj = bias + s->base;
                         refs[n_refs++] = s;

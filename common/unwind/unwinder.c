@@ -136,7 +136,8 @@ int unwinder_code_bias(AddressSpace *as, uint64_t addr, uint64_t *ret_bias)
         return address_space_code_attachment(as, addr, &cfi_attachment, &cfi, ret_bias);
 }
 
-int unwinder_cfi_digest(AddressSpace *as, uint64_t addr, uint8_t ret[static EH_FRAME_DIGEST_SIZE])
+int unwinder_cfi_digest(AddressSpace *as, uint64_t addr, uint8_t ret[static EH_FRAME_DIGEST_SIZE],
+                        uint64_t *ret_bias)
 {
         const void *cfi;
         uint64_t bias;
@@ -149,6 +150,8 @@ int unwinder_cfi_digest(AddressSpace *as, uint64_t addr, uint8_t ret[static EH_F
         if (r < 0)
                 return r;
         memcpy(ret, eh_frame_digest(((const Cfi *)cfi)->eh_frame), EH_FRAME_DIGEST_SIZE);
+        if (ret_bias)
+                *ret_bias = bias;
         return 0;
 }
 

@@ -44,8 +44,10 @@ int unwinder_frame_kind(AddressSpace *as, uint64_t ip, bool return_address, Unwi
 int unwinder_code_bias(AddressSpace *as, uint64_t addr, uint64_t *ret_bias);
 
 /* The digest of the CFI of the file mapped at addr (eh_frame_digest(): what a table compiled from it depends on),
- * copied to ret: the key under which files share a compiled table. Errors as unwinder_leaf(). */
-int unwinder_cfi_digest(AddressSpace *as, uint64_t addr, uint8_t ret[static EH_FRAME_DIGEST_SIZE]);
+ * copied to ret: the key under which files share a compiled table; and, when ret_bias is not NULL, the bias as
+ * unwinder_code_bias() gives it. Errors as unwinder_leaf(). */
+int unwinder_cfi_digest(AddressSpace *as, uint64_t addr, uint8_t ret[static EH_FRAME_DIGEST_SIZE],
+                        uint64_t *ret_bias);
 
 /* The compilation of the unwind table of the file whose code is mapped at addr, from the CFI that steps use,
  * in steps as unwind-table.h's builder. It holds that CFI, so it may go on after the process exits or the file
