@@ -12,6 +12,11 @@ control run, on a daemon that never saw the copy, within TOLERANCE points; the f
 profiled, its own walks going wrong. Keyed by build-id, the genuine target took the copy's table: 0.0% of its
 samples reached _start against 92% without the copy.
 
+Then the inode of a forged copy: the user's garbled program runs, is attached, exits and is deleted, and root
+copies the genuine program until a copy takes the freed inode (ext4 gives it to the next file of the directory's
+group; a file system that does not skips the test). A device and inode stand for a file only while it lives: the
+copy of root's must be walked as the control run is, not with the verdict on the deleted file.
+
 Each run on a daemon of its own (the registry keeps its tables for the daemon's life). Prints 'forged-cfi:'
 lines."""
 import os
@@ -76,9 +81,9 @@ def inclusive(report, name):
     return sum(r["inclusive_percent"] for r in report["functions"] if r["function"] == name)
 
 
-def profile_genuine(env):
-    """Root's genuine program attached, reset after WARMUP, run SECONDS more: its report."""
-    p = env.spawn_demo("--seconds", WARMUP + SECONDS, binary=genuine())
+def profile_genuine(env, binary=None):
+    """Root's genuine program (or a copy of it) attached, reset after WARMUP, run SECONDS more: its report."""
+    p = env.spawn_demo("--seconds", WARMUP + SECONDS, binary=binary or genuine())
     r = env.ctl("attach", p.pid)
     assert r.returncode == 0, r.stderr
     env.go(p)
@@ -103,6 +108,15 @@ class ForgedCfi(vprof_env.TestCase):
             print(f"\nforged-cfi: control: _start {ForgedCfi.control[0]:.2f}%, main {ForgedCfi.control[1]:.2f}% "
                   f"of {ForgedCfi.control[2]} samples", file=sys.stderr)
         return ForgedCfi.control
+
+    def check_like_control(self, report, what):
+        start_share, main_share, _ = self.control_shares()
+        start, main = inclusive(report, "_start"), inclusive(report, "main")
+        print(f"\nforged-cfi: {what}: root's genuine target _start {start:.2f}%, main {main:.2f}% of "
+              f"{report['total_samples']} samples (control {start_share:.2f}%, {main_share:.2f}%)", file=sys.stderr)
+        self.assertGreater(report["total_samples"], 0)
+        self.assertLess(abs(start - start_share), TOLERANCE, "_start")
+        self.assertLess(abs(main - main_share), TOLERANCE, "main")
 
     def check_forged_first(self, garbled):
         start_share, main_share, _ = self.control_shares()
@@ -140,6 +154,36 @@ class ForgedCfi(vprof_env.TestCase):
 
     def test_forged_library_first(self):
         self.check_forged_first(LIBRARY)
+
+    def test_forged_inode_reused(self):
+        self.assertGreater(self.control_shares()[0], 85.0, "the control run itself walks badly")
+        env = self.start_env(frequency=999)
+        forged = forge(env, PROGRAM)
+        mine = os.path.join(env.tmp, "root")
+        os.mkdir(mine, 0o700)
+        shutil.copy(os.path.join(os.path.dirname(genuine()), LIBRARY), mine)
+        p = spawn_as_user(env, forged, 2 * WARMUP + 1)
+        r = env.ctl("attach", p.pid, user=UID)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        env.go(p)
+        self.assertEqual(p.wait(2 * WARMUP + 30), 0)
+        self.assertGreater(env.ctl_json("report", p.pid, user=UID)["total_samples"], 0)
+        st = os.stat(forged)
+        os.unlink(forged)
+        # Copies of root's until one has the inode; the others stay, so that each copy takes another free inode.
+        copy = None
+        for i in range(64):
+            path = os.path.join(mine, f"copy-{i}")
+            shutil.copy(genuine(), path)
+            c = os.stat(path)
+            if (c.st_dev, c.st_ino) == (st.st_dev, st.st_ino):
+                copy = os.path.join(mine, PROGRAM)
+                os.rename(path, copy)
+                break
+        if copy is None:
+            self.skipTest("the file system gave the forged copy's inode to none of 64 new files")
+        report = profile_genuine(env, copy)
+        self.check_like_control(report, f"a copy of the genuine program at the forged copy's inode {st.st_ino}")
 
 
 def setUpModule():
