@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The size and compile time of the unwind tables of ELF files (common/unwind/unwind-table.h), as vprofd would
- * compile them for the BPF program: FDEs, rows of the CFA programs, rows of the table, index entries, bytes
- * (index + rows) and bytes per row, the rules by kind, and the time to load .eh_frame and to compile it (the
- * best of --repeat runs, each in slices of 200 FDEs as the daemon does); of the load, the SHA-256 digest that
- * keys a shared table (eh_frame_digest()), timed again on its own, and the bytes it hashes.
+/* The size and compile time of the unwind tables of ELF files (common/unwind/unwind-table.h), as vprofd
+ * would compile them for the BPF program: FDEs, rows of the CFA programs, rows of the table, index entries,
+ * bytes (index + rows) and bytes per row, the rules by kind, and the time to load .eh_frame and to compile
+ * it (the best of --repeat runs, each in slices of 200 FDEs as the daemon does); of the load, the SHA-256
+ * digest that keys a shared table (eh_frame_digest()), timed again on its own, and the bytes it hashes.
  *
  *   unwind-table-size [--repeat N] FILE...     default: Debian's libc.so.6 and python3.11 */
 #include <errno.h>
@@ -91,7 +91,7 @@ static int measure(const char *path, unsigned repeat)
         printf("\n  unsupported CFA rows by reason:");
         for (size_t k = 0; k < ELEMENTSOF(reasons); k++)
                 printf(" %s %u", reasons[k], t->stats.unsupported[k]);
-        printf("\n  load %.2f ms (of which the digest %.2f ms, %.1f KiB hashed), compile %.2f ms (best of %u)\n",
+        printf("\n  load %.2f ms (the digest %.2f ms of it, %.1f KiB hashed), compile %.2f ms (best of %u)\n",
                load_ms, digest_ms, (double)hashed / 1024, compile_ms, repeat);
         return 0;
 }

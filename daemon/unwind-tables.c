@@ -33,8 +33,8 @@ typedef enum SlotState {
         SLOT_TOO_BIG,
 } SlotState;
 
-/* One table, by the digest of the CFI it is compiled from (else, for a file without CFI, the file's device and
- * inode), shared by every file whose CFI has that digest. */
+/* One table, by the digest of the CFI it is compiled from (else, for a file without CFI, the file's device
+ * and inode), shared by every file whose CFI has that digest. */
 typedef struct Slot {
         char *key;
         uint8_t digest[EH_FRAME_DIGEST_SIZE]; /* the key's, when has_digest */
@@ -437,16 +437,17 @@ static int on_build(sd_event_source *source _unused_, void *userdata)
         return 0;
 }
 
-/* Start compiling the table of the file mapped at addr in as: 0, or -ESTALE when the file's CFI is not (or no
- * longer) the one the slot is for: a file rewritten since its digest was taken, read again with the maps. The
- * slot stays as it was, for the files whose CFI it is, and the caller looks at the file again as a new one. */
+/* Start compiling the table of the file mapped at addr in as: 0, or -ESTALE when the file's CFI is not (or
+ * no longer) the one the slot is for: a file rewritten since its digest was taken, read again with the maps.
+ * The slot stays as it was, for the files whose CFI it is, and the caller looks at the file again as a new
+ * one. */
 static int start_build(UnwindTables *u, Slot *s, AddressSpace *as, uint64_t addr)
 {
         uint8_t digest[EH_FRAME_DIGEST_SIZE];
         int r;
 
-        /* A slot shared by several files takes no error of one of them for good (its CFI not read this time, for
-         * the cache's budget), only those of the builder, which are the CFI's. */
+        /* A slot shared by several files takes no error of one of them for good (its CFI not read this time,
+         * for the cache's budget), only those of the builder, which are the CFI's. */
         if (s->has_digest && (unwinder_cfi_digest(as, addr, digest, NULL) < 0 ||
                               memcmp(digest, s->digest, EH_FRAME_DIGEST_SIZE) != 0)) {
                 log_debug("The CFI of %s is not that of its table: the file is looked at again.", s->name);
@@ -454,8 +455,8 @@ static int start_build(UnwindTables *u, Slot *s, AddressSpace *as, uint64_t addr
         }
         r = unwinder_table_build_new(as, addr, &s->build);
         /* The table is the bytes the build reads: under the slot's key only when their digest is the key. */
-        if (r >= 0 && (!s->has_digest ||
-                       memcmp(unwinder_table_build_digest(s->build), s->digest, EH_FRAME_DIGEST_SIZE) != 0)) {
+        if (r >= 0 && (!s->has_digest || memcmp(unwinder_table_build_digest(s->build), s->digest,
+                                                EH_FRAME_DIGEST_SIZE) != 0)) {
                 s->build = unwinder_table_build_free(s->build);
                 return -ESTALE;
         }
@@ -559,18 +560,20 @@ void unwind_tables_note(UnwindTables *u, Target *t, uint64_t addr, bool unknown_
         if (s) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
 
+                /* An evicted table compiled again after a while; else a record taken before the last push,
+                 * or a push that missed this table: push again. */
                 if (s->state == SLOT_EVICTED && now - s->state_usec >= EVICTED_RETRY_USEC) {
                         if (start_build(u, s, t->address_space, addr) == -ESTALE)
                                 forget_file(u, fkey);
-                /* A record taken before the last push, or a push that missed this table: push again. */
-                } else if (p && (s->state == SLOT_LOADED || state_final(s->state)) && p->push_usec < s->state_usec)
+                } else if (p && (s->state == SLOT_LOADED || state_final(s->state)) &&
+                           p->push_usec < s->state_usec)
                         p->dirty = true;
                 return;
         }
 
-        /* A file not seen before (or not since no mapping held its table): the table of the same CFI, compiled
-         * from another file or not. Not by build-id: a file's owner chooses its build-id and its CFI apart, and a
-         * copy of another's program with its CFI changed would give that program its table. */
+        /* A file not seen before (or not since no mapping held its table): the table of the same CFI,
+         * compiled from another file or not. Not by build-id: a file's owner chooses its build-id and its
+         * CFI apart, and a copy of another's program with other CFI would give that program its table. */
         r = unwinder_cfi_digest(t->address_space, addr, digest, NULL);
         if (r == -ENOENT) {
                 /* No CFI: the file's own slot, which its build finds without CFI too. */
@@ -610,10 +613,11 @@ static void slot_unref(UnwindTables *u, Slot *s)
                 }
 }
 
-/* Whether the file mapped at addr has the CFI of s's table (and its bias then), or none when s is a file's slot
- * without CFI. A device and inode name a file only while it lives, and a slot in a final state keeps its files
- * for good: another file may have them by now (a user's copy deleted, its inode given to a file of root's), or
- * its owner may have rewritten it. So each mapping is checked at the point where a table is given to it. */
+/* Whether the file mapped at addr has the CFI of s's table (and its bias then), or none when s is a file's
+ * slot without CFI. A device and inode name a file only while it lives, and a slot in a final state keeps
+ * its files for good: another file may have them by now (a user's copy deleted, its inode given to a file of
+ * root's), or its owner may have rewritten it. So each mapping is checked at the point where a table is
+ * given to it. */
 static bool slot_fits(const Slot *s, AddressSpace *as, uint64_t addr, uint64_t *ret_bias)
 {
         uint8_t digest[EH_FRAME_DIGEST_SIZE];
@@ -665,8 +669,8 @@ static void push_target(UnwindTables *u, Target *t, bool force)
                 /* Not its file's slot: no table, so that its next fallback finds the file's own. */
                 if (s && (s->state == SLOT_LOADED || state_final(s->state)) &&
                     !slot_fits(s, t->address_space, pm->start, &bias)) {
-                        log_debug("The file of %s at %" PRIx64 " in %d is not the one of its slot's table: "
-                                  "looked at again.", s->name, pm->start, (int)t->pid);
+                        log_debug("The file of %s at %" PRIx64 " in %d is not its slot's: looked at again.",
+                                  s->name, pm->start, (int)t->pid);
                         forget_file(u, fkey);
                         s = NULL;
                 }

@@ -9,14 +9,14 @@
 #include "target.h"
 
 /* The unwind tables the BPF program walks user stacks with, loaded lazily: a file's table is compiled
- * (unwinder.h, unwind-table.h) when a target's sample first falls back to the frame pointer in it, in slices of
- * a low-priority event source, and published in the sampler's arena (unwind-arena.h). One table per CFI,
+ * (unwinder.h, unwind-table.h) when a target's sample first falls back to the frame pointer in it, in slices
+ * of a low-priority event source, and published in the sampler's arena (unwind-arena.h). One table per CFI,
  * known by the SHA-256 digest of the bytes it is compiled from (eh_frame_digest(); a file without CFI by its
  * device and inode), shared by every file of that CFI and every target that maps one: each target's
- * executable mappings, pushed to the BPF program, reference the tables, and a table that no mapping references
- * goes first when the arena is full; else the least recently walked one. A file without CFI, or whose table
- * failed or would take more than half the arena, is marked so, and its frames take the frame-pointer step
- * without asking again. */
+ * executable mappings, pushed to the BPF program, reference the tables, and a table that no mapping
+ * references goes first when the arena is full; else the least recently walked one. A file without CFI, or
+ * whose table failed or would take more than half the arena, is marked so, and its frames take the
+ * frame-pointer step without asking again. */
 
 typedef struct UnwindTablesStats {
         uint32_t tables;        /* loaded now */

@@ -600,8 +600,8 @@ static size_t digest_section(struct sha256_ctx *ctx, const CfiSection *s)
         return 16 + s->size;
 }
 
-/* Of the copies that every later read of e goes to, fields by their size first so that no two EhFrames feed the
- * same stream: what a table compiled from e depends on, and nothing else. */
+/* Of the copies that every later read of e goes to, fields by their size first so that no two EhFrames feed
+ * the same stream: what a table compiled from e depends on, and nothing else. */
 size_t eh_frame_digest_compute(const EhFrame *e, uint8_t ret[static EH_FRAME_DIGEST_SIZE])
 {
         struct sha256_ctx ctx;

@@ -57,12 +57,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(EhFrame *, eh_frame_free);
 /* The bytes of eh_frame_digest(): SHA-256. */
 #define EH_FRAME_DIGEST_SIZE 32
 /* What a table compiled from e (unwind-table.h) is a function of, as a SHA-256 digest: the CFI sections as e
- * holds them (.eh_frame up to its terminator, .debug_frame when one of its FDEs is used) with their addresses,
- * the table's base and its functions (from .eh_frame_hdr or a scan). Two EhFrames of one digest compile to the
- * same table, whatever the files' names or build-ids. Computed when e is made, from the copies that every later
- * read of e goes to, so that a file rewritten meanwhile cannot make e's table differ from its digest; SHA-256,
- * not a checksum, because the bytes come from files their owners choose: none can make the digest of another
- * user's CFI with bytes of their own. */
+ * holds them (.eh_frame up to its terminator, .debug_frame when one of its FDEs is used) with their
+ * addresses, the table's base and its functions (from .eh_frame_hdr or a scan). Two EhFrames of one digest
+ * compile to the same table, whatever the files' names or build-ids. Computed when e is made, from the
+ * copies that every later read of e goes to, so that a file rewritten meanwhile cannot make e's table differ
+ * from its digest; SHA-256, not a checksum, because the bytes come from files their owners choose: none can
+ * make the digest of another user's CFI with bytes of their own. */
 const uint8_t *eh_frame_digest(const EhFrame *e);
 /* The digest computed again from e's bytes into ret (the value eh_frame_digest() took when e was made), for
  * measurements and tests: the number of bytes hashed. */

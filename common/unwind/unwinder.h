@@ -43,9 +43,9 @@ int unwinder_frame_kind(AddressSpace *as, uint64_t ip, bool return_address, Unwi
  * of the file (unwind-table.h) is placed at in this process. Errors as unwinder_leaf(). */
 int unwinder_code_bias(AddressSpace *as, uint64_t addr, uint64_t *ret_bias);
 
-/* The digest of the CFI of the file mapped at addr (eh_frame_digest(): what a table compiled from it depends on),
- * copied to ret: the key under which files share a compiled table; and, when ret_bias is not NULL, the bias as
- * unwinder_code_bias() gives it. Errors as unwinder_leaf(). */
+/* The digest of the CFI of the file mapped at addr (eh_frame_digest(): what a table compiled from it depends
+ * on), copied to ret: the key under which files share a compiled table; and, when ret_bias is not NULL, the
+ * bias as unwinder_code_bias() gives it. Errors as unwinder_leaf(). */
 int unwinder_cfi_digest(AddressSpace *as, uint64_t addr, uint8_t ret[static EH_FRAME_DIGEST_SIZE],
                         uint64_t *ret_bias);
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The compiler of unwind tables (common/unwind/unwind-table.c) on real files: the rules it gives the forms of
- * CFI that GCC and glibc write, on the fixtures built by GCC without frame pointers (tests/fixtures,
+/* The compiler of unwind tables (common/unwind/unwind-table.c) on real files: the rules it gives the forms
+ * of CFI that GCC and glibc write, on the fixtures built by GCC without frame pointers (tests/fixtures,
  * fixture-unwind.c, and its copies without CFI or with a damaged .eh_frame) and on this system's libc and
  * python3.11; the table's invariants; and the property that matters to the BPF program: at every byte of the
  * fixtures' code and at 100,000 addresses of libc, the table's rule is the rule of the row the interpreter
- * finds there (unwind-table-check.h); and the digest that keys a shared table (eh_frame_digest()): the same for
- * the same CFI, another for other CFI of the same build-id. Hand-made CFI: test-unwind-table-cfi.c. */
+ * finds there (unwind-table-check.h); and the digest that keys a shared table (eh_frame_digest()): the same
+ * for the same CFI, another for other CFI of the same build-id. Hand-made CFI: test-unwind-table-cfi.c. */
 #include <check.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -356,14 +356,14 @@ static void assert_same_table(const UnwindTable *a, const UnwindTable *b)
         ck_assert_int_eq(memcmp(a->rows, b->rows, a->n_rows * sizeof(*a->rows)), 0);
 }
 
-/* The key of a shared table: the same for a copy of the file (another inode, the same CFI), which compiles to the
- * same table; another for each change of the CFI with the build-id kept (the damaged copies, one byte of
- * .eh_frame, the same bytes at another address). */
+/* The key of a shared table: the same for a copy of the file (another inode, the same CFI), which compiles
+ * to the same table; another for each change of the CFI with the build-id kept (the damaged copies, one byte
+ * of .eh_frame, the same bytes at another address). */
 START_TEST(test_digest_key)
 {
         _cleanup_(eh_frame_freep) EhFrame *prog = load(arg_prog), *again = load(arg_prog), *copy = NULL,
-                                         *truncated = load(arg_truncated), *garbage = NULL, *flipped = NULL,
-                                         *at = NULL, *moved = NULL, *at_again = NULL;
+                                          *truncated = load(arg_truncated), *garbage = NULL, *flipped = NULL,
+                                          *at = NULL, *moved = NULL, *at_again = NULL;
         _cleanup_(unwind_table_freep) UnwindTable *t_prog = NULL, *t_copy = NULL;
         _cleanup_free_ char *copy_path = test_copy_temp(arg_prog, "copy"),
                             *flipped_path = test_copy_temp(arg_prog, "flipped");
