@@ -133,6 +133,31 @@ int utf8_escape(const char *s, char **ret)
         return 0;
 }
 
+char *utf8_escape_dup(const char *s)
+{
+        char *copy;
+
+        if (utf8_is_printable(s, strlen(s)))
+                return strdup(s);
+        return utf8_escape(s, &copy) < 0 ? NULL : copy;
+}
+
+int utf8_escape_or_keep(const char *s, char **ret_buf, const char **ret)
+{
+        int r;
+
+        *ret_buf = NULL;
+        if (!s || utf8_is_printable(s, strlen(s))) {
+                *ret = s;
+                return 0;
+        }
+        r = utf8_escape(s, ret_buf);
+        if (r < 0)
+                return r;
+        *ret = *ret_buf;
+        return 0;
+}
+
 int utf8_escape_in_place(char **s)
 {
         char *escaped;

@@ -39,6 +39,13 @@ char *utf8_escape_buf(const char *s, size_t n, char *buf, size_t size);
 /* The escape of the NUL-terminated s, allocated: -ENOMEM. */
 int utf8_escape(const char *s, char **ret);
 
+/* A copy of the escape of s (strdup() when it is its own): NULL when out of memory. */
+char *utf8_escape_dup(const char *s);
+
+/* s when it is its own escape, else its escape, allocated in *ret_buf for the caller to free: for a lookup by
+ * the escaped name without a copy in the common case. -ENOMEM. */
+int utf8_escape_or_keep(const char *s, char **ret_buf, const char **ret);
+
 /* Replaces *s (allocated, NUL-terminated) by its escape if it is not its own: 1 when replaced, 0 when kept,
  * -ENOMEM (*s kept). */
 int utf8_escape_in_place(char **s);
