@@ -146,12 +146,11 @@ class Storm(vprof_env.TestCase):
         elapsed = time.monotonic() - start
         time.sleep(1)
         done = next(line for line in out.splitlines() if line.startswith("done "))
-        group = next(g for g in env.ctl_json("list")["groups"] if g["spec"] == str(p.pid)) \
-            if "groups" in env.ctl_json("list") else None
+        group = next(g for g in env.ctl_json("list")["groups"] if g["group"] == str(p.pid))
         r = env.ctl("detach", p.pid, user=USER)
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = env.log_text().splitlines()[before:]
-        print(f"storm: {done} in {elapsed:.1f} s; {len(lines)} log lines of vprofd; group {group}")
+        print(f"storm: {done} (at 1000 a second), {elapsed:.1f} s; {len(lines)} log lines of vprofd; group {group}")
         for line in lines:
             print(f"  {line}")
         self.assertLessEqual(len(lines), 36)
@@ -159,6 +158,7 @@ class Storm(vprof_env.TestCase):
         self.assertEqual(len(summary), 1, lines)
         m = re.search(r"(\d+) exited ones evicted", summary[0])
         self.assertTrue(m, summary[0])
+        self.assertEqual(int(m.group(1)), group["evicted"])
         print(f"storm: {m.group(1)} evictions counted, not logged")
 
 
