@@ -53,11 +53,22 @@ bool utf8_is_valid(const char *s, size_t n)
         return true;
 }
 
+/* Printable ASCII: most names are nothing else, and go byte by byte without decoding. */
+static inline bool is_plain(char c)
+{
+        return (unsigned char)c >= 0x20 && (unsigned char)c < 0x7f;
+}
+
 bool utf8_is_printable(const char *s, size_t n)
 {
         for (size_t i = 0; i < n;) {
-                size_t length = utf8_char_length(s + i, n - i);
+                size_t length;
 
+                if (is_plain(s[i])) {
+                        i++;
+                        continue;
+                }
+                length = utf8_char_length(s + i, n - i);
                 if (length == 0 || utf8_char_is_control(s + i, length))
                         return false;
                 i += length;
@@ -87,6 +98,32 @@ static size_t escape_byte(unsigned char c, char out[static 4])
                 out[3] = hex[c & 0xf];
                 return 4;
         }
+}
+
+size_t utf8_escaped_length(const char *s, size_t n)
+{
+        size_t out = 0;
+
+        for (size_t i = 0; i < n;) {
+                size_t length;
+                char escaped[4];
+
+                if (is_plain(s[i])) {
+                        out++;
+                        i++;
+                        continue;
+                }
+                length = utf8_char_length(s + i, n - i);
+                if (length > 0 && !utf8_char_is_control(s + i, length)) {
+                        out += length;
+                        i += length;
+                        continue;
+                }
+                for (size_t j = 0; j < (length ?: 1); j++)
+                        out += escape_byte((unsigned char)s[i + j], escaped);
+                i += length ?: 1;
+        }
+        return out;
 }
 
 char *utf8_escape_buf(const char *s, size_t n, char *buf, size_t size)

@@ -32,6 +32,9 @@ bool utf8_is_valid(const char *s, size_t n);
 /* Whether the n bytes at s are their own escape: well-formed, without control characters. */
 bool utf8_is_printable(const char *s, size_t n);
 
+/* The length of the escape of the n bytes at s, without a NUL: n exactly when they are their own escape. */
+size_t utf8_escaped_length(const char *s, size_t n);
+
 /* The escape of the n bytes at s, NUL-terminated, in buf of size bytes; cut between two escapes, never inside
  * one, when it does not fit (UTF8_ESCAPED_MAX(n) + 1 always fits). Returns buf. */
 char *utf8_escape_buf(const char *s, size_t n, char *buf, size_t size);

@@ -15,6 +15,7 @@ static void check_escape(const char *in, size_t n, const char *expected)
         char buf[256];
 
         ck_assert_str_eq(utf8_escape_buf(in, n, buf, sizeof(buf)), expected);
+        ck_assert_uint_eq(utf8_escaped_length(in, n), strlen(expected));
         /* The escape is its own escape: escaping once is enough, twice changes nothing. */
         ck_assert(utf8_is_printable(buf, strlen(buf)));
 }
