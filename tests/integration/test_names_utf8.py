@@ -4,7 +4,7 @@
 and a hot function whose name holds 0xff 0xfe and a newline. Root's list, merged report, report --by process,
 the target's report and its JSON, and the exporter's /targets all answer, with the names escaped (\\xNN, \\r,
 \\n), before and after a restart of vprofd on the same state directory; the command name with CR/LF makes one
-log line. And a storm of 10,000 short-lived children attached with --children by that user leaves a few dozen
+log line. A caller's own strings are the bus's to check. And a storm of 10,000 short-lived children attached with --children by that user leaves a few dozen
 log lines, not one per child."""
 import json
 import os
@@ -13,6 +13,7 @@ import subprocess
 import time
 import unittest
 
+import dbus_wire
 import vprof_env
 from exporter_env import Exporter
 
@@ -123,6 +124,25 @@ class NamesNotUtf8(vprof_env.TestCase):
         self.check_answers(bad.pid, crlf.pid, "after the restart")
         for p in (bad, crlf):
             ENV.ctl("detach", p.pid)
+
+
+class CallerStrings(vprof_env.TestCase):
+    def test_invalid_utf8_never_reaches_vprofd(self):
+        """A caller's strings need no escape: the bus refuses a message with a string that is not UTF-8 before
+        vprofd reads it (dbus-daemon checks every message it routes; sd-bus would refuse it too)."""
+        c = dbus_wire.Connection(ENV.socket)
+        try:
+            error, _ = c.call("org.vprof.Profiler1", "/org/vprof/Profiler1", "org.vprof.Profiler1", "Attach", "st",
+                              b"x\xff\xfey", 0)
+            outcome = f"answered {error}"
+            self.assertIsNotNone(error)
+        except (RuntimeError, OSError) as e:
+            outcome = f"the bus hung up on the caller ({e})"
+        finally:
+            c.close()
+        print(f"Attach with a target of bytes 0xff 0xfe: {outcome}")
+        self.assertEqual(ENV.ctl("status").returncode, 0)
+        self.assertNotIn("\ufffd", ENV.log_text())
 
 
 class Storm(vprof_env.TestCase):
