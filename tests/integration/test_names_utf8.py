@@ -4,8 +4,8 @@
 and a hot function whose name holds 0xff 0xfe and a newline. Root's list, merged report, report --by process,
 the target's report and its JSON, and the exporter's /targets all answer, with the names escaped (\\xNN, \\r,
 \\n), before and after a restart of vprofd on the same state directory; the command name with CR/LF makes one
-log line. A caller's own strings are the bus's to check. And a storm of 10,000 short-lived children attached with --children by that user leaves a few dozen
-log lines, not one per child."""
+log line. A caller's own strings are the bus's to check. And a storm of 10,000 short-lived children attached
+with --children by that user leaves a few dozen log lines, not one per child."""
 import json
 import os
 import re
