@@ -40,6 +40,10 @@ static int read_group_entry(sd_bus_message *m, const char *key, void *userdata)
                 return sd_bus_message_read(m, "v", "t", &g->members);
         if (strcmp(key, "refused") == 0)
                 return sd_bus_message_read(m, "v", "t", &g->refused);
+        if (strcmp(key, "evicted") == 0)
+                return sd_bus_message_read(m, "v", "t", &g->evicted);
+        if (strcmp(key, "expired") == 0)
+                return sd_bus_message_read(m, "v", "t", &g->expired);
         if (strcmp(key, "attached_usec") == 0)
                 return sd_bus_message_read(m, "v", "t", &g->attached_usec);
         if (strcmp(key, "flags") == 0)

@@ -19,6 +19,7 @@ typedef struct GroupInfo {
         uint32_t pid;  /* children: the process followed */
         uint32_t processes, exited;
         uint64_t members, refused;
+        uint64_t evicted, expired; /* exited members detached for newer ones, and after their retention */
         uint64_t attached_usec;
         uint64_t flags;
         uint32_t uid;

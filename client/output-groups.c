@@ -50,6 +50,10 @@ json_object *groups_to_json(const GroupList *l)
                 if (r >= 0)
                         r = json_add_u64(e, "refused", g->refused);
                 if (r >= 0)
+                        r = json_add_u64(e, "evicted", g->evicted);
+                if (r >= 0)
+                        r = json_add_u64(e, "expired", g->expired);
+                if (r >= 0)
                         r = json_add_bool(e, "off_cpu", g->flags & VPROF_ATTACH_OFF_CPU);
                 if (r >= 0)
                         r = json_add_u64(e, "attached_usec", g->attached_usec);

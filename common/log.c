@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "utf8.h"
 
 static const char *log_program = "vprof";
 static int log_max_level = LOG_INFO;
@@ -46,7 +47,7 @@ int log_get_max_level(void)
 
 int log_internal(int level, int error, const char *format, ...)
 {
-        char buf[1024];
+        char buf[1024], line[UTF8_ESCAPED_MAX(sizeof(buf)) + 1];
         va_list ap;
         int saved = errno;
 
@@ -56,11 +57,15 @@ int log_internal(int level, int error, const char *format, ...)
         va_start(ap, format);
         vsnprintf(buf, sizeof(buf), format, ap);
         va_end(ap);
+        /* One call, one line: a name from outside (a command name with CR/LF, a path) cannot start a line that
+         * journald would take for another message, nor talk to the terminal. Names are escaped where they are
+         * read already; this is for anything else the message quotes. */
+        utf8_escape_buf(buf, strlen(buf), line, sizeof(line));
 
         if (log_prefix_priority)
-                fprintf(stderr, "<%d>%s\n", level, buf);
+                fprintf(stderr, "<%d>%s\n", level, line);
         else
-                fprintf(stderr, "%s: %s\n", log_program, buf);
+                fprintf(stderr, "%s: %s\n", log_program, line);
 
         errno = saved;
         return -error;

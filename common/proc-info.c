@@ -133,13 +133,26 @@ int proc_read_nstgid(pid_t pid, pid_t *ret)
         return r;
 }
 
+void proc_comm_parse(const char *text, char ret[static PROC_COMM_ESCAPED_SIZE])
+{
+        /* At most 15 bytes and the kernel's newline. The name is the process's to choose (prctl(PR_SET_NAME),
+         * the file name it was executed from): any byte but NUL, newlines of its own too, which the escape
+         * keeps visible. */
+        size_t n = strlen(text);
+
+        if (n > 0 && text[n - 1] == '\n')
+                n--;
+        n = MIN(n, (size_t)PROC_COMM_LEN);
+
+        utf8_escape_buf(text, n, ret, PROC_COMM_ESCAPED_SIZE);
+}
+
 int proc_info_read(pid_t pid, ProcInfo *ret)
 {
         char buf[4096], path[32];
         struct stat st;
         ProcInfo info = {};
         unsigned flags;
-        size_t n;
         int r;
 
         assert(ret);
@@ -184,10 +197,7 @@ int proc_info_read(pid_t pid, ProcInfo *ret)
         r = read_proc_file(pid, "comm", buf, sizeof(buf));
         if (r < 0)
                 return r;
-        /* comm is at most 15 characters and a newline. */
-        n = MIN(strcspn(buf, "\n"), sizeof(info.comm) - 1);
-        memcpy(info.comm, buf, n);
-        info.comm[n] = '\0';
+        proc_comm_parse(buf, info.comm);
 
         *ret = info;
         return 0;

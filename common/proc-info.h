@@ -5,6 +5,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "utf8.h"
+
+/* The kernel's command names: at most 15 bytes, any but NUL (TASK_COMM_LEN). */
+#define PROC_COMM_LEN 15
+/* A command name as vprofd keeps and shows it: escaped (utf8.h), at most 4 bytes for each of the kernel's. */
+#define PROC_COMM_ESCAPED_SIZE (UTF8_ESCAPED_MAX(PROC_COMM_LEN) + 1)
+
 /* What the daemon needs to know of a process before attaching to it, from /proc/PID/{stat,status,comm}. */
 typedef struct ProcInfo {
         pid_t tgid;
@@ -14,7 +21,7 @@ typedef struct ProcInfo {
         bool dumpable;          /* its /proc files belong to its effective user: not set-ID, not PR_SET_DUMPABLE 0 */
         bool kernel_thread;
         uint64_t start_time;    /* clock ticks since boot: with the PID, identifies the process */
-        char comm[16];
+        char comm[PROC_COMM_ESCAPED_SIZE]; /* escaped (utf8.h): valid UTF-8, one line */
 } ProcInfo;
 
 /* Parsers of the file texts (pure, for tests). */
@@ -25,6 +32,9 @@ int proc_status_parse(const char *text, pid_t *ret_tgid, pid_t *ret_ns_tgid, uid
 /* The PID of the process as its own PID namespace sees it: the last field of NStgid. */
 int proc_status_nstgid(const char *text, pid_t *ret);
 int proc_read_nstgid(pid_t pid, pid_t *ret);
+
+/* The escape (utf8.h) of the text of /proc/PID/comm (a newline ends it) in ret. */
+void proc_comm_parse(const char *text, char ret[static PROC_COMM_ESCAPED_SIZE]);
 
 /* -ESRCH when the process does not exist. */
 int proc_info_read(pid_t pid, ProcInfo *ret);

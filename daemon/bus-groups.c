@@ -211,7 +211,7 @@ static int append_group(Manager *m, sd_bus_message *reply, const TargetGroup *g)
         r = sd_bus_message_append(reply, "s", g->spec);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "a{sv}", 11,
+        r = sd_bus_message_append(reply, "a{sv}", 13,
                                   "kind", "s", target_group_kind_to_string(g->kind),
                                   "cgroup", "s", g->cgroup_path ?: "",
                                   "cgroup_id", "t", g->cgroup_id,
@@ -220,6 +220,8 @@ static int append_group(Manager *m, sd_bus_message *reply, const TargetGroup *g)
                                   "exited", "u", exited,
                                   "members", "t", g->members,
                                   "refused", "t", g->refused,
+                                  "evicted", "t", g->evicted,
+                                  "expired", "t", g->expired,
                                   "attached_usec", "t", g->attach_usec,
                                   /* As attached: a cgroup's members follow their children, as a matter of
                                    * course. */

@@ -220,8 +220,9 @@ static int append_mappings(sd_bus_message *reply, const Target *t)
 
                 if (!m->executable || !m->path || strncmp(m->path, "[anon", 5) == 0)
                         continue;
-                slash = strrchr(m->path, '/');
-                module = m->path[0] == '/' && slash[1] ? slash + 1 : m->path;
+                /* Shown escaped (ProcMap.name), as the tables hold it; compared raw below. */
+                slash = strrchr(m->name, '/');
+                module = m->name[0] == '/' && slash[1] ? slash + 1 : m->name;
                 /* Once per module: its first executable mapping's, spanning the later ones of the same path. */
                 for (size_t j = 0; j < i && !seen; j++)
                         seen = maps->maps[j].executable && maps->maps[j].path &&
@@ -234,7 +235,7 @@ static int append_mappings(sd_bus_message *reply, const Target *t)
                                 limit = MAX(limit, maps->maps[j].end);
                 if (m->path[0] == '/')
                         (void)address_space_module_info(t->address_space, module, &info);
-                r = sd_bus_message_append(reply, "(sssttt)", module, m->path, info.build_id ?: "", start, limit,
+                r = sd_bus_message_append(reply, "(sssttt)", module, m->name, info.build_id ?: "", start, limit,
                                           m->offset);
                 if (r < 0)
                         return r;

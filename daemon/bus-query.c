@@ -16,6 +16,7 @@
 #include "quote.h"
 #include "target-spec.h"
 #include "time-util.h"
+#include "utf8.h"
 
 /* The queries: each checks its arguments, asks authz.h whether the caller may see the target, brings the
  * tables up to date (manager_sync()) and marshals the answer. What the numbers mean is in docs/COUNTING.md; the
@@ -697,8 +698,15 @@ static int append_module_symbols(sd_bus_message *reply, const Debuginfod *debugi
                                           symbol_source_to_string(info.source), "path", "s", info.path ?: "",
                                           "symbols", "t", (uint64_t)info.n_symbols, "load_usec", "t",
                                           info.load_usec);
-                if (r >= 0 && info.debug_file)
-                        r = sd_bus_message_append(reply, "{sv}", "debug_file", "s", info.debug_file);
+                if (r >= 0 && info.debug_file) {
+                        _cleanup_free_ char *escaped = NULL;
+                        const char *debug_file;
+
+                        /* The one path kept raw where it is read, to be opened again: escaped here. */
+                        r = utf8_escape_or_keep(info.debug_file, &escaped, &debug_file);
+                        if (r >= 0)
+                                r = sd_bus_message_append(reply, "{sv}", "debug_file", "s", debug_file);
+                }
                 if (r >= 0 && info.build_id)
                         r = sd_bus_message_append(reply, "{sv}", "build_id", "s", info.build_id);
                 if (r >= 0)

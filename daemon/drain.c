@@ -10,6 +10,7 @@
 #include "drain.h"
 #include "log.h"
 #include "unwinder.h"
+#include "utf8.h"
 
 /* The hot path of the daemon: every record the BPF program keeps comes through here, Frequency= a second for
  * each CPU that runs a target, and the targets' off-CPU intervals. Most frames of a busy target were seen before,
@@ -165,6 +166,7 @@ static size_t complete_user_stack(Target *t, const struct vprof_sample *s, uint6
 static void follow_exec(Drain *d, Target *t, const struct vprof_sample *s)
 {
         _cleanup_(address_space_freep) AddressSpace *as = NULL;
+        char comm[PROC_COMM_ESCAPED_SIZE];
         int r;
 
         if ((int16_t)(s->exec_count - t->exec_count) <= 0)
@@ -178,8 +180,8 @@ static void follow_exec(Drain *d, Target *t, const struct vprof_sample *s)
         address_space_free(t->address_space);
         t->address_space = TAKE_PTR(as);
         frame_cache_clear(t->user_frames);
-        log_info("Target %d exec()ed %.*s: its tables stay, its new image's symbols from now on.", (int)t->pid,
-                 VPROF_COMM_LEN, s->comm);
+        log_info("Target %d exec()ed %s: its tables stay, its new image's symbols from now on.", (int)t->pid,
+                 utf8_escape_buf(s->comm, strnlen(s->comm, PROC_COMM_LEN), comm, sizeof(comm)));
 }
 
 /* What the BPF walk asks of the unwind tables: the table of the module of the first frame that fell back for
@@ -204,7 +206,7 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
         uint32_t frames[VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS];
         uint64_t user[VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS];
         unsigned kdepth = s->kernel_depth, udepth;
-        char comm[VPROF_COMM_LEN + 1];
+        char comm[PROC_COMM_ESCAPED_SIZE];
         ProfileSampleKind kind;
         ProfileSample sample;
         uint64_t duration_ns;
@@ -248,8 +250,9 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                 n++;
         }
 
-        memcpy(comm, s->comm, VPROF_COMM_LEN);
-        comm[VPROF_COMM_LEN] = '\0';
+        /* The thread's name as the kernel holds it, any bytes: escaped here, where it comes in, so that the
+         * tables, the saved state and every answer hold valid UTF-8. A pass over 16 bytes, as the copy was. */
+        utf8_escape_buf(s->comm, strnlen(s->comm, PROC_COMM_LEN), comm, sizeof(comm));
         sample = (ProfileSample){
                 .tid = s->tid,
                 .thread_name = comm,
@@ -267,7 +270,7 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                 (void)profile_delta_add(t->delta, &sample, stack_id);
         /* The process is named after its main thread, which exec and prctl may rename. */
         if (s->tid == (uint32_t)t->pid && strcmp(t->info.comm, comm) != 0)
-                snprintf(t->info.comm, sizeof(t->info.comm), "%s", comm);
+                strcpy(t->info.comm, comm); /* both escaped: the same size */
         return 0;
 }
 

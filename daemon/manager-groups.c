@@ -238,9 +238,10 @@ int manager_detach_group(Manager *m, TargetGroup *g, AuthzCaller caller)
         }
         forget_refused(m, g->id);
         remove_group(m, g);
-        log_info("Detached from %s %s %s: %u processes running, %u exited, %" PRIu64 " refused.",
+        log_info("Detached from %s %s %s: %u processes running, %u exited, %" PRIu64 " refused, %" PRIu64
+                 " evicted for newer members, %" PRIu64 " expired.",
                  target_group_kind_to_string(g->kind), g->spec, caller_text(caller, who), running, exited,
-                 g->refused);
+                 g->refused, g->evicted, g->expired);
         target_group_free(g);
         manager_targets_changed(m);
         return 0;

@@ -75,16 +75,24 @@ static uint64_t seconds_since(uint64_t now, uint64_t then)
         return now > then ? (now - then) / USEC_PER_SEC : 0;
 }
 
-static void evict(Manager *m, Target *victim, const Target *newcomer, const char *setting, uint32_t limit)
+static void evict(Manager *m, Target *victim, const Target *newcomer, TargetGroup *group, const char *setting,
+                  uint32_t limit)
 {
-        log_info("Detached the exited target %d (%s) of UID %u, which exited %" PRIu64 " s ago, to make room for "
-                 "PID %d of UID %u (%s=%" PRIu32 ").", (int)victim->pid, victim->info.comm,
-                 (unsigned)victim->owner_uid, seconds_since(now_realtime(m), victim->exit_usec), (int)newcomer->pid,
-                 (unsigned)newcomer->owner_uid, setting, limit);
+        /* Logged once per cause: a target attached by a call (which the log says too), or a group's first. */
+        if (!group || ++group->evicted == 1)
+                log_info("Detached the exited target %d (%s) of UID %u, which exited %" PRIu64 " s ago, to make "
+                         "room for PID %d of UID %u (%s=%" PRIu32 ")%s%s%s.", (int)victim->pid, victim->info.comm,
+                         (unsigned)victim->owner_uid, seconds_since(now_realtime(m), victim->exit_usec),
+                         (int)newcomer->pid, (unsigned)newcomer->owner_uid, setting, limit,
+                         group ? "; further evictions for the members of " : "", group ? group->spec : "",
+                         group ? " are counted (ListGroups)" : "");
+        else
+                log_debug("Detached the exited target %d (%s) to make room for PID %d of %s (%s=%" PRIu32 ").",
+                          (int)victim->pid, victim->info.comm, (int)newcomer->pid, group->spec, setting, limit);
         (void)manager_remove_target(m, victim); /* exited: out of the sampler already, nothing can fail */
 }
 
-void manager_slots_make_room(Manager *m, const Target *newcomer)
+void manager_slots_make_room(Manager *m, const Target *newcomer, TargetGroup *group)
 {
         uid_t owner = newcomer->owner_uid;
         bool evicted = false;
@@ -93,11 +101,11 @@ void manager_slots_make_room(Manager *m, const Target *newcomer)
         /* While, not if: a limit lowered across a restart can leave a user above it. */
         while (has_user_limit(m, owner) && count_owned(m, owner) >= m->max_targets_per_user &&
                (victim = oldest_exited(m, owner))) {
-                evict(m, victim, newcomer, "MaxTargetsPerUser", m->max_targets_per_user);
+                evict(m, victim, newcomer, group, "MaxTargetsPerUser", m->max_targets_per_user);
                 evicted = true;
         }
         while (hashmap_size(m->targets) >= m->config.max_targets && (victim = oldest_exited(m, ANY_OWNER))) {
-                evict(m, victim, newcomer, "MaxTargets", m->config.max_targets);
+                evict(m, victim, newcomer, group, "MaxTargets", m->config.max_targets);
                 evicted = true;
         }
         if (evicted)
@@ -127,10 +135,17 @@ static int on_retention_timer(sd_event_source *s _unused_, uint64_t usec _unused
                 if (manager_slots_expired(m, t))
                         expired[n++] = t;
         for (size_t i = 0; i < n; i++) {
-                log_info("Detached the exited target %d (%s) of UID %u: it exited %" PRIu64
-                         " s ago (ExitedTargetRetentionSec=%" PRIu64 ").", (int)expired[i]->pid,
-                         expired[i]->info.comm, (unsigned)expired[i]->owner_uid,
-                         seconds_since(now, expired[i]->exit_usec), m->exited_retention_usec / USEC_PER_SEC);
+                TargetGroup *g = expired[i]->group;
+
+                /* A group's members at debug level, counted in the group: their exits were, too, and thousands
+                 * of them would fill the log; the group's detach sums them up. */
+                if (g)
+                        g->expired++;
+                log_full_errno(g ? LOG_DEBUG : LOG_INFO, 0,
+                               "Detached the exited target %d (%s) of UID %u: it exited %" PRIu64
+                               " s ago (ExitedTargetRetentionSec=%" PRIu64 ").", (int)expired[i]->pid,
+                               expired[i]->info.comm, (unsigned)expired[i]->owner_uid,
+                               seconds_since(now, expired[i]->exit_usec), m->exited_retention_usec / USEC_PER_SEC);
                 (void)manager_remove_target(m, expired[i]);
         }
         manager_targets_changed(m);

@@ -23,8 +23,10 @@
 int manager_slots_check(Manager *m, uid_t owner);
 
 /* Makes room for newcomer, which manager_slots_check() let in and which is not among the targets yet: detaches
- * (and logs) exited targets until both limits leave a slot for it. */
-void manager_slots_make_room(Manager *m, const Target *newcomer);
+ * (and logs) exited targets until both limits leave a slot for it. A newcomer that is a member of group (NULL:
+ * none) has the evictions counted in group, and logged for the first one only: a process forking thousands of
+ * children would otherwise write a line for each, the user's to write in the daemon's log. */
+void manager_slots_make_room(Manager *m, const Target *newcomer, TargetGroup *group);
 
 /* Exited targets are detached usec (> 0) after their exit. */
 int manager_slots_enable_retention(Manager *m, uint64_t usec);

@@ -649,7 +649,7 @@ int manager_add_target(Manager *m, Target *t, TargetGroup *g)
                 if (r < 0)
                         goto undo_off_cpu;
         }
-        manager_slots_make_room(m, t);
+        manager_slots_make_room(m, t, g);
         r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)t->pid), t);
         if (r < 0)
                 goto undo_children;

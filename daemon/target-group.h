@@ -35,6 +35,8 @@ typedef struct TargetGroup {
         uint64_t attach_usec; /* CLOCK_REALTIME */
         uint64_t refused;    /* processes not taken in: limits (MaxTargets=, MaxTargetsPerUser=) or gone */
         uint64_t members;    /* processes taken in since the attach, running or exited, detached since or not */
+        uint64_t evicted;    /* exited targets detached to make room for its members (manager-slots.h) */
+        uint64_t expired;    /* its exited members detached after ExitedTargetRetentionSec= */
         struct UnitLookup *unit; /* units: systemd's changes of the unit followed (systemd-unit.h); NULL else */
 } TargetGroup;
 

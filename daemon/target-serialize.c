@@ -4,6 +4,7 @@
 
 #include "profile-serialize.h"
 #include "target-serialize.h"
+#include "utf8.h"
 
 #define TAG_INFO SECTION_TAG('T', 'I', 'N', 'F')
 #define TAG_PROFILE SECTION_TAG('P', 'R', 'O', 'F')
@@ -92,7 +93,10 @@ static int read_info(SectionReader *r, SavedTarget *t)
         t->info.tgid = (pid_t)pid;
         t->info.dumpable = dumpable;
         t->exited = exited;
-        strcpy(t->info.comm, comm); /* bounded above */
+        /* Saved escaped, but an older vprofd saved the command name as the kernel had it: any bytes, which would
+         * make every answer naming this target invalid after the restart too. Escaped within the same bound: an
+         * older name has at most 15 bytes. */
+        utf8_escape_buf(comm, strlen(comm), t->info.comm, sizeof(t->info.comm));
         return 0;
 }
 

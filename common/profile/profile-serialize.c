@@ -6,6 +6,7 @@
 #include "file-util.h"
 #include "profile-internal.h"
 #include "profile-serialize.h"
+#include "utf8.h"
 
 #define TAG_HEADER SECTION_TAG('P', 'H', 'D', 'R')
 #define TAG_MODULES SECTION_TAG('M', 'O', 'D', 'S')
@@ -295,8 +296,17 @@ static int place_modules(SectionReader *r, Profile *p, const SavedModule *module
         if (!placed)
                 return -ENOMEM;
         for (size_t i = 0; i < n_modules; i++) {
-                void *v = hashmap_get(p->module_by_name, modules[i].name);
+                _cleanup_free_ char *escaped = NULL;
+                const char *name;
                 size_t id;
+                void *v;
+                int k;
+
+                /* Interned escaped (profile_intern_module()), looked up so. */
+                k = utf8_escape_or_keep(modules[i].name, &escaped, &name);
+                if (k < 0)
+                        return k;
+                v = hashmap_get(p->module_by_name, name);
 
                 if (!counts_possible(p, &modules[i].counts))
                         return section_fail(r, "module counts that no sampling gives (exclusive above "
@@ -341,7 +351,7 @@ static int read_threads(SectionReader *r, Profile *p)
                 if (t->samples > p->total || !values_within(&t->values, &p->total_values))
                         return section_fail(r, "thread counts above the profile's total");
                 if (name) {
-                        t->name = strdup(name);
+                        t->name = utf8_escape_dup(name); /* an older vprofd's file may hold any bytes */
                         if (!t->name)
                                 return -ENOMEM;
                 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "profile-internal.h"
+#include "utf8.h"
 
 static uint64_t function_key_hash(const void *k)
 {
@@ -128,9 +129,14 @@ static int grow_u32(uint32_t **array, size_t *allocated, size_t needed)
 int profile_intern_module(Profile *p, const char *name, uint32_t *ret_id)
 {
         _cleanup_free_ Module *m = NULL;
-        void *v = hashmap_get(p->module_by_name, name);
+        _cleanup_free_ char *escaped = NULL;
+        void *v;
         int r;
 
+        r = utf8_escape_or_keep(name, &escaped, &name);
+        if (r < 0)
+                return r;
+        v = hashmap_get(p->module_by_name, name);
         if (v) {
                 *ret_id = (uint32_t)(PTR_TO_UINT64(v) - 1);
                 return 0;
@@ -176,9 +182,13 @@ Function *profile_find_function(const Profile *p, const char *module, const char
 int profile_function_append(Profile *p, const char *module, const char *function, uint32_t *ret_id)
 {
         _cleanup_free_ Function *f = NULL;
+        _cleanup_free_ char *escaped = NULL;
         uint32_t module_id;
         int r;
 
+        r = utf8_escape_or_keep(function, &escaped, &function);
+        if (r < 0)
+                return r;
         r = profile_intern_module(p, module, &module_id);
         if (r < 0)
                 return r;
@@ -222,6 +232,7 @@ static int intern_reserved(Profile *p, const char *name, uint32_t *id)
 
 int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id)
 {
+        _cleanup_free_ char *escaped_module = NULL, *escaped_function = NULL;
         Function *existing;
         int r;
 
@@ -230,6 +241,15 @@ int profile_intern_function(Profile *p, const char *module, const char *function
         assert(function);
         assert(ret_id);
 
+        /* The tables hold names of valid UTF-8 on one line only (utf8.h), whatever a symbol table, a maps file,
+         * a perf map or an older vprofd's saved file held: every answer and saved file made of them is valid.
+         * Names come here once each (a new address, a restored table), and are mostly their own escape. */
+        r = utf8_escape_or_keep(module, &escaped_module, &module);
+        if (r < 0)
+                return r;
+        r = utf8_escape_or_keep(function, &escaped_function, &function);
+        if (r < 0)
+                return r;
         existing = profile_find_function(p, module, function);
         if (existing) {
                 *ret_id = existing->id;
@@ -267,9 +287,10 @@ Thread *profile_count_thread(Profile *p, uint32_t tid, const char *name, int *re
                 }
                 t = TAKE_PTR(n);
         }
-        /* Threads rename themselves (pthread_setname_np); the table shows the latest name. */
+        /* Threads rename themselves (pthread_setname_np); the table shows the latest name. The drain gives it
+         * escaped already; a delta of an older vprofd may not have. */
         if (name && (!t->name || strcmp(t->name, name) != 0)) {
-                char *copy = strdup(name);
+                char *copy = utf8_escape_dup(name);
                 if (!copy) {
                         *ret_error = -ENOMEM;
                         return NULL;
@@ -728,7 +749,7 @@ int profile_set_mangled(Profile *p, uint32_t id, const char *mangled)
         r = grow_u32(&p->mangled_log, &p->allocated_mangled_log, p->n_mangled_log + 1);
         if (r < 0)
                 return r;
-        copy = strdup(mangled);
+        copy = utf8_escape_dup(mangled);
         if (!copy)
                 return -ENOMEM;
         p->functions[id]->mangled = copy;

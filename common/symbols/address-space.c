@@ -300,13 +300,14 @@ static const char *mapping_module(const ProcMap *m)
 {
         const char *slash;
 
-        if (!m->path)
+        if (!m->name)
                 return "[anon]";
-        /* "[vdso]", "[heap]", "[anon:name]", and other names without a directory, as they are. */
-        if (m->path[0] != '/')
-                return m->path;
-        slash = strrchr(m->path, '/');
-        return slash[1] ? slash + 1 : m->path;
+        /* "[vdso]", "[heap]", "[anon:name]", and other names without a directory, as they are; escaped
+         * (ProcMap.name), as the tables take them. */
+        if (m->name[0] != '/')
+                return m->name;
+        slash = strrchr(m->name, '/');
+        return slash[1] ? slash + 1 : m->name;
 }
 
 /* The mapping holding addr (NULL when none does), re-reading the maps on a miss. */
@@ -587,7 +588,7 @@ static void file_info_fill(const ProcMap *m, const FileEntry *entry, FileInfo *r
 {
         *ret = (FileInfo) {
                 .module = mapping_module(m),
-                .path = m->path,
+                .path = m->name,
                 .source = entry->source,
                 .debug_file = entry->debug_file,
                 .build_id = elf_symbols_build_id(entry->elf),

@@ -10,6 +10,7 @@
 #include "elf-symbols.h"
 #include "elf-util.h"
 #include "log.h"
+#include "utf8.h"
 #include "xz-util.h"
 
 /* A MiniDebugInfo ELF holds only a .symtab and its strings: a few MiB even for the largest libraries. The
@@ -326,7 +327,9 @@ static int build_table(ElfSymbols *e, Candidates *c)
         for (size_t i = 0; i < n; i++) {
                 if (i > 0 && cands[i].start == cands[i - 1].start)
                         continue;
-                names_size += cands[i].name_len + 1;
+                /* A symbol is named by whoever built the file: any bytes. Its name is kept escaped (utf8.h),
+                 * once per file here, so that no lookup hands out a name the bus would refuse. */
+                names_size += utf8_escaped_length(cands[i].name, cands[i].name_len) + 1;
                 kept++;
         }
         if (names_size > UINT32_MAX)
@@ -355,9 +358,14 @@ static int build_table(ElfSymbols *e, Candidates *c)
                         .size = (uint32_t)MIN(MAX(size, (uint64_t)1), (uint64_t)UINT32_MAX),
                         .name = (uint32_t)used,
                 };
-                memcpy(names + used, x->name, x->name_len);
-                names[used + x->name_len] = '\0';
-                used += x->name_len + 1;
+                if (utf8_is_printable(x->name, x->name_len)) {
+                        memcpy(names + used, x->name, x->name_len);
+                        names[used + x->name_len] = '\0';
+                        used += x->name_len + 1;
+                } else {
+                        utf8_escape_buf(x->name, x->name_len, names + used, names_size - used);
+                        used += strlen(names + used) + 1;
+                }
         }
 
         free(e->syms);

@@ -8,6 +8,7 @@
 
 #include "open-util.h"
 #include "perf-map.h"
+#include "utf8.h"
 
 /* A JIT's perf map grows with every function it compiles: tens of MiB after days. Bigger is refused. */
 #define PERF_MAP_MAX (UINT64_C(256) << 20)
@@ -96,7 +97,8 @@ int perf_map_parse(FILE *f, PerfMap **ret)
                         allocated = a;
                 }
                 m->entries[m->n] = (PerfMapEntry) { .start = start, .size = size, .line = n_line };
-                m->entries[m->n].name = strdup(name);
+                /* The process writes its perf map: the name, any bytes, escaped here, once (utf8.h). */
+                m->entries[m->n].name = utf8_escape_dup(name);
                 if (!m->entries[m->n].name)
                         return -ENOMEM;
                 m->n++;

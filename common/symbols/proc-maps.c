@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "proc-maps.h"
+#include "utf8.h"
 
 #define DELETED_SUFFIX " (deleted)"
 /* The kernel writes the file, but the process names its files: 65530 mappings (vm.max_map_count) of paths of
@@ -100,6 +101,7 @@ typedef struct PathRef {
         size_t offset; /* into the text */
         size_t len;    /* 0: anonymous */
         bool same_as_previous;
+        bool escape;   /* not its own escape: the blob holds both */
 } PathRef;
 
 int proc_maps_parse(const char *text, ProcMaps **ret)
@@ -151,8 +153,13 @@ int proc_maps_parse(const char *text, ProcMaps **ret)
                 paths[n].same_as_previous = path_len > 0 && n > 0 && paths[n - 1].len == path_len &&
                                             memcmp(text + paths[n - 1].offset, text + paths[n].offset,
                                                    path_len) == 0;
-                if (path_len > 0 && !paths[n].same_as_previous)
+                /* Any bytes but NUL and newline name a file: the name shown is escaped once, here. */
+                if (path_len > 0 && !paths[n].same_as_previous) {
                         strings_size += path_len + 1;
+                        paths[n].escape = !utf8_is_printable(text + paths[n].offset, path_len);
+                        if (paths[n].escape)
+                                strings_size += UTF8_ESCAPED_MAX(path_len) + 1;
+                }
                 n++;
                 p += len + (eol ? 1 : 0);
         }
@@ -164,14 +171,21 @@ int proc_maps_parse(const char *text, ProcMaps **ret)
         /* Second pass: copy the paths into the blob. */
         for (size_t i = 0; i < n; i++) {
                 if (paths[i].len == 0)
-                        maps[i].path = NULL;
-                else if (paths[i].same_as_previous)
+                        maps[i].path = maps[i].name = NULL;
+                else if (paths[i].same_as_previous) {
                         maps[i].path = maps[i - 1].path;
-                else {
-                        maps[i].path = blob->strings + used;
+                        maps[i].name = maps[i - 1].name;
+                } else {
+                        maps[i].path = maps[i].name = blob->strings + used;
                         memcpy(maps[i].path, text + paths[i].offset, paths[i].len);
                         maps[i].path[paths[i].len] = '\0';
                         used += paths[i].len + 1;
+                        if (paths[i].escape) {
+                                maps[i].name = blob->strings + used;
+                                utf8_escape_buf(maps[i].path, paths[i].len, maps[i].name,
+                                                UTF8_ESCAPED_MAX(paths[i].len) + 1);
+                                used += strlen(maps[i].name) + 1;
+                        }
                 }
         }
 
@@ -282,8 +296,11 @@ int proc_maps_copy(const ProcMaps *m, ProcMaps **ret)
 
         /* The same layout as a parse's: the paths in the blob, a run of one file's mappings sharing one. */
         for (size_t i = 0; i < m->n; i++)
-                if (m->maps[i].path && (i == 0 || m->maps[i].path != m->maps[i - 1].path))
+                if (m->maps[i].path && (i == 0 || m->maps[i].path != m->maps[i - 1].path)) {
                         strings_size += strlen(m->maps[i].path) + 1;
+                        if (m->maps[i].name != m->maps[i].path)
+                                strings_size += strlen(m->maps[i].name) + 1;
+                }
         maps = malloc(MAX(m->n, (size_t)1) * sizeof(*maps));
         if (!maps)
                 return -ENOMEM;
@@ -294,13 +311,19 @@ int proc_maps_copy(const ProcMaps *m, ProcMaps **ret)
                 maps[i] = m->maps[i];
                 if (!m->maps[i].path)
                         continue;
-                if (i > 0 && m->maps[i].path == m->maps[i - 1].path)
+                if (i > 0 && m->maps[i].path == m->maps[i - 1].path) {
                         maps[i].path = maps[i - 1].path;
-                else {
+                        maps[i].name = maps[i - 1].name;
+                } else {
                         size_t len = strlen(m->maps[i].path) + 1;
 
-                        maps[i].path = memcpy(blob->strings + used, m->maps[i].path, len);
+                        maps[i].path = maps[i].name = memcpy(blob->strings + used, m->maps[i].path, len);
                         used += len;
+                        if (m->maps[i].name != m->maps[i].path) {
+                                len = strlen(m->maps[i].name) + 1;
+                                maps[i].name = memcpy(blob->strings + used, m->maps[i].name, len);
+                                used += len;
+                        }
                 }
         }
         blob->pub.n = m->n;

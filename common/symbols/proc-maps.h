@@ -19,6 +19,8 @@ typedef struct ProcMap {
         bool readable, writable, executable;
         bool deleted;    /* the path ended in " (deleted)"; path has the suffix removed */
         char *path;      /* NULL for an anonymous mapping; "[vdso]", "[stack]"... for special ones */
+        char *name;      /* the path as it is shown: its escape (utf8.h), path itself when it is its own; files
+                          * are opened by path, never by name */
 } ProcMap;
 
 /* Mappings sorted by start address (the kernel already lists them so). */

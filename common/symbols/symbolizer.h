@@ -41,10 +41,11 @@ const char *symbol_source_to_string(SymbolSource source);
 /* One mapped file as the symbolizer knows it. The strings stay valid as those of Symbol. */
 typedef struct FileInfo {
         const char *module;     /* as in Symbol */
-        const char *path;       /* as the process maps it */
+        const char *path;       /* as the process maps it, escaped (ProcMap.name) */
         SymbolSource source;
         const char *debug_file; /* DEBUGLINK, BUILD_ID: the debug file, as the process would see it; DEBUGINFOD:
-                                 * the downloaded file, in our file system; else NULL */
+                                 * the downloaded file, in our file system; else NULL. Raw: it is opened
+                                 * again, so whoever shows it escapes it (utf8.h) */
         const char *build_id;   /* lowercase hex, NULL when the file has none (or could not be read) */
         size_t n_symbols;       /* function symbols held */
         uint64_t load_usec;     /* spent reading its symbols and its attachment (the unwinder's call frame

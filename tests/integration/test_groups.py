@@ -205,8 +205,8 @@ class CgroupGroup(vprof_env.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn(self.cg.path, groups(ENV))
         self.assertNotIn(inside.pid, targets(ENV))
-        self.assertIn(f"Detached from cgroup {self.cg.path} for UID 0: 0 processes running, 1 exited, 0 refused.",
-                      ENV.log_text())
+        self.assertIn(f"Detached from cgroup {self.cg.path} for UID 0: 0 processes running, 1 exited, 0 refused, "
+                      "0 evicted for newer members, 0 expired.", ENV.log_text())
         later = ENV.spawn_demo("--seconds", "1")
         self.cg.move(later.pid)
         kept = ENV.ctl_json("status")["samples_kept"]

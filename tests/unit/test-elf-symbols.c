@@ -17,9 +17,10 @@
 #include "macros.h"
 #include "pread-hook.h"
 #include "proc-maps.h"
+#include "utf8.h"
 
 /* From the command line: the fixtures built in tests/fixtures. */
-static const char *arg_lib, *arg_lib_stripped, *arg_pie, *arg_nopie;
+static const char *arg_lib, *arg_lib_stripped, *arg_pie, *arg_nopie, *arg_lib_badname;
 
 /* The ELF vaddr of a runtime address of the process pid, through its maps and the file's segments. */
 static uint64_t runtime_to_vaddr(pid_t pid, const ElfSymbols *e, uint64_t addr, const char *expected_path)
@@ -384,19 +385,50 @@ START_TEST(test_bounds)
 }
 END_TEST
 
+/* The library with vprof_fixture_lib_beta renamed to bytes that are no UTF-8 and a newline: the name comes back
+ * escaped, at the same address; its neighbours keep theirs. */
+START_TEST(test_name_not_utf8)
+{
+        _cleanup_(elf_symbols_freep) ElfSymbols *e = NULL, *bad = NULL;
+        const char *name, *before;
+        void *handle, *beta;
+        uint64_t vaddr;
+
+        ck_assert_int_eq(elf_symbols_load_path(arg_lib, &e), 0);
+        ck_assert_int_eq(elf_symbols_load_path(arg_lib_badname, &bad), 0);
+        ck_assert_uint_eq(elf_symbols_count(bad), elf_symbols_count(e));
+        handle = dlopen(arg_lib, RTLD_NOW | RTLD_LOCAL);
+        ck_assert_msg(handle, "dlopen: %s", dlerror());
+        beta = dlsym(handle, "vprof_fixture_lib_beta");
+        ck_assert_ptr_nonnull(beta);
+        vaddr = runtime_to_vaddr(getpid(), e, (uintptr_t)beta, arg_lib);
+        check_lookup(e, vaddr, "vprof_fixture_lib_beta", 0);
+        check_lookup(bad, vaddr, "vprof_fixture_\\xff\\xfe_beta\\n", 0);
+        check_lookup(bad, vaddr + 1, "vprof_fixture_\\xff\\xfe_beta\\n", 1);
+        name = elf_symbols_lookup(bad, vaddr, NULL);
+        ck_assert(utf8_is_printable(name, strlen(name)));
+        /* The function before it is named as before. */
+        before = elf_symbols_lookup(e, vaddr - 1, NULL);
+        name = elf_symbols_lookup(bad, vaddr - 1, NULL);
+        ck_assert(before == name || (before && name && strcmp(before, name) == 0));
+        dlclose(handle);
+}
+END_TEST
+
 int main(int argc, char *argv[])
 {
         Suite *s = suite_create("elf-symbols");
         TCase *tc = tcase_create("core");
 
-        if (argc != 5) {
-                fprintf(stderr, "usage: %s LIB STRIPPED-LIB PIE NON-PIE\n", argv[0]);
+        if (argc != 6) {
+                fprintf(stderr, "usage: %s LIB STRIPPED-LIB PIE NON-PIE BADNAME-LIB\n", argv[0]);
                 return 2;
         }
         arg_lib = argv[1];
         arg_lib_stripped = argv[2];
         arg_pie = argv[3];
         arg_nopie = argv[4];
+        arg_lib_badname = argv[5];
 
         tcase_add_test(tc, test_shared_library);
         tcase_add_test(tc, test_stripped);
@@ -406,6 +438,7 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_not_elf);
         tcase_add_test(tc, test_changed_while_read);
         tcase_add_test(tc, test_bounds);
+        tcase_add_test(tc, test_name_not_utf8);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

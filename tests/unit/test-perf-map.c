@@ -53,6 +53,17 @@ START_TEST(test_lookup)
 }
 END_TEST
 
+START_TEST(test_name_not_utf8)
+{
+        /* The process writes the file: a name of any bytes comes back escaped, a CR and a tab too. */
+        _cleanup_(perf_map_freep) PerfMap *m = parse("1000 10 jit_\xff\xfe\r\tx\n"
+                                                     "2000 10 caf\xc3\xa9\n");
+
+        ck_assert_str_eq(perf_map_lookup(m, 0x1000, NULL), "jit_\\xff\\xfe\\r\\tx");
+        ck_assert_str_eq(perf_map_lookup(m, 0x2000, NULL), "caf\xc3\xa9");
+}
+END_TEST
+
 START_TEST(test_nested)
 {
         /* A small function inside a larger one's range (a stub the JIT placed later): the innermost start. */
@@ -131,6 +142,7 @@ int main(void)
 
         tcase_add_test(tc, test_lookup);
         tcase_add_test(tc, test_nested);
+        tcase_add_test(tc, test_name_not_utf8);
         tcase_add_test(tc, test_load);
         tcase_add_test(tc, test_load_hostile);
         suite_add_tcase(s, tc);

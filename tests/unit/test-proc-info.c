@@ -179,6 +179,48 @@ START_TEST(test_dumpable)
 }
 END_TEST
 
+/* A process names itself with any bytes: what vprofd keeps is their escape, valid UTF-8 of one line. */
+START_TEST(test_comm_escaped)
+{
+        char comm[PROC_COMM_ESCAPED_SIZE];
+        ProcInfo info;
+        int fds[2];
+        pid_t pid;
+        char c;
+
+        proc_comm_parse("sleep\n", comm);
+        ck_assert_str_eq(comm, "sleep");
+        proc_comm_parse("x\xff\xfey\n", comm);
+        ck_assert_str_eq(comm, "x\\xff\\xfey");
+        proc_comm_parse("a\r\nb\n", comm);
+        ck_assert_str_eq(comm, "a\\r\\nb");
+        proc_comm_parse("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\n", comm);
+        ck_assert_uint_eq(strlen(comm), 60);
+
+        /* The same from a real process renamed by prctl(PR_SET_NAME). */
+        ck_assert_int_eq(pipe(fds), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                close(fds[1]);
+                prctl(PR_SET_NAME, "x\xff\xfe\r\ny");
+                (void)!read(fds[0], &c, 1);
+                _exit(0);
+        }
+        close(fds[0]);
+        /* Wait for the rename: the child's comm changes once. */
+        for (int i = 0; i < 1000; i++) {
+                ck_assert_int_eq(proc_info_read(pid, &info), 0);
+                if (strcmp(info.comm, "test-proc-info") != 0)
+                        break;
+                usleep(1000);
+        }
+        ck_assert_str_eq(info.comm, "x\\xff\\xfe\\r\\ny");
+        close(fds[1]);
+        ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("proc-info");
@@ -190,6 +232,7 @@ int main(void)
         tcase_add_test(tc, test_read_real_processes);
         tcase_add_test(tc, test_dumpable);
         tcase_add_test(tc, test_nstgid);
+        tcase_add_test(tc, test_comm_escaped);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

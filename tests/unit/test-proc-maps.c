@@ -108,6 +108,30 @@ START_TEST(test_copy)
 }
 END_TEST
 
+/* A path of any bytes: opened as it is, shown escaped; a copy keeps both. */
+START_TEST(test_path_escaped)
+{
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL, *c = NULL;
+        const char *text = "1000-2000 r-xp 00000000 08:01 42 /tmp/x\xff\xfe\ry\n"
+                           "2000-3000 r--p 00001000 08:01 42 /tmp/x\xff\xfe\ry\n"
+                           "3000-4000 r-xp 00000000 08:01 43 /usr/lib/libc.so.6\n";
+
+        ck_assert_int_eq(proc_maps_parse(text, &m), 0);
+        ck_assert_uint_eq(m->n, 3);
+        ck_assert_str_eq(m->maps[0].path, "/tmp/x\xff\xfe\ry");
+        ck_assert_str_eq(m->maps[0].name, "/tmp/x\\xff\\xfe\\ry");
+        ck_assert_ptr_eq(m->maps[1].path, m->maps[0].path);
+        ck_assert_ptr_eq(m->maps[1].name, m->maps[0].name);
+        ck_assert_ptr_eq(m->maps[2].name, m->maps[2].path); /* its own escape: no copy */
+
+        ck_assert_int_eq(proc_maps_copy(m, &c), 0);
+        ck_assert_str_eq(c->maps[0].path, "/tmp/x\xff\xfe\ry");
+        ck_assert_str_eq(c->maps[1].name, "/tmp/x\\xff\\xfe\\ry");
+        ck_assert_ptr_eq(c->maps[2].name, c->maps[2].path);
+        ck_assert_str_eq(c->maps[2].name, "/usr/lib/libc.so.6");
+}
+END_TEST
+
 START_TEST(test_find)
 {
         _cleanup_(proc_maps_freep) ProcMaps *m = NULL;
@@ -247,6 +271,7 @@ int main(void)
         tcase_add_test(tc, test_parse);
         tcase_add_test(tc, test_copy);
         tcase_add_test(tc, test_find);
+        tcase_add_test(tc, test_path_escaped);
         tcase_add_test(tc, test_unsorted_and_empty);
         tcase_add_test(tc, test_malformed);
         tcase_add_test(tc, test_read_self);

@@ -435,6 +435,9 @@ static void write_counts(SectionWriter *w, uint64_t inclusive, uint64_t exclusiv
                 section_write_u64(w, 0);
 }
 
+/* The names write_by_hand() writes: a file of an older vprofd held them as it read them, any bytes. */
+static const char *hand_module = "app", *hand_function = "main", *hand_thread = NULL;
+
 static void write_by_hand(Twist twist, uint8_t **ret, size_t *ret_size)
 {
         SectionWriter w;
@@ -458,7 +461,7 @@ static void write_by_hand(Twist twist, uint8_t **ret, size_t *ret_size)
         }
         s = section_begin(&w, SECTION_TAG('M', 'O', 'D', 'S'), SECTION_REQUIRED);
         section_write_u32(&w, twist == TWIST_HUGE_COUNT ? UINT32_MAX : 1);
-        section_write_string(&w, "app");
+        section_write_string(&w, hand_module);
         write_counts(&w, 10, 10);
         section_end(&w, s);
 
@@ -466,7 +469,7 @@ static void write_by_hand(Twist twist, uint8_t **ret, size_t *ret_size)
         section_write_u32(&w, twist == TWIST_DUPLICATE_FUNCTION ? 2 : 1);
         for (int i = twist == TWIST_DUPLICATE_FUNCTION ? 2 : 1; i > 0; i--) {
                 section_write_u32(&w, twist == TWIST_MODULE_OUT_OF_RANGE ? 1 : 0);
-                section_write_string(&w, "main");
+                section_write_string(&w, hand_function);
                 write_counts(&w, twist == TWIST_INCLUSIVE_ABOVE_TOTAL ? 11 : 10,
                              twist == TWIST_EXCLUSIVE_ABOVE_INCLUSIVE ? 11 : 10);
         }
@@ -479,7 +482,7 @@ static void write_by_hand(Twist twist, uint8_t **ret, size_t *ret_size)
                 section_write_u32(&w, twist == TWIST_DUPLICATE_THREAD ? 2 : 1);
                 for (int i = twist == TWIST_DUPLICATE_THREAD ? 2 : 1; i > 0; i--) {
                         section_write_u32(&w, 7);
-                        section_write_string(&w, NULL);
+                        section_write_string(&w, hand_thread);
                         section_write_u64(&w, 10);
                         for (int k = 0; k < 4; k++)
                                 section_write_u64(&w, 0);
@@ -507,6 +510,41 @@ START_TEST(test_by_hand)
                 ck_assert_int_eq(parse_error(data, size, &error), -EBADMSG);
                 ck_assert_msg(error[0] != '\0', "twist %d", twist);
         }
+}
+END_TEST
+
+/* Names that are not valid UTF-8 of one line, saved by a vprofd that kept them so: restored escaped, so that no
+ * answer after the restart is refused by the bus. */
+START_TEST(test_names_escaped)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        _cleanup_free_ ProfileRow *rows = NULL;
+        _cleanup_free_ uint8_t *data = NULL;
+        const char *module, *function;
+        size_t size, n;
+
+        hand_module = "x\xff\xfey";
+        hand_function = "f\xfe\n";
+        hand_thread = "t\r\n\xc3";
+        write_by_hand(TWIST_NONE, &data, &size);
+        hand_module = "app";
+        hand_function = "main";
+        hand_thread = NULL;
+
+        p = parse_ok(data, size);
+        ck_assert_uint_eq(profile_total(p), 10);
+        ck_assert_int_eq(profile_function_name(p, 0, &module, &function), 0);
+        ck_assert_str_eq(module, "x\\xff\\xfey");
+        ck_assert_str_eq(function, "f\\xfe\\n");
+        ck_assert_int_eq(profile_modules(p, PROFILE_SORT_INCLUSIVE, &rows, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_str_eq(rows[0].name, "x\\xff\\xfey");
+        ck_assert_uint_eq(rows[0].inclusive, 10);
+        free(rows);
+        rows = NULL;
+        ck_assert_int_eq(profile_threads(p, PROFILE_SORT_INCLUSIVE, &rows, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_str_eq(rows[0].name, "t\\r\\n\\xc3");
 }
 END_TEST
 
@@ -636,6 +674,7 @@ static Suite *profile_serialize_suite(void)
         tcase_add_test(tc, test_garbage);
         tcase_add_test(tc, test_by_hand);
         tcase_add_test(tc, test_bad_strings);
+        tcase_add_test(tc, test_names_escaped);
         tcase_add_test(tc, test_convert_frequency);
         tcase_add_test(tc, test_convert_frequency_random_profiles);
         suite_add_tcase(s, tc);

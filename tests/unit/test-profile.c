@@ -177,6 +177,36 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* Names that are not valid UTF-8 of one line (a user's symbol table, an older vprofd's saved file) go into the
+ * tables escaped, and the escaped name finds the same function again. */
+START_TEST(test_names_escaped)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        _cleanup_free_ ProfileRow *rows = NULL;
+        const char *module, *function;
+        uint32_t id, again, other;
+        size_t n;
+
+        ck_assert_int_eq(profile_new(99, &p), 0);
+        ck_assert_int_eq(profile_intern_function(p, "x\xff\xfey", "f\xfe\n", &id), 0);
+        ck_assert_int_eq(profile_function_name(p, id, &module, &function), 0);
+        ck_assert_str_eq(module, "x\\xff\\xfey");
+        ck_assert_str_eq(function, "f\\xfe\\n");
+        ck_assert_int_eq(profile_intern_function(p, "x\xff\xfey", "f\xfe\n", &again), 0);
+        ck_assert_uint_eq(again, id);
+        ck_assert_int_eq(profile_intern_function(p, "x\\xff\\xfey", "f\\xfe\\n", &again), 0);
+        ck_assert_uint_eq(again, id);
+        ck_assert_int_eq(profile_intern_function(p, "x\xff\xfey", "g", &other), 0);
+        ck_assert_uint_ne(other, id);
+
+        const uint32_t s[] = { id };
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ 7, "t\r\n\xc3", s, 1 }), 0);
+        ck_assert_int_eq(profile_threads(p, PROFILE_SORT_INCLUSIVE, &rows, &n), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_str_eq(rows[0].name, "t\\r\\n\\xc3");
+}
+END_TEST
+
 START_TEST(test_same_name_in_two_modules)
 {
         _cleanup_(profile_freep) Profile *p = NULL;
@@ -601,6 +631,7 @@ int main(void)
         tcase_add_test(tc, test_modules);
         tcase_add_test(tc, test_threads);
         tcase_add_test(tc, test_same_name_in_two_modules);
+        tcase_add_test(tc, test_names_escaped);
         tcase_add_test(tc, test_empty_stack_and_bad_ids);
         tcase_add_test(tc, test_many_samples_recursion_depth);
         tcase_add_test(tc, test_stacks);
