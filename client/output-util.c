@@ -18,9 +18,18 @@ int table_new(const ColumnSpec *columns, size_t n_columns, OutputFlags flags, st
         r = scols_table_enable_noheadings(tb, !!(flags & OUTPUT_NO_HEADINGS));
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n_columns; i++)
-                if (!scols_table_new_column(tb, columns[i].name, columns[i].whint, columns[i].flags))
+        for (size_t i = 0; i < n_columns; i++) {
+                struct libscols_column *cl =
+                        scols_table_new_column(tb, columns[i].name, columns[i].whint, columns[i].flags);
+
+                if (!cl)
                         return -ENOMEM;
+                /* vprofd sends names escaped once, as \xNN (org.vprof.Profiler1(5)): libsmartcols' own escape
+                 * of a backslash would show x\xff as x\x5cxff, an escape of the escape. */
+                r = scols_column_set_safechars(cl, "\\");
+                if (r < 0)
+                        return r;
+        }
 
         *ret = TAKE_PTR(tb);
         return 0;
