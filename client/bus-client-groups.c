@@ -5,6 +5,7 @@
 
 #include "bus-client-groups.h"
 #include "bus-client.h"
+#include "bus-object.h"
 
 GroupList *group_list_free(GroupList *l)
 {
@@ -82,7 +83,7 @@ int bus_list_groups(sd_bus *bus, sd_bus_error *error, GroupList **ret)
         size_t allocated = 0;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "ListGroups", error,
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "ListGroups", error,
                                &reply, NULL);
         if (r < 0)
                 return r;

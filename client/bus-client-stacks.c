@@ -6,6 +6,7 @@
 #include "array-util.h"
 #include "bus-client-stacks.h"
 #include "bus-client.h"
+#include "bus-object.h"
 
 StackTable *stack_table_free(StackTable *t)
 {
@@ -146,7 +147,7 @@ int bus_get_stacks(sd_bus *bus, const TableQuery *q, uint32_t limit, sd_bus_erro
         StackTable *t;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetStacks", error,
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "GetStacks", error,
                                &reply, "sut", q->target ?: "", limit, q->window_usec);
         if (r < 0)
                 return r;

@@ -4,6 +4,7 @@
 
 #include "bus-client-tables.h"
 #include "bus-client.h"
+#include "bus-object.h"
 
 /* Decodes a table reply of method. */
 typedef int (*table_reader_fn)(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
@@ -16,7 +17,7 @@ static int get_table(sd_bus *bus, const char *method, ReportKind kind, const Tab
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error, &reply,
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, method, error, &reply,
                                "st", q->target ?: "", q->window_usec);
         if (r < 0)
                 return r;
@@ -98,7 +99,7 @@ int bus_get_functions(sd_bus *bus, const TableQuery *q, ProfileSort sort, uint32
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctions",
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "GetFunctions",
                                error, &reply, "ssut", q->target, profile_sort_to_string(sort), limit,
                                q->window_usec);
         if (r < 0)
@@ -129,7 +130,7 @@ int bus_add_symbol_names(sd_bus *bus, const char *target, ReportTable *t, sd_bus
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetSymbolNames",
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "GetSymbolNames",
                                error, &reply, "s", target);
         if (r < 0)
                 return r;
@@ -224,7 +225,7 @@ int bus_get_function_values(sd_bus *bus, const TableQuery *q, ProfileSort sort, 
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetFunctionValues",
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "GetFunctionValues",
                                error, &reply, "ssut", q->target, profile_sort_to_string(sort), limit,
                                q->window_usec);
         if (r < 0)
@@ -297,7 +298,7 @@ int bus_add_module_symbols(sd_bus *bus, const char *target, ReportTable *t, sd_b
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "GetModuleSymbols", error,
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "GetModuleSymbols", error,
                                &reply, "s", target);
         if (r < 0)
                 return r;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "bus-client.h"
+#include "bus-object.h"
 #include "log.h"
 
 #define DEFAULT_SYSTEM_BUS_ADDRESS "unix:path=/run/dbus/system_bus_socket"
@@ -63,13 +64,13 @@ int bus_connect_system(sd_bus **ret)
 
 int bus_attach(sd_bus *bus, const char *target, uint64_t flags, sd_bus_error *error)
 {
-        return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "Attach", error, NULL,
+        return sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "Attach", error, NULL,
                                   "st", target, flags);
 }
 
 int bus_call_target_method(sd_bus *bus, const char *method, const char *target, sd_bus_error *error)
 {
-        return sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, method, error,
+        return sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, method, error,
                                   NULL, "s", target);
 }
 
@@ -178,7 +179,7 @@ int bus_list_targets(sd_bus *bus, sd_bus_error *error, TargetList **ret)
         size_t allocated = 0;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, "ListTargets",
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "ListTargets",
                                error, &reply, NULL);
         if (r < 0)
                 return r;
@@ -326,7 +327,7 @@ int bus_get_status(sd_bus *bus, sd_bus_error *error, DaemonStatus **ret)
         _cleanup_(daemon_status_freep) DaemonStatus *s = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, "org.freedesktop.DBus.Properties",
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), "org.freedesktop.DBus.Properties",
                                "GetAll", error, &reply, "s", VPROF_BUS_INTERFACE);
         if (r < 0)
                 return r;
@@ -371,7 +372,7 @@ int bus_get_frequency(sd_bus *bus, sd_bus_error *error, uint32_t *ret)
         uint32_t frequency;
         int r;
 
-        r = sd_bus_get_property_trivial(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE,
+        r = sd_bus_get_property_trivial(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE,
                                         "Frequency", error, 'u', &frequency);
         if (r < 0)
                 return r;

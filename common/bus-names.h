@@ -8,6 +8,9 @@
 #define VPROF_BUS_NAME "org.vprof.Profiler1"
 #define VPROF_BUS_PATH "/org/vprof/Profiler1"
 #define VPROF_BUS_INTERFACE "org.vprof.Profiler1"
+/* The same object and interface, read on behalf of another user: a call on VPROF_BUS_USER_PATH "/UID" is judged
+ * as UID's (daemon/authz.h), for a reader such as vprof-exporter answering its own clients. */
+#define VPROF_BUS_USER_PATH VPROF_BUS_PATH "/user"
 
 /* The errors of the domain. A bad argument and a refused caller get the standard
  * org.freedesktop.DBus.Error.InvalidArgs and .AccessDenied (SD_BUS_ERROR_INVALID_ARGS, SD_BUS_ERROR_ACCESS_DENIED). */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,35 @@
 
 /* The most getgrnam_r() gets for a group's entry: its member list grows with the users in it. */
 #define GROUP_BUFFER_MAX ((size_t)1 << 20)
+/* The most groups getgrouplist() may give a user: the kernel's NGROUPS_MAX. */
+#define USER_GROUPS_MAX 65536
+
+int authz_delegated_uid(const char *path, uid_t *ret)
+{
+        const size_t prefix = strlen(VPROF_BUS_USER_PATH);
+        uint64_t uid = 0;
+        const char *p;
+
+        if (!path || strncmp(path, VPROF_BUS_USER_PATH, prefix) != 0)
+                return 0;
+        if (path[prefix] == '\0')
+                return -EINVAL;
+        if (path[prefix] != '/')
+                return 0;
+        p = path + prefix + 1;
+        /* Decimal, one spelling per UID (no leading zero), never (uid_t)-1, which names nobody. */
+        if (p[0] < '0' || p[0] > '9' || (p[0] == '0' && p[1] != '\0'))
+                return -EINVAL;
+        for (; *p; p++) {
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                uid = uid * 10 + (uint64_t)(*p - '0');
+                if (uid >= UINT32_MAX)
+                        return -EINVAL;
+        }
+        *ret = (uid_t)uid;
+        return 1;
+}
 
 bool authz_may_profile(uid_t caller, const ProcInfo *target)
 {
@@ -170,14 +200,107 @@ static int caller_in_readers(Manager *m, sd_bus_message *msg, uid_t uid)
         return uid_matches && in_group;
 }
 
+/* Whether the user database puts uid in the readers' group, as its primary or a supplementary group: what the
+ * bus would vouch for were uid's own process to connect. 1 or 0; negative errno when the database could not
+ * say. */
+static int uid_in_readers(Manager *m, uid_t uid)
+{
+        _cleanup_free_ gid_t *groups = NULL;
+        _cleanup_free_ char *buf = NULL;
+        struct passwd entry, *found = NULL;
+        size_t size = 4096;
+        int n = 64, r;
+
+        authz_readers_refresh(m);
+        if (m->readers_gid < 0)
+                return 0;
+        for (;;) {
+                buf = malloc(size);
+                if (!buf)
+                        return -ENOMEM;
+                r = getpwuid_r(uid, &entry, buf, size, &found);
+                if (r == ERANGE && size < GROUP_BUFFER_MAX) {
+                        free(buf);
+                        buf = NULL;
+                        size *= 2;
+                        continue;
+                }
+                if (r != 0)
+                        return -r;
+                if (!found)
+                        return 0; /* a UID of no user has no groups */
+                break;
+        }
+        if ((int64_t)found->pw_gid == m->readers_gid)
+                return 1;
+        for (;;) {
+                int want = n;
+
+                groups = malloc(sizeof(gid_t) * (size_t)n);
+                if (!groups)
+                        return -ENOMEM;
+                if (getgrouplist(found->pw_name, found->pw_gid, groups, &want) >= 0) {
+                        n = want;
+                        break;
+                }
+                if (want <= n || want > USER_GROUPS_MAX)
+                        return -E2BIG;
+                free(groups);
+                groups = NULL;
+                n = want;
+        }
+        for (int i = 0; i < n; i++)
+                if ((int64_t)groups[i] == m->readers_gid)
+                        return 1;
+        return 0;
+}
+
+/* A call on VPROF_BUS_USER_PATH/uid (authz_delegated_uid()) from sender: reading only, for root or a reader,
+ * and then as uid. */
+static int delegated_caller(Manager *m, sd_bus_message *msg, uid_t sender, uid_t uid, AuthzAccess access,
+                            AuthzCaller *ret, sd_bus_error *error)
+{
+        AuthzCaller caller = { .uid = uid, .delegated = true };
+        int r;
+
+        if (access != AUTHZ_READ)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                        "Access denied: a call on behalf of another user only reads");
+        if (sender != 0) {
+                r = caller_in_readers(m, msg, sender);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot read the groups of %s from the bus: %m",
+                                        sd_bus_message_get_sender(msg) ?: "?");
+                if (r <= 0)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                                 "Access denied: only root and the group %s read on behalf of "
+                                                 "another user", AUTHZ_READERS_GROUP);
+        }
+        if (uid != 0) {
+                r = uid_in_readers(m, uid);
+                if (r < 0)
+                        /* Judged as a user outside the group, the next call asks again. */
+                        log_debug_errno(r, "Cannot read the groups of UID %u: %m", (unsigned)uid);
+                caller.reader = r > 0;
+        }
+        *ret = caller;
+        return 0;
+}
+
 int authz_caller(Manager *m, sd_bus_message *msg, AuthzAccess access, AuthzCaller *ret, sd_bus_error *error)
 {
         AuthzCaller caller = {};
+        uid_t delegate;
         int r;
 
         r = authz_caller_uid(msg, &caller.uid, error);
         if (r < 0)
                 return r;
+        r = authz_delegated_uid(sd_bus_message_get_path(msg), &delegate);
+        if (r < 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Access denied: the path names no user");
+        if (r > 0)
+                return delegated_caller(m, msg, caller.uid, delegate, access, ret, error);
         if (access == AUTHZ_READ && caller.uid != 0) {
                 r = caller_in_readers(m, msg, caller.uid);
                 if (r < 0)
@@ -202,7 +325,13 @@ int authz_verify_polkit(Manager *m, sd_bus_message *msg, uint32_t pid, sd_bus_er
 {
         char pid_text[16];
         const char *details[] = { "pid", pid_text, NULL, NULL };
+        uid_t delegate;
 
+        /* polkit would judge the sender's process, not the user the call is made for: a delegated call that the
+         * local rules refuse is refused. */
+        if (authz_delegated_uid(sd_bus_message_get_path(msg), &delegate) != 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                        "Access denied: not a process that user could trace");
         snprintf(pid_text, sizeof(pid_text), "%u", pid);
         return polkit_verify_async(&m->polkit_registry, msg, VPROF_POLKIT_ACTION_PROFILE, details,
                                    "not a process you could trace (another user's, set-ID or not dumpable)", error);
@@ -213,8 +342,12 @@ int authz_attach_group(Manager *m, sd_bus_message *msg, const char *spec, AuthzC
 {
         const char *details[] = { "target", spec, NULL, NULL };
         AuthzCaller caller = {};
+        uid_t delegate;
         int r;
 
+        if (authz_delegated_uid(sd_bus_message_get_path(msg), &delegate) != 0)
+                return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                        "Access denied: a call on behalf of another user only reads");
         r = authz_caller_uid(msg, &caller.uid, error);
         if (r < 0)
                 return r;

@@ -40,7 +40,16 @@ typedef struct AuthzCaller {
         uid_t uid;
         bool polkit_allowed;
         bool reader; /* in the readers' group, on a call that reads: sees every target, as root */
+        bool delegated; /* a call on VPROF_BUS_USER_PATH/UID: uid is UID's, never polkit's question */
 } AuthzCaller;
+
+/* A call on VPROF_BUS_USER_PATH "/UID" reads on behalf of UID: its sender must be root or a reader, and is then
+ * judged as UID would be (root and the readers' group's members by the user database read every target, anyone
+ * else the processes it could trace), reading only, never asking polkit, which would see the sender's process
+ * and not UID's. So a reader that serves other users (vprof-exporter) hands each only what vprofd would hand
+ * them, and never more than the sender itself may read. 1 with *ret set on such a path; 0 on any other;
+ * -EINVAL on a path under VPROF_BUS_USER_PATH that names no UID. */
+int authz_delegated_uid(const char *path, uid_t *ret);
 
 /* The local rule: whether caller may profile a process of these credentials. */
 bool authz_may_profile(uid_t caller, const ProcInfo *target);

@@ -524,11 +524,27 @@ static int on_long_name(sd_bus_message *msg, void *userdata _unused_, sd_bus_err
         return 0;
 }
 
+/* The objects VPROF_BUS_USER_PATH/UID: the same vtable, each call judged as UID's (authz_delegated_uid()). */
+static int find_user_object(sd_bus *bus _unused_, const char *path, const char *interface _unused_,
+                            void *userdata, void **ret_found, sd_bus_error *error _unused_)
+{
+        uid_t uid;
+
+        if (authz_delegated_uid(path, &uid) <= 0)
+                return 0;
+        *ret_found = userdata;
+        return 1;
+}
+
 int bus_add_profiler(Manager *m)
 {
         int r;
 
         r = sd_bus_add_object_vtable(m->bus, NULL, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, profiler_vtable, m);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_fallback_vtable(m->bus, NULL, VPROF_BUS_USER_PATH, VPROF_BUS_INTERFACE, profiler_vtable,
+                                       find_user_object, m);
         if (r < 0)
                 return r;
         /* Floating, as the vtable's slot: both live as long as the connection. */

@@ -2,7 +2,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "exporter-address.h"
@@ -103,6 +105,10 @@ int exporter_socket_name(int fd, char *buf, size_t size)
                 if (!inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host)))
                         return -errno;
                 snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
+        } else if (sa.ss_family == AF_UNIX) {
+                const struct sockaddr_un *un = (const struct sockaddr_un *)&sa;
+
+                snprintf(buf, size, "unix:%.*s", (int)(len - offsetof(struct sockaddr_un, sun_path)), un->sun_path);
         } else
                 snprintf(buf, size, "(a socket of family %d)", sa.ss_family);
         return 0;

@@ -30,10 +30,21 @@ static void free_allow_targets(ExporterConfig *c)
         c->n_allow_targets = 0;
 }
 
+static void free_allow_hosts(ExporterConfig *c)
+{
+        for (size_t i = 0; i < c->n_allow_hosts; i++)
+                free(c->allow_hosts[i]);
+        free(c->allow_hosts);
+        c->allow_hosts = NULL;
+        c->n_allow_hosts = 0;
+}
+
 void exporter_config_done(ExporterConfig *c)
 {
         free(c->listen);
+        free(c->bearer_token_file);
         free_allow_targets(c);
+        free_allow_hosts(c);
         exporter_config_init(c);
 }
 
@@ -70,6 +81,47 @@ static int set_allow_targets(ExporterConfig *c, const char *value, const char *w
                 if (!c->allow_targets[c->n_allow_targets])
                         return log_error_errno(-ENOMEM, "Out of memory.");
                 c->n_allow_targets++;
+        }
+        return 0;
+}
+
+/* A name of AllowHosts=: a DNS name or an address as a Host header carries it ("[2001:db8::1]"), no port. */
+static bool host_name_valid(const char *s)
+{
+        size_t len = strlen(s);
+
+        if (len == 0 || len > 255)
+                return false;
+        if (s[0] == '[')
+                return len > 2 && s[len - 1] == ']' && strspn(s + 1, "0123456789abcdefABCDEF:.") == len - 2;
+        return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") == len;
+}
+
+static int set_allow_hosts(ExporterConfig *c, const char *value, const char *where)
+{
+        _cleanup_free_ char *copy = strdup(value);
+        char *save = NULL, *word;
+
+        if (!copy)
+                return log_error_errno(-ENOMEM, "Out of memory.");
+        free_allow_hosts(c);
+        for (word = strtok_r(copy, " \t", &save); word; word = strtok_r(NULL, " \t", &save)) {
+                char **n;
+
+                if (!host_name_valid(word))
+                        return bad_value("AllowHosts", word, where,
+                                         "expected host names or addresses ([IPv6-ADDRESS]) without a port, "
+                                         "separated by spaces");
+                if (c->n_allow_hosts >= EXPORTER_ALLOW_HOSTS_MAX)
+                        return bad_value("AllowHosts", word, where, "too many names");
+                n = reallocarray(c->allow_hosts, c->n_allow_hosts + 1, sizeof(char *));
+                if (!n)
+                        return log_error_errno(-ENOMEM, "Out of memory.");
+                c->allow_hosts = n;
+                c->allow_hosts[c->n_allow_hosts] = strdup(word);
+                if (!c->allow_hosts[c->n_allow_hosts])
+                        return log_error_errno(-ENOMEM, "Out of memory.");
+                c->n_allow_hosts++;
         }
         return 0;
 }
@@ -126,6 +178,22 @@ int exporter_config_set(ExporterConfig *c, const char *key, const char *value, c
         }
         if (strcmp(key, "AllowTargets") == 0)
                 return set_allow_targets(c, value, where);
+        if (strcmp(key, "AllowHosts") == 0)
+                return set_allow_hosts(c, value, where);
+        if (strcmp(key, "BearerTokenFile") == 0) {
+                char *s;
+
+                /* Read at the start (exporter_token_load()), after the file and the options: only the path
+                 * here. Empty: none. */
+                if (value[0] != '\0' && value[0] != '/')
+                        return bad_value(key, value, where, "expected an absolute path");
+                s = value[0] ? strdup(value) : NULL;
+                if (value[0] && !s)
+                        return log_error_errno(-ENOMEM, "Out of memory.");
+                free(c->bearer_token_file);
+                c->bearer_token_file = s;
+                return 0;
+        }
 
         if (where)
                 return log_error_errno(-ENOENT, "%s: unknown key %s.", where, key);

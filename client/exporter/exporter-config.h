@@ -18,6 +18,7 @@
 #define EXPORTER_MAX_CONNECTIONS_MAX 65536
 #define EXPORTER_THREADS_MAX 64
 #define EXPORTER_ALLOW_TARGETS_MAX 1024
+#define EXPORTER_ALLOW_HOSTS_MAX 64
 
 /* What the exporter is told, by /etc/vprof/exporter.conf and then by its command line, which wins. */
 typedef struct ExporterConfig {
@@ -30,6 +31,9 @@ typedef struct ExporterConfig {
         uint32_t threads;
         char **allow_targets; /* the specs a request may read; none: every target the bus lets us see */
         size_t n_allow_targets;
+        char **allow_hosts; /* the Host names accepted besides localhost and the addresses (exporter-access.h) */
+        size_t n_allow_hosts;
+        char *bearer_token_file; /* NULL: $CREDENTIALS_DIRECTORY/bearer-token, if systemd passes it */
 } ExporterConfig;
 
 void exporter_config_init(ExporterConfig *c);

@@ -112,6 +112,10 @@ static void write_exporter(FILE *f, Exporter *e)
         header(f, "vprof_exporter_connections_open", "gauge", "Connections open, this one included.");
         fprintf(f, "vprof_exporter_connections_open %" PRIu64 "\n",
                 atomic_load_explicit(&e->counters.connections_open, memory_order_relaxed));
+        header(f, "vprof_exporter_auth_failures_total", "counter",
+               "Requests with a wrong bearer token (401), each client address logged once a minute.");
+        fprintf(f, "vprof_exporter_auth_failures_total %" PRIu64 "\n",
+                atomic_load_explicit(&e->counters.auth_failures, memory_order_relaxed));
 }
 
 enum MHD_Result exporter_serve_metrics(Exporter *e, struct MHD_Connection *c)

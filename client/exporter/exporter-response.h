@@ -11,14 +11,15 @@
 
 /* The status codes that the exporter counts in /metrics (vprof_exporter_requests_total{code=...}); any other
  * is counted as "other". */
-#define EXPORTER_STATUS_CODES 200, 400, 403, 404, 405, 414, 500, 503
-#define EXPORTER_N_STATUS_CODES 9 /* the codes above and "other" */
+#define EXPORTER_STATUS_CODES 200, 400, 401, 403, 404, 405, 414, 421, 500, 503
+#define EXPORTER_N_STATUS_CODES 11 /* the codes above and "other" */
 
 typedef struct ExporterCounters {
         _Atomic uint64_t requests[EXPORTER_N_STATUS_CODES];
         _Atomic uint64_t connections_rejected; /* past MaxConnections= */
         _Atomic uint64_t connections_timed_out; /* a request not received within RequestTimeoutSec= */
         _Atomic uint64_t connections_open;
+        _Atomic uint64_t auth_failures; /* a wrong bearer token */
 } ExporterCounters;
 
 /* The code of counters->requests[i] (0 for "other"). */

@@ -33,7 +33,8 @@ unsigned exporter_status_from_bus(int r, const sd_bus_error *error, char *buf, s
                 snprintf(buf, size, "invalid argument: %s", message ?: "refused by vprofd");
                 status = 400;
         } else if (name_is(error, SD_BUS_ERROR_ACCESS_DENIED)) {
-                snprintf(buf, size, "access denied: %s", message ?: "vprofd refused the call");
+                /* Nothing of vprofd's message, which names the target: the asker may not know even that. */
+                snprintf(buf, size, "access denied");
                 status = 403;
         } else if (name_is(error, SD_BUS_ERROR_SERVICE_UNKNOWN) || name_is(error, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
                    name_is(error, SD_BUS_ERROR_NO_REPLY) || name_is(error, SD_BUS_ERROR_TIMEOUT) ||

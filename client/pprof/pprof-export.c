@@ -8,6 +8,7 @@
 
 #include "array-util.h"
 #include "bus-names.h"
+#include "bus-object.h"
 #include "macros.h"
 #include "pprof-build.h"
 #include "pprof-export.h"
@@ -200,7 +201,7 @@ int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, size_t m
         size_t size;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, VPROF_BUS_PATH, VPROF_BUS_INTERFACE, METHOD, error, &reply,
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, METHOD, error, &reply,
                                "sut", target, UINT32_C(0), window_usec);
         if (r < 0)
                 return r;

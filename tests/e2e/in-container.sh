@@ -445,10 +445,89 @@ exposure=$(sed -n 's/.*Overall exposure level for vprof-exporter.service: \([0-9
 check "exposure ${exposure:-?} <= 2.3" awk -v e="${exposure:-99}" 'BEGIN { exit !(e <= 2.3) }'
 step_end
 
-# --- 17. MaxTargets ------------------------------------------------------------------------------------------
+# --- 17. who reads what through the exporter --------------------------------------------------------------------
+# The shipped socket as it is: each client reads what its own user may read of vprofd, on the unix socket and on
+# 127.0.0.1:6068; an unprivileged user not in vprof reads its own workload and nothing of root's.
+sock=/run/vprof-exporter/exporter.sock
+# http_as USER|root unix|tcp PATH [CURL-ARGS...]: the status in $OUT, the body in $out/http.body.
+http_as() {
+  local who=$1 via=$2 path=$3
+  shift 3
+  local cmd=(curl -sS --max-time 60 -o "$out/http.body" -w '%{http_code}' "$@")
+  # A file the user may write, made anew for each answer.
+  install -m 0666 /dev/null "$out/http.body"
+  if [ "$via" = unix ]; then cmd+=(--unix-socket "$sock" "http://localhost$path"); else cmd+=("$url$path"); fi
+  if [ "$who" = root ]; then run "${cmd[@]}"; else run runuser -u "$who" -- "${cmd[@]}"; fi
+  printf 'body: %s\n' "$(head -c 300 "$out/http.body" | tr -c '[:print:]\n' '.')"
+}
+body_lacks() { ! grep -qaE -e "$1" "$out/http.body"; }
+body_has() { grep -qaE -e "$1" "$out/http.body"; }
+# PID as the answers name a target: "PID" in JSON and labels, target=PID in links, >PID< in cells.
+pid_re() { printf '("|=|>)%s("|&|<|$)' "$1"; }
+step_begin 17 "through the shipped sockets a user outside vprof gets nothing of root's workload; root reads it"
+run stat -c '%A %U %n' "$sock"
+check "the unix socket of vprof-exporter.socket is there, mode 0666" grep -q '^srw-rw-rw- ' <<<"$OUT"
+run id "$user"
+check "$user is not in the group vprof" not_grep '(vprof)' <(printf '%s\n' "$OUT")
+for via in unix tcp; do
+  http_as "$user" $via "/debug/pprof/profile?seconds=1&target=$demo_pid"
+  check "$user, $via: root's target is 403 ($OUT)" [ "$OUT" = 403 ]
+  check "... 'access denied', naming nothing" body_lacks "$demo_pid"
+  check "... nor its command" body_lacks vprof-demo
+  http_as "$user" $via "/flamegraph?target=$demo_pid"
+  check "$user, $via: root's flame graph is 403 ($OUT)" [ "$OUT" = 403 ]
+  for path in /targets /metrics /; do
+    http_as "$user" $via "$path"
+    check "$user, $via: GET $path is 200 ($OUT)" [ "$OUT" = 200 ]
+    check "... without root's target $demo_pid" body_lacks "$(pid_re "$demo_pid")"
+  done
+  http_as root $via /targets
+  check "root, $via: GET /targets lists root's $demo_pid" body_has "$(pid_re "$demo_pid")"
+  http_as root $via "/debug/pprof/profile?seconds=1&target=$demo_pid"
+  check "root, $via: root's target's profile is 200 ($OUT)" [ "$OUT" = 200 ]
+  http_as "$user" $via /targets -H 'Host: attacker.example'
+  check "$user, $via: Host: attacker.example is 421 ($OUT)" [ "$OUT" = 421 ]
+done
+[ $step_failed = 0 ] || exporter_diagnostics
+step_end
+
+# --- 18. the user's own workload through the exporter ------------------------------------------------------------
+step_begin 18 "through the shipped sockets a user outside vprof reads its own workload"
+# The user's own workload (setpriv execs: $! is the workload), attached by root: vprofd lets the user read it
+# as its own process.
+setpriv --reuid="$user" --regid="$user" --init-groups vprof-demo --threads 1 --seconds "$demo_seconds" \
+  >"$out/user-demo.out" 2>&1 &
+user_demo_pid=$!
+echo "$user's vprof-demo: PID $user_demo_pid"
+# Attached once setpriv has become the user and exec()ed the workload, not while its credentials change.
+for ((i = 0; i < 50; i++)); do
+  [ "$(ps -o user=,comm= -p "$user_demo_pid" | xargs)" = "$user vprof-demo" ] && break
+  sleep 0.1
+done
+run ps -o pid,user,comm -p "$user_demo_pid"
+run vprofctl attach "$user_demo_pid"
+check "root attaches $user's workload" [ $RC = 0 ]
+run sleep 3
+for via in unix tcp; do
+  for path in /targets /metrics /; do
+    http_as "$user" $via "$path"
+    check "$user, $via: GET $path lists its own $user_demo_pid" body_has "$(pid_re "$user_demo_pid")"
+  done
+  http_as "$user" $via "/debug/pprof/profile?seconds=1&target=$user_demo_pid"
+  check "$user, $via: its own target's profile is 200 ($OUT)" [ "$OUT" = 200 ]
+  check "... gzip" is_gzip "$out/http.body"
+  http_as root $via /targets
+  check "root, $via: GET /targets lists $user's $user_demo_pid too" body_has "$(pid_re "$user_demo_pid")"
+done
+run vprofctl detach "$user_demo_pid"
+kill "$user_demo_pid" 2>/dev/null
+[ $step_failed = 0 ] || exporter_diagnostics
+step_end
+
+# --- 19. MaxTargets ------------------------------------------------------------------------------------------
 # Every target holds a pidfd: under the unit's LimitNOFILE= the daemon reaches MaxTargets= (1024 by default) with
 # no "Too many open files", and the next attach is refused for the target limit, not for the open files.
-step_begin 17 "the unit's open file limit holds MaxTargets attached sleeps"
+step_begin 19 "the unit's open file limit holds MaxTargets attached sleeps"
 pid=$(main_pid)
 run systemctl show -p LimitNOFILE --value vprofd
 check "the unit sets LimitNOFILE=131072 ($OUT)" [ "$OUT" = 131072 ]
@@ -512,8 +591,8 @@ check "... in the slot of the one that exited first (${sleepers[0]})" \
 kill "$extra" 2>/dev/null
 step_end
 
-# --- 18. stop ------------------------------------------------------------------------------------------------
-step_begin 18 "systemctl stop vprofd leaves no BPF program loaded"
+# --- 20. stop ------------------------------------------------------------------------------------------------
+step_begin 20 "systemctl stop vprofd leaves no BPF program loaded"
 pid=$(main_pid)
 progs=$(bpf_prog_ids "$pid")
 echo "vprofd (MainPID $pid) holds BPF programs: ${progs:-none}"

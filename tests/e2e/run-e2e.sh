@@ -8,7 +8,8 @@
 # vprofctl attach with the PID the container sees, samples and the hot function in vprofctl top, an unprivileged
 # user refused, systemctl restart keeping the counts, kill -9 of the daemon bringing it back through
 # Restart=on-failure with its counts, the socket-activated vprof-exporter (the first request starts it as a
-# user of its own in the group vprof; a gzip pprof of the workload, /targets, its systemd-analyze security exposure),
+# user of its own in the group vprof; a gzip pprof of the workload, /targets, its systemd-analyze security exposure;
+# through the shipped unix and TCP sockets an unprivileged user gets 403 for root's workload and reads its own),
 # MaxTargets attached sleeps under the unit's LimitNOFILE=, systemctl stop leaving no BPF program. Its exit status (the number of failed steps) leaves the container as systemd-nspawn's.
 # This script prints the container's console, then the time of every phase and step (and the figures steps
 # measured), checks from the host that the daemon's BPF programs are gone, and exits non-zero on any failure. It

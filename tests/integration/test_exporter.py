@@ -275,23 +275,23 @@ class Malformed(vprof_env.TestCase):
     def test_paths_and_methods(self):
         self.expect("/nothing", 404, "no such page")
         self.expect("/debug/pprof/heap", 404, "no such page")
-        answer = self.exporter.raw(f"POST /targets HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+        answer = self.exporter.raw(f"POST /targets HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\n"
                                    f"Connection: close\r\n\r\nabc".encode())
         self.assertTrue(answer.startswith(b"HTTP/1.1 405 "), answer)
         self.assertIn(b"Allow: GET, HEAD", answer)
         # A body announced and never sent: answered at once, not waited for.
-        answer = self.exporter.raw(b"POST /targets HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nab")
+        answer = self.exporter.raw(b"POST /targets HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000000\r\n\r\nab")
         self.assertTrue(answer.startswith(b"HTTP/1.1 405 "), answer)
-        answer = self.exporter.raw(b"GET /targets HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nab")
+        answer = self.exporter.raw(b"GET /targets HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000000\r\n\r\nab")
         self.assertTrue(answer.startswith(b"HTTP/1.1 400 "), answer)
         self.assertTrue(answer.endswith(b"a request body is not accepted\n"), answer)
-        answer = self.exporter.raw(b"HEAD /targets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = self.exporter.raw(b"HEAD /targets HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         self.assertTrue(answer.startswith(b"HTTP/1.1 200 "), answer)
         self.assertTrue(answer.endswith(b"\r\n\r\n"), answer)  # no body
         self.assert_serving()
 
     def test_huge_query(self):
-        answer = self.exporter.raw(b"GET /targets?x=" + b"a" * 100000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = self.exporter.raw(b"GET /targets?x=" + b"a" * 100000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
         self.assertRegex(answer[:20], rb"^HTTP/1\.1 (414|431) ")
         self.assert_serving()
         self.expect("/targets?x=" + "a" * 5000, 414, "query string too long")
@@ -299,21 +299,26 @@ class Malformed(vprof_env.TestCase):
     def test_invalid_utf8(self):
         self.expect("/debug/pprof/profile?seconds=1&target=%ff%fe", 400, "not UTF-8 text")
         self.expect("/targets?x=%00", 400, "not UTF-8 text")
-        answer = self.exporter.raw(b"GET /targets?x=\xff\xfe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = self.exporter.raw(b"GET /targets?x=\xff\xfe HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         self.assertTrue(answer.startswith(b"HTTP/1.1 400 "), answer)
         self.assert_serving()
 
     def test_http10(self):
         """Answered, and the connection closed after it (raw() reads until the server closes)."""
-        answer = self.exporter.raw(b"GET /targets HTTP/1.0\r\n\r\n")
+        answer = self.exporter.raw(b"GET /targets HTTP/1.0\r\nHost: localhost\r\n\r\n")
         self.assertRegex(answer[:20], rb"^HTTP/1\.[01] 200 ")
         self.assertIn(str(self.pid).encode(), answer)
+        # HTTP/1.0 makes the Host header optional; the exporter does not (DNS rebinding): 400, with nothing of it.
+        answer = self.exporter.raw(b"GET /targets HTTP/1.0\r\n\r\n")
+        self.assertRegex(answer[:20], rb"^HTTP/1\.[01] 400 ")
+        self.assertIn(b"expected one Host header, not 0", answer)
+        self.assertNotIn(str(self.pid).encode(), answer)
 
     def test_pipelined(self):
         """Three requests in one write, answered in order on the one connection."""
-        answer = self.exporter.raw(b"GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n"
-                                   b"GET /targets HTTP/1.1\r\nHost: x\r\n\r\n"
-                                   b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        answer = self.exporter.raw(b"GET /nothing HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                                   b"GET /targets HTTP/1.1\r\nHost: localhost\r\n\r\n"
+                                   b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         statuses = re.findall(rb"HTTP/1\.1 (\d{3}) ", answer)
         self.assertEqual(statuses, [b"404", b"200", b"200"], answer[:300])
         self.assertLess(answer.index(b"no such page"), answer.index(b"__param_target"))
@@ -326,7 +331,7 @@ class Malformed(vprof_env.TestCase):
 
     def test_headers_past_memory_limit(self):
         headers = b"".join(b"X-Filler-%d: " % i + b"b" * 1000 + b"\r\n" for i in range(64))
-        answer = self.exporter.raw(b"GET /targets HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
+        answer = self.exporter.raw(b"GET /targets HTTP/1.1\r\nHost: localhost\r\n" + headers + b"\r\n")
         self.assertRegex(answer[:20], rb"^HTTP/1\.1 (431|413|400) ")
         self.assert_serving()
 
@@ -360,7 +365,7 @@ class Limits(vprof_env.TestCase):
         for _ in range(8):
             extra = socket.create_connection(("127.0.0.1", self.exporter.port), timeout=10)
             try:
-                extra.sendall(b"GET /targets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                extra.sendall(b"GET /targets HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
                 answer = extra.recv(100)
             except ConnectionResetError:
                 answer = b""
@@ -380,7 +385,7 @@ class Limits(vprof_env.TestCase):
 
     def test_slow_client(self):
         """A byte a second: cut at RequestTimeoutSec=2, before the request is complete."""
-        request = b"GET /targets HTTP/1.1\r\nHost: x\r\n\r\n"
+        request = b"GET /targets HTTP/1.1\r\nHost: localhost\r\n\r\n"
         s = socket.create_connection(("127.0.0.1", self.exporter.port), timeout=10)
         start = time.monotonic()
         sent = 0
@@ -480,7 +485,7 @@ class Listening(vprof_env.TestCase):
                     time.sleep(0.05)
             with conn:
                 # The first connection starts the exporter, which answers it on the socket it was given.
-                conn.sendall(b"GET /targets HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                conn.sendall(b"GET /targets HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
                 answer = b""
                 while chunk := conn.recv(65536):
                     answer += chunk
@@ -500,7 +505,7 @@ class Listening(vprof_env.TestCase):
             m = re.search(r"Listening on \[::1\]:(\d+)", exporter.log())
             self.assertIsNotNone(m, exporter.log())
             with socket.create_connection(("::1", int(m.group(1))), timeout=10) as s:
-                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
                 self.assertTrue(s.recv(100).startswith(b"HTTP/1.1 200 "))
         finally:
             self.assertEqual(exporter.stop(), [])

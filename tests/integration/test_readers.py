@@ -201,26 +201,130 @@ class ExporterInGroup(vprof_env.TestCase):
 
     def test_reads_nothing_without_group(self):
         e = self.exporter([])
-        # The target exited and no process has its PID: to a caller who may not see it, it is as if nothing had
-        # been attached there (authz.c), so 404 rather than 403.
-        status, _, body = e.get(f"/debug/pprof/profile?seconds=60&target={self.pid}")
-        self.assertEqual((status, body), (404, f"unknown target: {self.pid}\n".encode()))
-        status, _, body = e.get("/targets")
-        self.assertEqual(status, 200, body)
-        self.assertNotIn(str(self.pid), [t["labels"].get("pid") for t in json.loads(body)])
+        # The test's client is root, another user than the exporter's: the exporter asks on root's behalf
+        # (/org/vprof/Profiler1/user/0), which vprofd grants only to root and the group vprof. 403, naming
+        # nothing, for the target and for the lists.
+        for path in (f"/debug/pprof/profile?seconds=60&target={self.pid}", "/targets", "/metrics", "/"):
+            status, _, body = e.get(path)
+            self.assertEqual((status, body), (403, b"access denied\n"), path)
 
 
-MADE_GROUP = GID = UID = None
+class Delegated(vprof_env.TestCase):
+    """Calls on /org/vprof/Profiler1/user/UID, on behalf of UID (what vprof-exporter makes for its clients): a
+    reader or root is answered as UID would be, UID judged by the user database (a member of vprof there reads
+    everything, anyone else what it could trace), reading only, polkit never asked; a sender outside the group is
+    refused whatever UID it names. Prints each call as 'readers: delegated' lines."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = []
+        cls.roots = ENV.spawn_demo("--seconds", "60")
+        cls.users = ENV.spawn_demo("--seconds", "60", user=UID)
+        for p in (cls.roots, cls.users):
+            r = ENV.ctl("attach", p.pid)
+            assert r.returncode == 0, r.stderr
+            ENV.go(p)
+
+    @classmethod
+    def tearDownClass(cls):
+        for line in cls.rows:
+            print(f"\nreaders: delegated {line}", end="", file=sys.stderr)
+        for p in (cls.roots, cls.users):
+            ENV.ctl("detach", p.pid)
+            p.kill()
+            p.wait()
+
+    def call(self, who, on_behalf, method, *args, sender=None):
+        """dbus-send on the path of on_behalf, as root (sender None) or as (uid, groups)."""
+        cmd = ["dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1",
+               f"/org/vprof/Profiler1/user/{on_behalf}", f"org.vprof.Profiler1.{method}", *map(str, args)]
+        if sender:
+            uid, groups = sender
+            group_args = [f"--groups={','.join(map(str, groups))}"] if groups else ["--clear-groups"]
+            cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", *group_args, *cmd]
+        r = subprocess.run(cmd, env=ENV.env, capture_output=True, text=True, timeout=30)
+        shown = " ".join(map(str, args)).replace(f"string:{self.roots.pid}", "ROOT'S").replace(
+            f"string:{self.users.pid}", "USER'S")
+        self.rows.append(f"{who:<22} /user/{on_behalf:<8} {method} {shown:<22} -> "
+                         f"{'ok' if r.returncode == 0 else r.stderr.strip()}")
+        return r
+
+    def listed(self, r):
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return {int(x) for x in re.findall(r"^\s+struct {\s+uint32 (\d+)", r.stdout, re.M)}
+
+    def assert_denied(self, r):
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn("org.freedesktop.DBus.Error.AccessDenied", r.stderr)
+
+    def test_reader_reads_as_the_user(self):
+        reader = (UID, [GID])
+        # As the user: its own target, not root's, and a list of its own.
+        self.assertEqual(self.call("reader", UID, "GetModules", f"string:{self.users.pid}", "uint64:0",
+                                   sender=reader).returncode, 0)
+        self.assert_denied(self.call("reader", UID, "GetModules", f"string:{self.roots.pid}", "uint64:0",
+                                     sender=reader))
+        self.assertEqual(self.listed(self.call("reader", UID, "ListTargets", sender=reader)), {self.users.pid})
+        # As root: everything.
+        self.assertEqual(self.call("reader", 0, "GetModules", f"string:{self.roots.pid}", "uint64:0",
+                                   sender=reader).returncode, 0)
+        self.assertLessEqual({self.roots.pid, self.users.pid},
+                             self.listed(self.call("reader", 0, "ListTargets", sender=reader)))
+
+    def test_root_reads_as_the_user(self):
+        self.assertEqual(self.call("root", UID, "GetModules", f"string:{self.users.pid}", "uint64:0").returncode, 0)
+        self.assert_denied(self.call("root", UID, "GetModules", f"string:{self.roots.pid}", "uint64:0"))
+        self.assertEqual(self.listed(self.call("root", UID, "ListTargets")), {self.users.pid})
+
+    def test_member_by_user_database_reads_everything(self):
+        subprocess.run(["usermod", "--append", "--groups", GROUP, MEMBER], check=True)
+        self.assertEqual(self.call("root", MEMBER_UID, "GetModules", f"string:{self.roots.pid}",
+                                   "uint64:0").returncode, 0)
+        self.assertLessEqual({self.roots.pid, self.users.pid},
+                             self.listed(self.call("root", MEMBER_UID, "ListTargets")))
+
+    def test_stranger_is_refused(self):
+        stranger = (UID, [])
+        for on_behalf in (0, UID):
+            self.assert_denied(self.call("not in vprof", on_behalf, "ListTargets", sender=stranger))
+            self.assert_denied(self.call("not in vprof", on_behalf, "GetModules", f"string:{self.users.pid}",
+                                         "uint64:0", sender=stranger))
+
+    def test_changes_refused(self):
+        for sender, who in ((None, "root"), ((UID, [GID]), "reader")):
+            for on_behalf in (0, UID):
+                for method, args in (("Reset", [f"string:{self.users.pid}"]),
+                                     ("Detach", [f"string:{self.users.pid}"]),
+                                     ("Attach", [f"string:{self.users.pid}", "uint64:0"]),
+                                     ("Attach", ["string:vprof-none.service", "uint64:0"])):
+                    self.assert_denied(self.call(who, on_behalf, method, *args, sender=sender))
+        pids = [t["pid"] for t in ENV.ctl_json("list")["targets"]]
+        self.assertIn(self.users.pid, pids)
+
+    def test_bad_paths(self):
+        for path in ("/org/vprof/Profiler1/user", "/org/vprof/Profiler1/user/01",
+                     "/org/vprof/Profiler1/user/4294967295", "/org/vprof/Profiler1/user/x"):
+            r = subprocess.run(["dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1", path,
+                                "org.vprof.Profiler1.ListTargets"], env=ENV.env, capture_output=True, text=True,
+                               timeout=30)
+            self.rows.append(f"{'root':<22} {path} ListTargets -> {r.stderr.strip() or 'ok'}")
+            self.assertNotEqual(r.returncode, 0, path)
+            self.assertIn("UnknownObject", r.stderr)
+
+
+MADE_GROUP = GID = UID = MEMBER_UID = None
+MEMBER = "vprof-test-member"
 
 
 def remove_group_and_user():
     vprof_env.remove_user(USER)
+    vprof_env.remove_user(MEMBER)
     if MADE_GROUP:
         subprocess.run(["groupdel", GROUP], capture_output=True)
 
 
 def setUpModule():
-    global ENV, MADE_GROUP, GID, UID
+    global ENV, MADE_GROUP, GID, UID, MEMBER_UID
     ENV = vprof_env.start_module_env(frequency=99)
     # Made after the daemon started, which must pick it up. A machine with the package installed has the group
     # already: it stays, and the test of its removal is skipped.
@@ -229,6 +333,7 @@ def setUpModule():
         subprocess.run(["groupadd", "--system", GROUP], check=True)
     GID = group_gid()
     UID = vprof_env.add_user(USER)
+    MEMBER_UID = vprof_env.add_user(MEMBER)
     unittest.addModuleCleanup(remove_group_and_user)
 
 
