@@ -243,6 +243,24 @@ class Lifecycle(vprof_env.TestCase):
         top = env.ctl_json("report", demo.pid)["functions"][0]
         self.assertEqual((top["function"], top["module"]), ("work_alpha", "demo-deleted"))
 
+    def test_units_capabilities_attach_another_users_process(self):
+        """Root's vprofd with the unit's capabilities attaches a process of another user, and that user attaches
+        its own: the pidfd's liveness is asked without a signal 0, which needs CAP_KILL (not in the unit)."""
+        user = "vprof-test-lifecycle"
+        uid = vprof_env.add_user(user)
+        try:
+            env, notify, ready = self.start(env_class=UnitCapabilitiesEnv)
+            for attacher in (None, uid):
+                demo = env.spawn_demo("--seconds", 1, user=uid)
+                r = env.ctl("attach", demo.pid, user=attacher)
+                self.assertEqual(r.returncode, 0, f"attach by {attacher or 'root'}: {r.stderr}")
+                env.go(demo)
+                demo.wait(60)
+                top = env.ctl_json("report", demo.pid)["functions"][0]
+                self.assertEqual(top["function"], "work_alpha")
+        finally:
+            vprof_env.remove_user(user)
+
     def test_exit_idle_time_option(self):
         for bad in ("-1", "1s", "", "4294967296"):
             r = subprocess.run([os.environ["VPROFD"], f"--exit-idle-time={bad}"], capture_output=True, text=True,
