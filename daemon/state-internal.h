@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The StateStore's layout, for state-store.c (saving) and state-restore.c (restoring at start); nothing else
- * includes this. */
+/* The StateStore's layout and the helpers of both halves, for state-store.c (saving) and state-restore.c
+ * (restoring at start); nothing else includes this. Saving calls restoring (state-restore.h), never the other way
+ * round, and neither half's header is included here. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,7 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "journal.h"
-#include "state-store.h"
+#include "macros.h"
 
 #define STATE_FILE "targets.state"
 #define STATE_MAGIC "VPROFDST"
@@ -18,6 +19,9 @@
 #define TAG_BOOT SECTION_TAG('B', 'O', 'O', 'T')
 #define TAG_SAVE SECTION_TAG('S', 'A', 'V', 'E')
 #define BOOT_ID_SIZE 37 /* a UUID and its NUL */
+
+typedef struct Manager Manager;
+typedef struct StateStore StateStore;
 
 enum {
         SAVE_CLEAN_STOP = 1u << 0, /* the final save of a daemon that stopped: nothing was lost */
@@ -48,7 +52,3 @@ struct StateStore {
 void state_format_age(char *buf, size_t size, uint64_t usec);
 /* The running kernel's boot: "" when unknown, which matches no saved boot. */
 void state_read_boot_id(char id[BOOT_ID_SIZE]);
-
-/* Restore the saved targets, replaying the journal of their snapshot; returns the snapshot's generation (0 for
- * none). Logs everything it does. */
-uint64_t state_restore(StateStore *s);

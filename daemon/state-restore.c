@@ -13,6 +13,7 @@
 #include "profile-serialize.h"
 #include "state-internal.h"
 #include "state-rejected.h"
+#include "state-restore.h"
 #include "target-serialize.h"
 #include "time-util.h"
 

@@ -111,8 +111,6 @@ CIRCLES = {
         # pending attaches and calls manager-groups.c and manager-slots.c, which call it back.
         {"authz", "bus-groups", "drain", "manager", "manager-groups", "manager-slots", "target", "unwind-self-check",
          "unwind-tables"},
-        # state-store.c calls state_restore() of state-internal.h, whose helpers state-store.c defines.
-        {"state-internal", "state-store"},
     ],
     # output-util.h includes output.h (for its types), output.c output-util.h (for the helpers).
     "client": [{"output", "output-util"}],
