@@ -12,7 +12,8 @@
 #include "bus-names.h"
 #include "log.h"
 #include "macros.h"
-#include "manager.h"
+#include "target-group.h"
+#include "target.h"
 
 /* No kernel hands out a larger PID (PID_MAX_LIMIT). */
 #define PID_MAX UINT32_C(4194304)
@@ -49,12 +50,19 @@ int authz_delegated_uid(const char *path, uid_t *ret)
         return 1;
 }
 
-bool authz_may_profile(uid_t caller, const ProcInfo *target)
+void authz_init(Authz *a)
 {
-        if (caller == 0)
-                return true;
-        return target->uid[0] == caller && target->uid[1] == caller && target->uid[2] == caller &&
-               target->dumpable;
+        *a = (Authz){ .readers_gid = -2 };
+}
+
+void authz_done(Authz *a)
+{
+        a->polkit_registry = polkit_registry_free(a->polkit_registry);
+}
+
+bool authz_pending(const Authz *a)
+{
+        return hashmap_size(a->polkit_registry) > 0;
 }
 
 int authz_caller_uid(sd_bus_message *msg, uid_t *ret, sd_bus_error *error)
@@ -105,7 +113,7 @@ static int readers_gid(gid_t *ret)
         }
 }
 
-void authz_readers_refresh(Manager *m)
+void authz_readers_refresh(Authz *a)
 {
         int64_t now = -1;
         gid_t gid = 0;
@@ -120,7 +128,7 @@ void authz_readers_refresh(Manager *m)
                 log_debug_errno(r, "Cannot look the group %s up: %m", AUTHZ_READERS_GROUP);
                 return;
         }
-        if (now == m->readers_gid)
+        if (now == a->readers_gid)
                 return;
         if (now >= 0)
                 log_info("Group %s (GID %" PRId64 "): its members may read every target's tables, and change none.",
@@ -128,7 +136,7 @@ void authz_readers_refresh(Manager *m)
         else
                 log_info("No group %s: reading other users' targets by group membership is off.",
                          AUTHZ_READERS_GROUP);
-        m->readers_gid = now;
+        a->readers_gid = now;
 }
 
 /* The caller's groups, as the bus vouches for them: dbus-daemon reads them from the kernel when the caller
@@ -139,7 +147,7 @@ void authz_readers_refresh(Manager *m)
  * reason authz_caller_uid() refuses an augmented UID. 1 when the readers' group is among them; 0 when it is
  * not, or the bus does not say (a bus without UnixGroupIDs grants nobody by group); negative errno when the bus
  * did not answer. */
-static int caller_in_readers(Manager *m, sd_bus_message *msg, uid_t uid)
+static int caller_in_readers(Authz *a, sd_bus_message *msg, uid_t uid)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         bool uid_matches = false, in_group = false;
@@ -152,8 +160,8 @@ static int caller_in_readers(Manager *m, sd_bus_message *msg, uid_t uid)
         if (r < 0)
                 return r;
         /* Looked up per call, which is cheap: a group made after the daemon started counts at once. */
-        authz_readers_refresh(m);
-        if (m->readers_gid < 0)
+        authz_readers_refresh(a);
+        if (a->readers_gid < 0)
                 return 0;
         r = sd_bus_message_enter_container(reply, 'a', "{sv}");
         if (r < 0)
@@ -183,7 +191,7 @@ static int caller_in_readers(Manager *m, sd_bus_message *msg, uid_t uid)
                         if (r < 0)
                                 return r;
                         for (size_t i = 0; i < size / sizeof(uint32_t); i++)
-                                if ((int64_t)gids[i] == m->readers_gid)
+                                if ((int64_t)gids[i] == a->readers_gid)
                                         in_group = true;
                         r = sd_bus_message_exit_container(reply);
                 } else
@@ -203,7 +211,7 @@ static int caller_in_readers(Manager *m, sd_bus_message *msg, uid_t uid)
 /* Whether the user database puts uid in the readers' group, as its primary or a supplementary group: what the
  * bus would vouch for were uid's own process to connect. 1 or 0; negative errno when the database could not
  * say. */
-static int uid_in_readers(Manager *m, uid_t uid)
+static int uid_in_readers(Authz *a, uid_t uid)
 {
         _cleanup_free_ gid_t *groups = NULL;
         _cleanup_free_ char *buf = NULL;
@@ -211,8 +219,8 @@ static int uid_in_readers(Manager *m, uid_t uid)
         size_t size = 4096;
         int n = 64, r;
 
-        authz_readers_refresh(m);
-        if (m->readers_gid < 0)
+        authz_readers_refresh(a);
+        if (a->readers_gid < 0)
                 return 0;
         for (;;) {
                 buf = malloc(size);
@@ -231,7 +239,7 @@ static int uid_in_readers(Manager *m, uid_t uid)
                         return 0; /* a UID of no user has no groups */
                 break;
         }
-        if ((int64_t)found->pw_gid == m->readers_gid)
+        if ((int64_t)found->pw_gid == a->readers_gid)
                 return 1;
         for (;;) {
                 int want = n;
@@ -250,14 +258,14 @@ static int uid_in_readers(Manager *m, uid_t uid)
                 n = want;
         }
         for (int i = 0; i < n; i++)
-                if ((int64_t)groups[i] == m->readers_gid)
+                if ((int64_t)groups[i] == a->readers_gid)
                         return 1;
         return 0;
 }
 
 /* A call on VPROF_BUS_USER_PATH/uid (authz_delegated_uid()) from sender: reading only, for root or a reader,
  * and then as uid. */
-static int delegated_caller(Manager *m, sd_bus_message *msg, uid_t sender, uid_t uid, AuthzAccess access,
+static int delegated_caller(Authz *a, sd_bus_message *msg, uid_t sender, uid_t uid, AuthzAccess access,
                             AuthzCaller *ret, sd_bus_error *error)
 {
         AuthzCaller caller = { .uid = uid, .delegated = true };
@@ -267,7 +275,7 @@ static int delegated_caller(Manager *m, sd_bus_message *msg, uid_t sender, uid_t
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "Access denied: a call on behalf of another user only reads");
         if (sender != 0) {
-                r = caller_in_readers(m, msg, sender);
+                r = caller_in_readers(a, msg, sender);
                 if (r < 0)
                         log_debug_errno(r, "Cannot read the groups of %s from the bus: %m",
                                         sd_bus_message_get_sender(msg) ?: "?");
@@ -277,7 +285,7 @@ static int delegated_caller(Manager *m, sd_bus_message *msg, uid_t sender, uid_t
                                                  "another user", AUTHZ_READERS_GROUP);
         }
         if (uid != 0) {
-                r = uid_in_readers(m, uid);
+                r = uid_in_readers(a, uid);
                 if (r < 0)
                         /* Judged as a user outside the group, the next call asks again. */
                         log_debug_errno(r, "Cannot read the groups of UID %u: %m", (unsigned)uid);
@@ -287,7 +295,7 @@ static int delegated_caller(Manager *m, sd_bus_message *msg, uid_t sender, uid_t
         return 0;
 }
 
-int authz_caller(Manager *m, sd_bus_message *msg, AuthzAccess access, AuthzCaller *ret, sd_bus_error *error)
+int authz_caller(Authz *a, sd_bus_message *msg, AuthzAccess access, AuthzCaller *ret, sd_bus_error *error)
 {
         AuthzCaller caller = {};
         uid_t delegate;
@@ -300,9 +308,9 @@ int authz_caller(Manager *m, sd_bus_message *msg, AuthzAccess access, AuthzCalle
         if (r < 0)
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Access denied: the path names no user");
         if (r > 0)
-                return delegated_caller(m, msg, caller.uid, delegate, access, ret, error);
+                return delegated_caller(a, msg, caller.uid, delegate, access, ret, error);
         if (access == AUTHZ_READ && caller.uid != 0) {
-                r = caller_in_readers(m, msg, caller.uid);
+                r = caller_in_readers(a, msg, caller.uid);
                 if (r < 0)
                         /* Refused as a caller outside the group would be, the next call asks again. */
                         log_debug_errno(r, "Cannot read the groups of %s from the bus: %m",
@@ -321,7 +329,7 @@ bool authz_may_see(Target *t, const AuthzCaller *caller)
         return caller->reader || authz_may_profile(caller->uid, &t->info);
 }
 
-int authz_verify_polkit(Manager *m, sd_bus_message *msg, uint32_t pid, sd_bus_error *error)
+int authz_verify_polkit(Authz *a, sd_bus_message *msg, uint32_t pid, sd_bus_error *error)
 {
         char pid_text[16];
         const char *details[] = { "pid", pid_text, NULL, NULL };
@@ -333,11 +341,11 @@ int authz_verify_polkit(Manager *m, sd_bus_message *msg, uint32_t pid, sd_bus_er
                 return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED,
                                         "Access denied: not a process that user could trace");
         snprintf(pid_text, sizeof(pid_text), "%u", pid);
-        return polkit_verify_async(&m->polkit_registry, msg, VPROF_POLKIT_ACTION_PROFILE, details,
+        return polkit_verify_async(&a->polkit_registry, msg, VPROF_POLKIT_ACTION_PROFILE, details,
                                    "not a process you could trace (another user's, set-ID or not dumpable)", error);
 }
 
-int authz_attach_group(Manager *m, sd_bus_message *msg, const char *spec, AuthzCaller *ret_caller,
+int authz_attach_group(Authz *a, sd_bus_message *msg, const char *spec, AuthzCaller *ret_caller,
                        sd_bus_error *error)
 {
         const char *details[] = { "target", spec, NULL, NULL };
@@ -353,7 +361,7 @@ int authz_attach_group(Manager *m, sd_bus_message *msg, const char *spec, AuthzC
                 return r;
         if (caller.uid != 0) {
                 /* No local rule: the processes of a unit or a cgroup are anyone's, and those to come unknown. */
-                r = polkit_verify_async(&m->polkit_registry, msg, VPROF_POLKIT_ACTION_ATTACH_SERVICE, details,
+                r = polkit_verify_async(&a->polkit_registry, msg, VPROF_POLKIT_ACTION_ATTACH_SERVICE, details,
                                         "attaching a unit or a cgroup is for root", error);
                 if (r <= 0)
                         return r;
@@ -387,20 +395,18 @@ static bool pid_is_live(uint32_t pid, uid_t caller, bool *ret_traceable)
  *    allows it, the caller acts as root would) whether root profiles it or nobody does;
  *  - a PID of no process is answered as if nothing were attached there (NoSuchProcess, NotAttached): another
  *    user's exited target with that PID stays invisible, and a mistyped PID gets no polkit dialog. */
-int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzAccess access, AuthzCaller *ret_caller,
-              Target **ret_target, sd_bus_error *error)
+int authz_pid(Authz *a, sd_bus_message *msg, uint32_t pid, Target *t, AuthzAccess access,
+              AuthzCaller *ret_caller, Target **ret_target, sd_bus_error *error)
 {
         AuthzCaller caller;
-        Target *t;
         int r;
 
         if (pid == 0 || pid > PID_MAX)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid PID %u: expected 1..%u", pid,
                                          PID_MAX);
-        r = authz_caller(m, msg, access, &caller, error);
+        r = authz_caller(a, msg, access, &caller, error);
         if (r < 0)
                 return r;
-        t = manager_get_target(m, (pid_t)pid);
         /* A reader, reading, is told what root would be: the target, or that nothing is attached there. */
         if (!caller.reader && (!t || !authz_may_see(t, &caller))) {
                 bool traceable;
@@ -410,7 +416,7 @@ int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzAccess access,
                 /* A foreign target on a process the caller may trace: only its exited predecessor's, the PID
                  * reused; polkit decides, as for any foreign target. */
                 else if (!traceable || t) {
-                        r = authz_verify_polkit(m, msg, pid, error);
+                        r = authz_verify_polkit(a, msg, pid, error);
                         if (r <= 0)
                                 return r;
                         caller.polkit_allowed = true;
@@ -421,14 +427,13 @@ int authz_pid(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzAccess access,
         return 1;
 }
 
-int authz_target(Manager *m, sd_bus_message *msg, uint32_t pid, AuthzAccess access, AuthzCaller *ret_caller,
-                 Target **ret, sd_bus_error *error)
+int authz_target(Authz *a, sd_bus_message *msg, uint32_t pid, Target *t, AuthzAccess access,
+                 AuthzCaller *ret_caller, Target **ret, sd_bus_error *error)
 {
         AuthzCaller caller;
-        Target *t;
         int r;
 
-        r = authz_pid(m, msg, pid, access, &caller, &t, error);
+        r = authz_pid(a, msg, pid, t, access, &caller, &t, error);
         if (r <= 0)
                 return r;
         if (!t)
@@ -444,13 +449,13 @@ bool authz_may_see_group(const TargetGroup *g, const AuthzCaller *caller)
         return caller->uid == 0 || caller->uid == g->owner_uid || caller->reader;
 }
 
-int authz_group(Manager *m, sd_bus_message *msg, const TargetGroup *g, AuthzAccess access, AuthzCaller *ret_caller,
+int authz_group(Authz *a, sd_bus_message *msg, const TargetGroup *g, AuthzAccess access, AuthzCaller *ret_caller,
                 sd_bus_error *error)
 {
         AuthzCaller caller;
         int r;
 
-        r = authz_caller(m, msg, access, &caller, error);
+        r = authz_caller(a, msg, access, &caller, error);
         if (r < 0)
                 return r;
         if (!authz_may_see_group(g, &caller))

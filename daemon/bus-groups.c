@@ -156,7 +156,7 @@ int bus_attach_group(Manager *m, sd_bus_message *msg, const TargetSpec *spec, co
         AuthzCaller caller;
         int r;
 
-        r = authz_attach_group(m, msg, spec_text, &caller, error);
+        r = authz_attach_group(&m->authz, msg, spec_text, &caller, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         if (manager_get_group(m, spec_text))
@@ -242,7 +242,7 @@ int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         AuthzCaller caller;
         int r;
 
-        r = authz_caller(m, msg, AUTHZ_READ, &caller, error);
+        r = authz_caller(&m->authz, msg, AUTHZ_READ, &caller, error);
         if (r < 0)
                 return r;
         /* The members that the records waiting in the ring would make, counted. */

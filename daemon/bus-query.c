@@ -78,12 +78,13 @@ int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, Target 
          * stays, named by its PID, for those who may see it (others hear of the PID as of any other). */
         g = spec.kind == TARGET_SPEC_PID && !manager_get_target(m, (pid_t)spec.pid) ? manager_get_group(m, spec_text)
                                                                                        : NULL;
-        if (g && authz_group(m, msg, g, AUTHZ_READ, NULL, NULL) < 0)
+        if (g && authz_group(&m->authz, msg, g, AUTHZ_READ, NULL, NULL) < 0)
                 g = NULL;
         if (spec.kind == TARGET_SPEC_PID && !g) {
                 Target *t;
 
-                r = authz_target(m, msg, spec.pid, AUTHZ_READ, NULL, &t, error);
+                r = authz_target(&m->authz, msg, spec.pid, manager_get_target(m, (pid_t)spec.pid), AUTHZ_READ,
+                                 NULL, &t, error);
                 if (r <= 0)
                         return r;
                 /* A process followed with its children: the group of them, named by its PID. */
@@ -103,7 +104,7 @@ int spec_targets(Manager *m, sd_bus_message *msg, const char *spec_text, Target 
                 if (!g)
                         return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "%s is not attached",
                                                  quote_prefix(spec_text, quoted));
-                r = authz_group(m, msg, g, AUTHZ_READ, NULL, error);
+                r = authz_group(&m->authz, msg, g, AUTHZ_READ, NULL, error);
                 if (r <= 0)
                         return r;
         }
@@ -200,7 +201,8 @@ static int read_process(Manager *m, sd_bus_message *msg, Target **ret, sd_bus_er
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid target '%s': expected a PID",
                                          quote_prefix(spec_text, quoted));
         manager_sync(m); /* first, as in query_open() */
-        return authz_target(m, msg, spec.pid, AUTHZ_READ, NULL, ret, error);
+        return authz_target(&m->authz, msg, spec.pid, manager_get_target(m, (pid_t)spec.pid), AUTHZ_READ, NULL,
+                            ret, error);
 }
 
 /* GetFunctions and GetFunctionValues read (s target, s sort, u limit, t window_usec); the sort key must be one
@@ -269,7 +271,7 @@ static int visible_targets(Manager *m, sd_bus_message *msg, Target ***ret, size_
         Target *t;
         int r;
 
-        r = authz_caller(m, msg, AUTHZ_READ, &caller, error);
+        r = authz_caller(&m->authz, msg, AUTHZ_READ, &caller, error);
         if (r < 0)
                 return r;
         manager_sync(m);

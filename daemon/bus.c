@@ -206,7 +206,8 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "PID %u is vprofd itself, which does not profile itself", pid);
         /* With its children: what attaching the process needs, its children being its own. */
-        r = authz_pid(m, msg, pid, AUTHZ_CHANGE, &caller, &t, error);
+        r = authz_pid(&m->authz, msg, pid, manager_get_target(m, (pid_t)pid), AUTHZ_CHANGE, &caller, &t,
+                      error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         if (t)
@@ -217,7 +218,7 @@ static int method_attach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r == -EPERM && !caller.polkit_allowed) {
                 /* The process changed since authz_pid() read it (another one has the PID, or it exec()ed a
                  * set-ID program): the same question to polkit, then attach as root would. */
-                r = authz_verify_polkit(m, msg, pid, error);
+                r = authz_verify_polkit(&m->authz, msg, pid, error);
                 if (r <= 0)
                         return r < 0 ? r : 1;
                 caller.polkit_allowed = true;
@@ -245,7 +246,7 @@ static int group_for_call(Manager *m, sd_bus_message *msg, const char *spec_text
                 return sd_bus_error_setf(error, VPROF_ERROR_NOT_ATTACHED, "%s is not attached",
                                          quote_prefix(spec_text, quoted));
         }
-        r = authz_group(m, msg, g, AUTHZ_CHANGE, ret_caller, error);
+        r = authz_group(&m->authz, msg, g, AUTHZ_CHANGE, ret_caller, error);
         if (r < 0)
                 return r;
         *ret = g;
@@ -279,7 +280,8 @@ static int method_detach(sd_bus_message *msg, void *userdata, sd_bus_error *erro
                 return sd_bus_reply_method_return(msg, NULL);
         }
         pid = spec.pid;
-        r = authz_target(m, msg, pid, AUTHZ_CHANGE, &caller, &t, error);
+        r = authz_target(&m->authz, msg, pid, manager_get_target(m, (pid_t)pid), AUTHZ_CHANGE, &caller, &t,
+                         error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         r = manager_detach(m, (pid_t)pid, caller);
@@ -318,7 +320,8 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
                 return sd_bus_reply_method_return(msg, NULL);
         }
         pid = spec.pid;
-        r = authz_target(m, msg, pid, AUTHZ_CHANGE, &caller, &t, error);
+        r = authz_target(&m->authz, msg, pid, manager_get_target(m, (pid_t)pid), AUTHZ_CHANGE, &caller, &t,
+                         error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         r = manager_reset(m, t, caller);

@@ -8,7 +8,6 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "authz-polkit.h"
 #include "bus-groups.h"
 #include "bus-names.h"
 #include "log.h"
@@ -31,7 +30,7 @@ int manager_new(const SamplerConfig *config, Manager **ret)
         if (!m)
                 return -ENOMEM;
         m->config = *config;
-        m->readers_gid = -2;
+        authz_init(&m->authz);
         m->targets = hashmap_new(&uint64_hash_ops);
         m->groups = hashmap_new(&string_hash_ops);
         m->groups_by_id = hashmap_new(&uint64_hash_ops);
@@ -74,7 +73,7 @@ Manager *manager_free(Manager *m)
         free(m->cgroup_mount);
         /* Before the bus: each holds a call. */
         pending_attaches_free(m->pending_attaches);
-        polkit_registry_free(m->polkit_registry);
+        authz_done(&m->authz);
         sd_bus_message_unref(m->stats_call);
         sd_event_source_disable_unref(m->wakeup_source);
         sd_event_source_disable_unref(m->drain_timer);
@@ -433,7 +432,7 @@ static int on_idle_timer(sd_event_source *s, uint64_t usec _unused_, void *userd
         int r;
 
         /* A call waiting for polkit or systemd is not idle: wait another period. */
-        if (hashmap_size(m->polkit_registry) > 0 || hashmap_size(m->pending_attaches) > 0) {
+        if (authz_pending(&m->authz) || hashmap_size(m->pending_attaches) > 0) {
                 r = sd_event_source_set_time_relative(s, m->exit_idle_usec);
                 if (r >= 0)
                         r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);

@@ -75,10 +75,7 @@ typedef struct Manager {
         uint64_t members_refused;  /* processes that groups could not take in (manager-groups.h) */
         Hashmap *pending_attaches; /* Attach calls waiting for systemd's answer (bus-groups.h) */
         Drain drain;      /* the ring buffer's records into the targets' tables */
-        Hashmap *polkit_registry; /* calls waiting for polkit's answer */
-        /* The readers' group (authz.h) as last looked up: its GID, -1 when there is none, -2 before the first
-         * look-up. */
-        int64_t readers_gid;
+        Authz authz; /* the polkit questions out and the readers' group (authz.h) */
 
         unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
         unsigned n_children_targets; /* running targets that follow their children (the fork program) */

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "address-space.h"
-#include "authz.h"
+#include "authz-ptrace.h"
 #include "target.h"
 #include "time-util.h"
 

@@ -336,7 +336,7 @@ static int run(int argc, char *argv[])
                           arg_settings.journal_interval_sec * USEC_PER_SEC, &state);
 
         /* Said once at the start; calls look the group up again (authz.h). */
-        authz_readers_refresh(m);
+        authz_readers_refresh(&m->authz);
         r = bus_setup(m);
         if (r < 0)
                 return r;
