@@ -34,14 +34,13 @@ static PendingAttach *pending_attach_free(PendingAttach *p)
         return NULL;
 }
 
-Hashmap *pending_attaches_free(Hashmap *pending)
+void bus_groups_done(Manager *m)
 {
         PendingAttach *p;
 
-        HASHMAP_FOREACH(p, pending)
+        HASHMAP_FOREACH(p, m->pending_attaches)
                 pending_attach_free(p);
-        hashmap_free(pending);
-        return NULL;
+        m->pending_attaches = hashmap_free(m->pending_attaches);
 }
 
 /* manager_attach_cgroup()'s errors as the call's. spec: as the caller named it; path: the cgroup. */

@@ -22,5 +22,5 @@ int bus_attach_group(Manager *m, sd_bus_message *msg, const TargetSpec *spec, co
 
 int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 
-/* The Attach calls still waiting for systemd, dropped unanswered (the daemon is going). */
-Hashmap *pending_attaches_free(Hashmap *pending);
+/* The Attach calls still waiting for systemd, in m->pending_attaches, dropped unanswered (the daemon is going). */
+void bus_groups_done(Manager *m);

@@ -593,3 +593,8 @@ int bus_setup(Manager *m)
                                        VPROF_BUS_NAME);
         return 0;
 }
+
+void bus_done(Manager *m)
+{
+        bus_groups_done(m);
+}

@@ -8,7 +8,6 @@
 
 #include <systemd/sd-daemon.h>
 
-#include "bus-groups.h"
 #include "bus-names.h"
 #include "log.h"
 #include "manager.h"
@@ -71,8 +70,8 @@ Manager *manager_free(Manager *m)
         hashmap_free(m->groups_by_id);
         hashmap_free(m->refused);
         free(m->cgroup_mount);
-        /* Before the bus: each holds a call. */
-        pending_attaches_free(m->pending_attaches);
+        /* Before the bus: each holds a call. The Attach calls waiting for systemd are bus-groups.c's, dropped by
+         * bus_done() before. */
         authz_done(&m->authz);
         sd_bus_message_unref(m->stats_call);
         sd_event_source_disable_unref(m->wakeup_source);

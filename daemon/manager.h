@@ -73,7 +73,8 @@ typedef struct Manager {
         Hashmap *refused;
         uint32_t slots_generation; /* moves when a running target leaves: a slot may be free */
         uint64_t members_refused;  /* processes that groups could not take in (manager-groups.h) */
-        Hashmap *pending_attaches; /* Attach calls waiting for systemd's answer (bus-groups.h) */
+        /* Attach calls waiting for systemd's answer: bus-groups.c's, freed by it (bus_done(), bus.h) */
+        Hashmap *pending_attaches;
         Drain drain;      /* the ring buffer's records into the targets' tables */
         Authz authz; /* the polkit questions out and the readers' group (authz.h) */
 

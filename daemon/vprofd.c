@@ -359,6 +359,7 @@ static int run(int argc, char *argv[])
         }
         /* Whatever ended the loop, the tables are saved while the sampler is still there to drain. */
         k = state_store_stop(state);
+        bus_done(m);
         /* A failure exit, so that Restart=on-failure brings the daemon back, and a failed unit says what went
          * wrong. */
         if (r == -ENOTCONN)

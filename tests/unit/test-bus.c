@@ -83,6 +83,7 @@ static void peer_stop(Peer *p)
 {
         p->client = sd_bus_flush_close_unref(p->client);
         ck_assert_int_eq(pthread_join(p->server, NULL), 0);
+        bus_done(p->manager);
         p->manager = manager_free(p->manager);
 }
 
