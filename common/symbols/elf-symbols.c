@@ -7,6 +7,7 @@
 #include <libelf.h>
 #include <string.h>
 
+#include "array-util.h"
 #include "elf-symbols.h"
 #include "elf-util.h"
 #include "log.h"
@@ -597,21 +598,13 @@ int elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t file_offset, uint6
 
 const char *elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_offset)
 {
-        size_t lo = 0, hi;
+        size_t lo;
         const ElfSym *s;
 
         if (!e)
                 return NULL;
         /* The last symbol starting at or below vaddr. */
-        hi = e->n_syms;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (e->syms[mid].start <= vaddr)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
+        lo = ARRAY_UPPER_BOUND(e->syms, e->n_syms, start, vaddr);
         if (lo == 0)
                 return NULL;
         s = &e->syms[lo - 1];

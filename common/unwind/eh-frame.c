@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array-util.h"
 #include "cfa-program.h"
 #include "dwarf-cursor.h"
 #include "eh-frame-internal.h"
@@ -765,18 +766,11 @@ size_t eh_frame_count(const EhFrame *e)
 static int find_fde(const EhFrame *e, uint64_t pc, const EhFrameEntry **ret)
 {
         int64_t rel = (int64_t)(pc - e->base);
-        size_t lo = 0, hi = e->n_entries;
+        size_t lo;
 
         if (rel < INT32_MIN || rel > INT32_MAX)
                 return -ENOENT;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (e->entries[mid].pc <= rel)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
+        lo = ARRAY_UPPER_BOUND(e->entries, e->n_entries, pc, rel);
         if (lo == 0)
                 return -ENOENT;
         *ret = &e->entries[lo - 1];
