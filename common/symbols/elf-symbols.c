@@ -491,6 +491,22 @@ int elf_symbols_load_path(const char *path, ElfSymbols **ret)
         return elf_symbols_load_fd(fd, ret);
 }
 
+/* The symbols collected from f, a file added to e's (its debug file, its MiniDebugInfo's), as e's table, once f is
+ * known not to have changed while they were read. */
+static int use_symbols(ElfSymbols *e, ElfFile *f, Candidates *c, ElfSymbolSource source)
+{
+        int r;
+
+        r = elf_file_check(f);
+        if (r < 0)
+                return r;
+        r = build_table(e, c);
+        if (r < 0)
+                return r;
+        e->source = source;
+        return 0;
+}
+
 int elf_symbols_use_debug_fd(ElfSymbols *e, int fd)
 {
         _cleanup_(elf_file_freep) ElfFile *f = NULL;
@@ -515,14 +531,7 @@ int elf_symbols_use_debug_fd(ElfSymbols *e, int fd)
                 return r;
         if (c.n == 0)
                 return -ENOENT;
-        r = elf_file_check(f);
-        if (r < 0)
-                return r;
-        r = build_table(e, &c);
-        if (r < 0)
-                return r;
-        e->source = ELF_SYMBOLS_DEBUG_FILE;
-        return 0;
+        return use_symbols(e, f, &c, ELF_SYMBOLS_DEBUG_FILE);
 }
 
 int elf_symbols_use_minidebuginfo(ElfSymbols *e, int fd)
@@ -570,14 +579,7 @@ int elf_symbols_use_minidebuginfo(ElfSymbols *e, int fd)
         r = collect_symbols(f, find_section_by_type(f->elf, SHT_DYNSYM), &c);
         if (r < 0)
                 return r;
-        r = elf_file_check(f);
-        if (r < 0)
-                return r;
-        r = build_table(e, &c);
-        if (r < 0)
-                return r;
-        e->source = ELF_SYMBOLS_MINIDEBUGINFO;
-        return 0;
+        return use_symbols(e, f, &c, ELF_SYMBOLS_MINIDEBUGINFO);
 }
 
 int elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t file_offset, uint64_t *ret_vaddr)
