@@ -366,3 +366,33 @@ int section_skip(Section *s)
                 return section_fail(&s->contents, "a section this vprof does not know is required");
         return 0;
 }
+
+int section_gather(SectionReader *list, const uint32_t *tags, size_t n_tags, SectionReader *sections,
+                   bool *seen, const char *twice)
+{
+        Section s;
+        int k;
+
+        assert(list);
+        assert(tags);
+        assert(sections);
+        assert(seen);
+
+        while ((k = section_next(list, &s)) > 0) {
+                size_t i = 0;
+
+                while (i < n_tags && tags[i] != s.tag)
+                        i++;
+                if (i == n_tags) {
+                        k = section_skip(&s);
+                        if (k < 0)
+                                return k;
+                        continue;
+                }
+                if (seen[i])
+                        return section_fail(list, twice);
+                seen[i] = true;
+                sections[i] = s.contents;
+        }
+        return k;
+}

@@ -86,6 +86,10 @@ int section_read_count(SectionReader *r, size_t min_size, size_t *ret);
 int section_next(SectionReader *list, Section *ret);
 /* For a section the caller does not know: 0 if it may be skipped, -EBADMSG if it is required. */
 int section_skip(Section *s);
+/* Every section of a list: the contents of the one tagged tags[i] into sections[i], seen[i] set; any other
+ * skipped (section_skip()). A tag that comes twice fails the list with the reason twice. */
+int section_gather(SectionReader *list, const uint32_t *tags, size_t n_tags, SectionReader *sections,
+                   bool *seen, const char *twice);
 
 /* Bare sections, without the file header: the records of a journal (section-journal.h), each checked by the
  * journal's own framing. The writer's data then starts with the first section; take it from w->data. */

@@ -19,6 +19,38 @@
 
 #define VPROF_MAX_FRAMES (VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES)
 
+/* The first 16 bytes of every record in the ring buffer, whatever it is: the process and thread as the daemon sees
+ * them, the CPU, and the flags, whose VPROF_RECORD_TYPE_MASK bits say which record follows (none: a struct
+ * vprof_sample, a sample or an off-CPU interval). A reader looks at it before it knows the record's type. */
+struct vprof_record_header {
+        __u32 tgid;
+        __u32 tid;
+        __u32 cpu;
+        __u32 flags; /* VPROF_SAMPLE_*, VPROF_FORK_* */
+};
+
+/* The header as the first member of a record, its fields the record's own too (s->tgid is s->header.tgid): the
+ * kernel's struct_group(). */
+#define VPROF_RECORD_HEADER                               \
+        union {                                           \
+                struct vprof_record_header header;        \
+                struct {                                  \
+                        __u32 tgid;                       \
+                        __u32 tid;                        \
+                        __u32 cpu;                        \
+                        __u32 flags;                      \
+                };                                        \
+        }
+
+/* Every record type: the header at 0, each field where the header has it. */
+#define VPROF_ASSERT_RECORD(type)                                                                              \
+        _Static_assert(__builtin_offsetof(type, header) == 0 && __builtin_offsetof(type, tgid) == 0 &&         \
+                               __builtin_offsetof(type, tid) == 4 && __builtin_offsetof(type, cpu) == 8 &&     \
+                               __builtin_offsetof(type, flags) == 12,                                          \
+                       #type " begins with struct vprof_record_header")
+
+_Static_assert(sizeof(struct vprof_record_header) == 16, "struct vprof_record_header is 16 bytes");
+
 /* One record in the ring buffer per kept sample or off-CPU interval, cut after its last frame: a record is
  * VPROF_SAMPLE_SIZE(kernel_depth + user_depth) bytes, a few hundred for usual stacks instead of the 2 KiB
  * that room for the deepest ones takes. frames holds the kernel stack then the user stack, each innermost
@@ -26,10 +58,7 @@
  * instruction, or the one that entered the kernel. An off-CPU interval (VPROF_SAMPLE_OFF_CPU) has the user
  * stack only, taken when the thread left the CPU. */
 struct vprof_sample {
-        __u32 tgid;
-        __u32 tid;
-        __u32 cpu;
-        __u32 flags;          /* VPROF_SAMPLE_* */
+        VPROF_RECORD_HEADER;  /* flags: VPROF_SAMPLE_*, no VPROF_RECORD_TYPE_MASK bit */
         __u64 period;         /* on the CPU: event count since the previous sample (ns for cpu-clock);
                                * off the CPU: nanoseconds off the CPU */
         __u64 time_ns;        /* bpf_ktime_get_ns() of the sample, or of leaving the CPU */
@@ -57,7 +86,7 @@ struct vprof_sample {
  * as it is, not one byte earlier. User addresses never have this bit. */
 #define VPROF_FRAME_EXACT (1ull << 63)
 
-/* How the walk of a user stack by the unwind tables ended (bpf/vprof.bpf.c): every walk ends in exactly one. */
+/* How the walk of a user stack by the unwind tables ended (bpf/unwind.bpf.h): every walk ends in exactly one. */
 enum vprof_walk_end {
         VPROF_WALK_NONE,   /* no CFI walk: the kernel's frame-pointer walk, bpf_get_stack() (UnwindTableMiB=0) */
         VPROF_WALK_END,    /* an end marker (_start, clone) or a zero return address after a CFI step: complete */
@@ -81,6 +110,10 @@ enum {
 #define VPROF_SAMPLE_HEADER_SIZE __builtin_offsetof(struct vprof_sample, frames)
 #define VPROF_SAMPLE_SIZE(n_frames) (VPROF_SAMPLE_HEADER_SIZE + (n_frames) * sizeof(__u64))
 
+VPROF_ASSERT_RECORD(struct vprof_sample);
+_Static_assert(VPROF_SAMPLE_HEADER_SIZE == 208 && sizeof(struct vprof_sample) == 208 + 8 * VPROF_MAX_FRAMES,
+               "struct vprof_sample is 208 bytes and its frames");
+
 enum {
         VPROF_SAMPLE_KERNEL_MODE = 1u << 0,     /* the CPU was executing kernel code for the target */
         VPROF_SAMPLE_USER_TRUNCATED = 1u << 1,  /* the user stack filled the buffer */
@@ -96,36 +129,36 @@ enum {
                                                  * (a service's main process started or restarted) */
 };
 
+/* The flags that say which record a header begins: neither, a struct vprof_sample. */
+#define VPROF_RECORD_TYPE_MASK (VPROF_SAMPLE_STACK_COPY | VPROF_SAMPLE_FORK)
+
 /* A target that follows its children (VPROF_TARGET_CHILDREN) forked a process: the BPF program put the child
  * in the targets map and the bitmap at once, with the parent's flags and group, so that its first samples are
  * kept, and tells the daemon, which makes the child a target (or takes it out again). The child starts as a
- * copy of its parent's address space. The first four fields are those of struct vprof_sample, whose flags tell
- * the two apart. It comes before every record of the child's in the ring buffer. With VPROF_FORK_EXEC it tells of
+ * copy of its parent's address space. In its header, tgid is the child's, tid the task that forked, flags
+ * VPROF_SAMPLE_FORK and VPROF_FORK_NOT_FOLLOWED. It comes before every record of the child's in the ring buffer. With VPROF_FORK_EXEC it tells of
  * an exec() in an attached cgroup instead (tgid, group; parent_tgid 0), so that a process that hardly runs, as a
  * service's main process, is a member before its first sample, and its forks are followed. */
 struct vprof_fork {
-        __u32 tgid;           /* the child */
-        __u32 tid;            /* the task that forked */
-        __u32 cpu;
-        __u32 flags;          /* VPROF_SAMPLE_FORK, VPROF_FORK_NOT_FOLLOWED */
+        VPROF_RECORD_HEADER;
         __u32 parent_tgid;
         __u32 group;          /* the parent's group */
         __u64 start_ns;       /* the child's start_boottime: /proc/PID/stat's starttime is it in clock ticks */
         __u64 time_ns;        /* bpf_ktime_get_ns() of the fork */
 };
 
+VPROF_ASSERT_RECORD(struct vprof_fork);
+_Static_assert(sizeof(struct vprof_fork) == 40, "struct vprof_fork is 40 bytes");
+
 /* The unwind self-check (UnwindSelfCheck=N, bpf: self_check_every): for 1 in N kept samples whose user stack the
  * unwind tables walked, a second record follows the sample's: the top of the user stack, the registers and the
  * walk's frames and outcome, for the daemon to unwind the same stack with its own CFI interpreter and compare
- * (daemon/unwind-self-check.h). Its first four fields are those of struct vprof_sample, whose flags tell the two
- * apart. The sample itself is counted by its own record, once. */
+ * (daemon/unwind-self-check.h). Its header is the sample's, with VPROF_SAMPLE_STACK_COPY in the flags. The sample
+ * itself is counted by its own record, once. */
 #define VPROF_STACK_COPY_BYTES 16384
 
 struct vprof_stack_copy {
-        __u32 tgid;
-        __u32 tid;
-        __u32 cpu;
-        __u32 flags;          /* VPROF_SAMPLE_STACK_COPY and the sample's flags */
+        VPROF_RECORD_HEADER;  /* flags: VPROF_SAMPLE_STACK_COPY and the sample's flags */
         __u64 time_ns;        /* the sample's */
         __u64 user_sp;        /* the user registers the walk started from; frames[0] is the ip */
         __u64 user_bp;
@@ -137,6 +170,10 @@ struct vprof_stack_copy {
         __u64 frames[VPROF_MAX_USER_FRAMES]; /* the sample's user frames, as its record has them */
         __u8 stack[VPROF_STACK_COPY_BYTES];
 };
+
+VPROF_ASSERT_RECORD(struct vprof_stack_copy);
+_Static_assert(sizeof(struct vprof_stack_copy) == 48 + 8 * VPROF_MAX_USER_FRAMES + VPROF_STACK_COPY_BYTES,
+               "struct vprof_stack_copy is 48 bytes, its frames and its stack");
 
 /* Per-CPU outcome counters. Every run of the BPF program ends in exactly one of KEPT, DISCARDED, RING_FULL
  * and NO_BUFFER, so their sum is every sample seen: a separate "seen" counter could not be read together with

@@ -287,7 +287,7 @@ static bool record_valid(const struct vprof_sample *s, size_t size)
  * of a target detached meanwhile has nothing to be compared with. */
 static void drain_stack_copy(Drain *d, const struct vprof_stack_copy *c, size_t size)
 {
-        Target *t = hashmap_get(d->targets, UINT64_TO_PTR(c->tgid));
+        Target *t = hashmap_get(d->targets, UINT64_TO_PTR(c->header.tgid));
 
         if (t)
                 unwind_self_check_record(&d->self_check, t, c, size);
@@ -301,22 +301,29 @@ static void drain_fork(Drain *d, const struct vprof_fork *f, size_t size)
                 return;
         }
         if (d->on_member)
-                (void)d->on_member(d->member_userdata, f->group, f->tgid, f);
+                (void)d->on_member(d->member_userdata, f->group, f->header.tgid, f);
 }
 
 void drain_record(Drain *d, const void *data, size_t size)
 {
+        const struct vprof_record_header *h = data;
         const struct vprof_sample *s = data;
         bool off_cpu;
         Target *t;
 
-        /* A stack copy and a fork begin as a sample does, and say what they are in the flags. */
-        if (_unlikely_(size >= offsetof(struct vprof_sample, flags) + sizeof(s->flags) &&
-                       (s->flags & (VPROF_SAMPLE_STACK_COPY | VPROF_SAMPLE_FORK)))) {
-                if (s->flags & VPROF_SAMPLE_FORK)
-                        drain_fork(d, data, size);
-                else
-                        drain_stack_copy(d, data, size);
+        /* Every record begins with the header, whose flags say what it is. */
+        if (_unlikely_(size < sizeof(*h))) {
+                d->stats.malformed++;
+                return;
+        }
+        switch (h->flags & VPROF_RECORD_TYPE_MASK) {
+        case 0:
+                break;
+        case VPROF_SAMPLE_STACK_COPY:
+                drain_stack_copy(d, data, size);
+                return;
+        default: /* VPROF_SAMPLE_FORK */
+                drain_fork(d, data, size);
                 return;
         }
 
@@ -324,12 +331,12 @@ void drain_record(Drain *d, const void *data, size_t size)
                 d->stats.malformed++;
                 return;
         }
-        off_cpu = s->flags & VPROF_SAMPLE_OFF_CPU;
-        t = hashmap_get(d->targets, UINT64_TO_PTR(s->tgid));
+        off_cpu = h->flags & VPROF_SAMPLE_OFF_CPU;
+        t = hashmap_get(d->targets, UINT64_TO_PTR(h->tgid));
         /* A process of a group that is no target yet: a cgroup's (the program keeps its samples by its cgroup),
          * or a child whose fork record made none. */
         if (!t && s->group != 0 && d->on_member)
-                t = d->on_member(d->member_userdata, s->group, s->tgid, NULL);
+                t = d->on_member(d->member_userdata, s->group, h->tgid, NULL);
         if (!t) {
                 if (off_cpu)
                         d->stats.off_cpu_unclaimed++;
@@ -341,7 +348,7 @@ void drain_record(Drain *d, const void *data, size_t size)
         if (drain_sample(d, t, s) < 0) {
                 if (!off_cpu)
                         d->stats.samples_failed++;
-                else if (s->flags & VPROF_SAMPLE_PREEMPTED)
+                else if (h->flags & VPROF_SAMPLE_PREEMPTED)
                         d->stats.off_cpu_failed_preempted++;
                 else
                         d->stats.off_cpu_failed_blocked++;

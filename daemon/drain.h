@@ -49,9 +49,10 @@ typedef struct Drain {
         UnwindSelfCheck self_check; /* the stack copies' comparisons (UnwindSelfCheck=); idle without copies */
 } Drain;
 
-/* One record as the ring buffer holds it: size bytes at data, 8-byte aligned: a sample, an off-CPU interval, a
- * stack copy of the unwind self-check or a fork (struct vprof_fork, handed to on_member). Never fails: a record that is not counted is counted in d->stats (a stack
- * copy, in d->self_check). */
+/* One record as the ring buffer holds it: size bytes at data, 8-byte aligned, its struct vprof_record_header
+ * saying which: a sample, an off-CPU interval, a stack copy of the unwind self-check or a fork (struct vprof_fork,
+ * handed to on_member). Never fails: a record that is not counted is counted in d->stats (a stack copy, in
+ * d->self_check). */
 void drain_record(Drain *d, const void *data, size_t size);
 
 /* The part of drain_record() after the checks and the lookup: s, a well-formed record of t, symbolized and

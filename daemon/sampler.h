@@ -33,8 +33,9 @@ typedef struct SamplerConfig {
                                        * 0: never. Only with the unwind tables. */
 } SamplerConfig;
 
-/* Called for every record the ring buffer yields, size bytes at data (a struct vprof_sample as the BPF program
- * wrote it, unchecked: drain.h checks it); returns 0 to go on. libbpf's ring_buffer_sample_fn. */
+/* Called for every record the ring buffer yields, size bytes at data (a record as the BPF program wrote it,
+ * struct vprof_record_header first, unchecked: drain.h checks it); returns 0 to go on. libbpf's
+ * ring_buffer_sample_fn. */
 typedef int (*sampler_record_fn)(void *userdata, void *data, size_t size);
 
 typedef struct Sampler Sampler;

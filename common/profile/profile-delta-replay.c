@@ -44,25 +44,9 @@ static void read_values(SectionReader *r, ProfileValues *ret)
 
 static int gather(SectionReader *list, Parsed *x)
 {
-        Section s;
         int k;
 
-        while ((k = section_next(list, &s)) > 0) {
-                size_t i = 0;
-
-                while (i < _SECTION_MAX && section_tags[i] != s.tag)
-                        i++;
-                if (i == _SECTION_MAX) {
-                        k = section_skip(&s);
-                        if (k < 0)
-                                return k;
-                        continue;
-                }
-                if (x->seen[i])
-                        return section_fail(list, "a delta section twice");
-                x->seen[i] = true;
-                x->sections[i] = s.contents;
-        }
+        k = section_gather(list, section_tags, _SECTION_MAX, x->sections, x->seen, "a delta section twice");
         if (k < 0)
                 return k;
         if (!x->seen[SECTION_HEADER])

@@ -476,29 +476,13 @@ int profile_serialize_read(SectionReader *list, Profile **ret)
         bool seen[_SECTION_MAX] = {};
         size_t n_modules = 0;
         uint32_t unknown_id = UINT32_MAX;
-        Section s;
         int k;
 
         assert(list);
         assert(ret);
 
         /* Gather first, then read in the order the sections depend on each other. */
-        while ((k = section_next(list, &s)) > 0) {
-                size_t i = 0;
-
-                while (i < _SECTION_MAX && section_tags[i] != s.tag)
-                        i++;
-                if (i == _SECTION_MAX) {
-                        k = section_skip(&s);
-                        if (k < 0)
-                                return k;
-                        continue;
-                }
-                if (seen[i])
-                        return section_fail(list, "a profile section twice");
-                seen[i] = true;
-                sections[i] = s.contents;
-        }
+        k = section_gather(list, section_tags, _SECTION_MAX, sections, seen, "a profile section twice");
         if (k < 0)
                 return k;
         for (size_t i = 0; i < _SECTION_MAX; i++)

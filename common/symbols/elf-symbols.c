@@ -7,6 +7,7 @@
 #include <libelf.h>
 #include <string.h>
 
+#include "array-util.h"
 #include "elf-symbols.h"
 #include "elf-util.h"
 #include "log.h"
@@ -490,6 +491,22 @@ int elf_symbols_load_path(const char *path, ElfSymbols **ret)
         return elf_symbols_load_fd(fd, ret);
 }
 
+/* The symbols collected from f, a file added to e's (its debug file, its MiniDebugInfo's), as e's table, once f is
+ * known not to have changed while they were read. */
+static int use_symbols(ElfSymbols *e, ElfFile *f, Candidates *c, ElfSymbolSource source)
+{
+        int r;
+
+        r = elf_file_check(f);
+        if (r < 0)
+                return r;
+        r = build_table(e, c);
+        if (r < 0)
+                return r;
+        e->source = source;
+        return 0;
+}
+
 int elf_symbols_use_debug_fd(ElfSymbols *e, int fd)
 {
         _cleanup_(elf_file_freep) ElfFile *f = NULL;
@@ -514,14 +531,7 @@ int elf_symbols_use_debug_fd(ElfSymbols *e, int fd)
                 return r;
         if (c.n == 0)
                 return -ENOENT;
-        r = elf_file_check(f);
-        if (r < 0)
-                return r;
-        r = build_table(e, &c);
-        if (r < 0)
-                return r;
-        e->source = ELF_SYMBOLS_DEBUG_FILE;
-        return 0;
+        return use_symbols(e, f, &c, ELF_SYMBOLS_DEBUG_FILE);
 }
 
 int elf_symbols_use_minidebuginfo(ElfSymbols *e, int fd)
@@ -569,14 +579,7 @@ int elf_symbols_use_minidebuginfo(ElfSymbols *e, int fd)
         r = collect_symbols(f, find_section_by_type(f->elf, SHT_DYNSYM), &c);
         if (r < 0)
                 return r;
-        r = elf_file_check(f);
-        if (r < 0)
-                return r;
-        r = build_table(e, &c);
-        if (r < 0)
-                return r;
-        e->source = ELF_SYMBOLS_MINIDEBUGINFO;
-        return 0;
+        return use_symbols(e, f, &c, ELF_SYMBOLS_MINIDEBUGINFO);
 }
 
 int elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t file_offset, uint64_t *ret_vaddr)
@@ -597,21 +600,13 @@ int elf_symbols_offset_to_vaddr(const ElfSymbols *e, uint64_t file_offset, uint6
 
 const char *elf_symbols_lookup(const ElfSymbols *e, uint64_t vaddr, uint64_t *ret_offset)
 {
-        size_t lo = 0, hi;
+        size_t lo;
         const ElfSym *s;
 
         if (!e)
                 return NULL;
         /* The last symbol starting at or below vaddr. */
-        hi = e->n_syms;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (e->syms[mid].start <= vaddr)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
+        lo = ARRAY_UPPER_BOUND(e->syms, e->n_syms, start, vaddr);
         if (lo == 0)
                 return NULL;
         s = &e->syms[lo - 1];

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array-util.h"
 #include "kallsyms.h"
 
 /* kallsyms lists starts only. A symbol is taken to end where the next one starts, but never more than this
@@ -243,20 +244,12 @@ int kallsyms_load(const char *path, Kallsyms **ret)
 
 const char *kallsyms_lookup(const Kallsyms *k, uint64_t addr, const char **ret_module, uint64_t *ret_offset)
 {
-        size_t lo = 0, hi;
+        size_t lo;
         const KSym *s;
 
         if (!k)
                 return NULL;
-        hi = k->n_syms;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (k->syms[mid].addr <= addr)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
+        lo = ARRAY_UPPER_BOUND(k->syms, k->n_syms, addr, addr);
         if (lo == 0)
                 return NULL;
         s = &k->syms[lo - 1];

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "array-util.h"
 #include "open-util.h"
 #include "perf-map.h"
 #include "utf8.h"
@@ -196,19 +197,11 @@ int perf_map_load(const char *path, PerfMap **ret)
 
 const char *perf_map_lookup(const PerfMap *m, uint64_t addr, uint64_t *ret_offset)
 {
-        size_t lo = 0, hi;
+        size_t lo;
 
         if (!m)
                 return NULL;
-        hi = m->n;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (m->entries[mid].start <= addr)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
+        lo = ARRAY_UPPER_BOUND(m->entries, m->n, start, addr);
         /* Entries may overlap (code replaced by a larger function): the nearest start below addr that still
          * covers it. A few steps back at most in practice. */
         for (size_t i = lo; i > 0; i--) {

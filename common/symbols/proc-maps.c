@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array-util.h"
 #include "proc-maps.h"
 #include "utf8.h"
 
@@ -266,20 +267,12 @@ int proc_maps_read(pid_t pid, ProcMaps **ret)
 
 const ProcMap *proc_maps_find(const ProcMaps *m, uint64_t addr)
 {
-        size_t lo = 0, hi;
+        size_t lo;
 
         if (!m)
                 return NULL;
         /* The last mapping with start <= addr, if it reaches addr. */
-        hi = m->n;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (m->maps[mid].start <= addr)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
+        lo = ARRAY_UPPER_BOUND(m->maps, m->n, start, addr);
         if (lo == 0)
                 return NULL;
         return addr < m->maps[lo - 1].end ? &m->maps[lo - 1] : NULL;

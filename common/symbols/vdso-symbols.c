@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "array-util.h"
 #include "vdso-symbols.h"
 
 /* A vDSO is a page or two; anything much larger is not one. */
@@ -187,20 +188,12 @@ int vdso_symbols_read(pid_t pid, uint64_t start, uint64_t end, VdsoSymbols **ret
 
 const char *vdso_symbols_lookup(const VdsoSymbols *v, uint64_t offset, uint64_t *ret_offset)
 {
-        size_t lo = 0, hi;
+        size_t lo;
         const VdsoSymbol *s;
 
         if (!v)
                 return NULL;
-        hi = v->n;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (v->syms[mid].start <= offset)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
+        lo = ARRAY_UPPER_BOUND(v->syms, v->n, start, offset);
         if (lo == 0)
                 return NULL;
         s = &v->syms[lo - 1];

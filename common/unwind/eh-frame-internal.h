@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Between eh-frame.c (the records and the table of functions) and eh-frame-load.c (the sections, from ELF
+/* Between eh-frame.c (the table of functions) and eh-frame-load.c (the sections, from ELF
  * files); nothing else includes this. */
 
 /* The most bytes of a CFI section read from a file (elf-util.h), or inflated from a compressed one: the

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The CFI reader (eh-frame.c, eh-frame-load.c, compressed-section.c, cfa-program.c, dwarf-cursor.c): an
- * input that starts like an ELF file is loaded as one (a memfd, eh_frame_load_fd()), and again as the
- * separate debug file of a binary without CFI of its own (eh_frame_load_fds(): its .debug_frame, compressed
+/* The CFI reader (eh-frame.c, eh-frame-record.c, eh-frame-load.c, compressed-section.c, cfa-program.c,
+ * dwarf-cursor.c): an input that starts like an ELF file is loaded as one (a memfd, eh_frame_load_fd()), and again
+ * as the separate debug file of a binary without CFI of its own (eh_frame_load_fds(): its .debug_frame, compressed
  * or not); any other is raw section contents after a header of its own (RawHeader): where .eh_frame and
- * .eh_frame_hdr lie, how long .eh_frame is (the header's bytes follow it when flags bit 0 is set,
- * .debug_frame's when bit 1 is), where code starts. Then unwind steps at many pcs, from a stack window the
- * input fills. Seeds: the fixtures (run-fuzz.py, with .debug_frame and compressed debug files among them),
- * and this process's vDSO, whole and as its raw .eh_frame and .eh_frame_hdr, and that .eh_frame as
- * .debug_frame records. */
+ * .eh_frame_hdr lie, how long .eh_frame is (the header's bytes follow it when flags bit 0 is set, .debug_frame's
+ * when bit 1 is), where code starts. Then unwind steps at many pcs, from a stack window the input fills. Seeds: the
+ * fixtures (run-fuzz.py, with .debug_frame and compressed debug files among them), and this process's vDSO, whole
+ * and as its raw .eh_frame and .eh_frame_hdr, and that .eh_frame as .debug_frame records. */
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
