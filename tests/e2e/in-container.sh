@@ -374,7 +374,10 @@ run sleep 6
 run vprofctl report --by process "$fork_unit"
 check "the new main process $new_main is in the unit's tables" [ -n "$(process_samples "$new_main" "$OUT")" ]
 check "the old one $old_main stays, exited" [ "$(target_status "$old_main")" = exited ]
-check_workers "$before" "$OUT"
+# The new instance's workers: those logged after its main process's line. The old instance may have replaced a
+# worker between the count above and the stop, one killed at once, perhaps before its first sample.
+before=$(awk -v m="$new_main" '$1 == "main" && $2 == m { print n + 0; exit } $1 == "worker" { n++ }' "$fork_log")
+check_workers "${before:-0}" "$OUT"
 step_end
 
 # --- 13. the service and an unprivileged user -------------------------------------------------------------------
