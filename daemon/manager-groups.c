@@ -8,7 +8,6 @@
 #include "cgroup-util.h"
 #include "log.h"
 #include "manager-groups.h"
-#include "manager-slots.h"
 #include "systemd-unit.h"
 #include "time-util.h"
 
@@ -321,7 +320,7 @@ static Target *member_from_fork(Manager *m, TargetGroup *g, const struct vprof_f
                 r = -E2BIG;
                 goto refuse;
         }
-        r = manager_slots_check(m, g->owner_uid);
+        r = manager_slots_check(&m->slots, g->owner_uid);
         if (r < 0)
                 goto refuse;
         r = target_new_child(&context, pid, ticks_of_ns(f->start_ns), manager_get_target(m, (pid_t)f->parent_tgid),
@@ -396,7 +395,7 @@ static Target *member_from_cgroup(Manager *m, TargetGroup *g, uint32_t tgid)
                 remember_refused(m, tgid, g->id);
                 return NULL;
         }
-        r = manager_slots_check(m, g->owner_uid);
+        r = manager_slots_check(&m->slots, g->owner_uid);
         if (r >= 0)
                 r = target_new(&context, (pid_t)tgid, 0, g->flags, &t, &ignored);
         if (r >= 0)
@@ -421,7 +420,9 @@ static Target *member_from_cgroup(Manager *m, TargetGroup *g, uint32_t tgid)
         return TAKE_PTR(t);
 }
 
-Target *manager_group_member(void *userdata, uint32_t group, uint32_t tgid, const struct vprof_fork *fork)
+/* The drain's on_member (drain.h): the member that process tgid of group (a record's) is now, made if need be;
+ * NULL when it is none. */
+static Target *member_of_record(void *userdata, uint32_t group, uint32_t tgid, const struct vprof_fork *fork)
 {
         Manager *m = userdata;
         TargetGroup *g = hashmap_get(m->groups_by_id, UINT64_TO_PTR((uint64_t)group));
@@ -518,4 +519,10 @@ void manager_unit_changed(UnitLookup *l, UnitLookupResult result, const char *cg
                 log_debug("Unit %s: %s", g->spec, message ?: "no answer from systemd");
                 break;
         }
+}
+
+void manager_groups_setup(Manager *m)
+{
+        m->drain.on_member = member_of_record;
+        m->drain.member_userdata = m;
 }

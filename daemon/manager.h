@@ -10,6 +10,7 @@
 #include "debuginfod.h"
 #include "drain.h"
 #include "hashmap.h"
+#include "manager-slots.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "target.h"
@@ -65,6 +66,9 @@ typedef struct Manager {
         Symbolizer *symbolizer;
         Debuginfod *debuginfod; /* NULL: DebuginfodURLs= is empty, or libdebuginfod is missing */
         Hashmap *targets; /* pid -> Target */
+        /* pid -> Target: the running ones of targets, so that what concerns them only (the slots' check, the
+         * unwind tables' mappings, the timers) costs as many as run, not as many as a storm's group left. */
+        Hashmap *running;
         Hashmap *groups;  /* spec -> TargetGroup (target-group.h): units, cgroups, processes with children */
         Hashmap *groups_by_id; /* TargetGroup.id -> TargetGroup: the group a record carries */
         uint32_t last_group_id;
@@ -81,9 +85,7 @@ typedef struct Manager {
         unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
         unsigned n_children_targets; /* running targets that follow their children (the fork program) */
 
-        uint32_t max_targets_per_user; /* manager-slots.h; 0: no limit per user */
-        uint64_t exited_retention_usec; /* exited targets go this long after their exit; 0: never */
-        sd_event_source *retention_timer; /* CLOCK_REALTIME, at the next exited target's time to go */
+        ManagerSlots slots; /* MaxTargets=, MaxTargetsPerUser=, ExitedTargetRetentionSec= (manager-slots.h) */
         uint64_t fd_limit; /* RLIMIT_NOFILE's soft limit, as fd-limit.h found it; 0: not checked */
         int pidfd_bound;   /* a pidfd at or above it is one too many (fd-limit.h); 0: none */
 
