@@ -10,7 +10,7 @@ attach to the last child's exit and the drain after it) in all, per new member a
 the status calls' median and worst time. With --perf, `perf record -g` runs on vprofd for the storm and its
 report's top entries are printed: where the daemon's time per member goes.
 
-    bench/group-storm.py [BUILD_DIR] [--children N] [--per-second R] [--child-ms MS] [--perf]
+    bench/group-storm.py [BUILD_DIR] [--children N] [--per-second R] [--child-ms MS] [--no-status] [--perf]
                                                         (as root, after a build)"""
 import argparse
 import os
@@ -38,6 +38,8 @@ def main():
     parser.add_argument("--per-second", type=int, default=500)
     parser.add_argument("--child-ms", type=float, default=3)
     parser.add_argument("--max-targets", type=int, default=8192, help="MaxTargets=: above the children, none evicted")
+    parser.add_argument("--no-status", action="store_true", help="no vprofctl status during the storm: the daemon's "
+                        "CPU per member alone (each status call walks every target)")
     parser.add_argument("--perf", action="store_true", help="perf record -g on vprofd during the storm")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
@@ -80,7 +82,8 @@ def main():
 
         poller = threading.Thread(target=poll_status)
         cpu0, wall0 = cpu_seconds(env.daemon.pid), time.monotonic()
-        poller.start()
+        if not args.no_status:
+            poller.start()
         storm.stdin.write("go\n")
         storm.stdin.flush()
         out = storm.stdout.read()
@@ -88,7 +91,8 @@ def main():
         env.ctl("status")  # the records of the last children drained
         cpu1, wall1 = cpu_seconds(env.daemon.pid), time.monotonic()
         stop.set()
-        poller.join()
+        if not args.no_status:
+            poller.join()
         if perf:
             perf.send_signal(2)
             perf.wait(60)
@@ -106,8 +110,9 @@ def main():
               f"({sum(rows.get(c, 0) for c in children)} samples)")
         print(f"daemon CPU: {cpu1 - cpu0:.2f} s over {wall1 - wall0:.1f} s ({(cpu1 - cpu0) / (wall1 - wall0):.0%} of "
               f"one core), {(cpu1 - cpu0) / max(members, 1) * 1e6:.0f} us per member")
-        print(f"vprofctl status: {len(status)} calls, median {status[len(status) // 2] * 1000:.0f} ms, worst "
-              f"{status[-1] * 1000:.0f} ms")
+        if status:
+            print(f"vprofctl status: {len(status)} calls, median {status[len(status) // 2] * 1000:.0f} ms, worst "
+                  f"{status[-1] * 1000:.0f} ms")
         if perf:
             report = subprocess.run(["perf", "report", "-i", f"{tmp}/perf.data", "--no-children", "--stdio",
                                      "--percent-limit", "1.5", "-g", "none", "--sort", "symbol"],

@@ -11,6 +11,7 @@
 #include "bus-query.h"
 #include "bus.h"
 #include "log.h"
+#include "manager-attach.h"
 #include "manager-groups.h"
 #include "quote.h"
 #include "target-spec.h"

@@ -7,6 +7,7 @@
 
 #include "cgroup-util.h"
 #include "log.h"
+#include "manager-attach.h"
 #include "manager-groups.h"
 #include "systemd-unit.h"
 #include "time-util.h"
@@ -57,12 +58,6 @@ static void set_owner(TargetGroup *g, AuthzCaller caller)
         /* As a target's (target.h): polkit's yes makes the caller act as root, in the caller's slots. */
         g->attach_uid = caller.polkit_allowed ? 0 : caller.uid;
         g->owner_uid = caller.uid;
-}
-
-static const char *caller_text(AuthzCaller caller, char buf[static 64])
-{
-        snprintf(buf, 64, "for UID %u%s", (unsigned)caller.uid, caller.polkit_allowed ? ", allowed by polkit" : "");
-        return buf;
 }
 
 /* The processes in g's cgroup (open at fd) and below it as members, as far as slots go; returns how many were
@@ -144,7 +139,7 @@ int manager_attach_cgroup(Manager *m, const char *spec, TargetGroupKind kind, co
          * has its children followed from the start. Those to come join by their samples. */
         n = take_in_processes(m, g, fd);
         log_info("Attached to %s %s (cgroup %s, id %" PRIu64 ", %zu processes) %s%s.",
-                 target_group_kind_to_string(kind), spec, path, id, n, caller_text(caller, who),
+                 target_group_kind_to_string(kind), spec, path, id, n, manager_caller_text(caller, who),
                  flags & VPROF_TARGET_OFF_CPU ? ", off-CPU time included" : "");
         *ret = TAKE_PTR(g);
         /* Its members are saved with the next snapshot (groups are not): see manager_members_changed(). */
@@ -239,7 +234,7 @@ int manager_detach_group(Manager *m, TargetGroup *g, AuthzCaller caller)
         remove_group(m, g);
         log_info("Detached from %s %s %s: %u processes running, %u exited, %" PRIu64 " refused, %" PRIu64
                  " evicted for newer members, %" PRIu64 " expired.",
-                 target_group_kind_to_string(g->kind), g->spec, caller_text(caller, who), running, exited,
+                 target_group_kind_to_string(g->kind), g->spec, manager_caller_text(caller, who), running, exited,
                  g->refused, g->evicted, g->expired);
         target_group_free(g);
         manager_targets_changed(m);
@@ -265,7 +260,7 @@ int manager_reset_group(Manager *m, TargetGroup *g, AuthzCaller caller)
                         m->observer.target_reset(m->observer.userdata, members[i]);
         }
         log_info("Reset the tables of %s %s (%zu processes) %s.", target_group_kind_to_string(g->kind), g->spec, n,
-                 caller_text(caller, who));
+                 manager_caller_text(caller, who));
         return 0;
 }
 

@@ -3,7 +3,6 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -107,57 +106,6 @@ Manager *manager_free(Manager *m)
         sd_event_unref(m->event);
         free(m);
         return NULL;
-}
-
-/* A debug file downloaded: the files of its build-id take its names, and the targets forget the names their
- * addresses got before. */
-static void on_debug_file(const char *build_id, const char *path, void *userdata)
-{
-        Manager *m = userdata;
-        Target *t;
-        int r;
-
-        if (!path)
-                return;
-        r = symbolizer_add_debug_file(m->symbolizer, build_id, path);
-        if (r < 0) {
-                log_warning_errno(r, "Failed to use the debug file %s: %m", path);
-                return;
-        }
-        if (r == 0)
-                return;
-        HASHMAP_FOREACH(t, m->targets)
-                frame_cache_clear(t->user_frames);
-}
-
-int manager_enable_debuginfod(Manager *m, const char *urls, uint32_t timeout_sec)
-{
-        _cleanup_free_ char *cache = NULL;
-        int fd, r;
-
-        r = debuginfod_cache_directory(&cache);
-        if (r < 0)
-                return log_error_errno(r, "Out of memory.");
-        r = debuginfod_new(m->event, urls, cache, timeout_sec, on_debug_file, m, &m->debuginfod);
-        if (r == -ENOPKG)
-                return 0;
-        if (r < 0)
-                return log_error_errno(r, "Failed to set up debuginfod downloads: %m");
-        symbolizer_set_debug_fetch(m->symbolizer, debuginfod_fetch, m->debuginfod);
-
-        /* The shipped unit keeps the daemon off the network (vprofd.conf(5) says what to change): say so now,
-         * rather than with every download failing. */
-        fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                log_warning_errno(negative_errno(), "DebuginfodURLs= is set, but the daemon may not open IP "
-                                  "sockets (RestrictAddressFamilies=?): %m");
-        else
-                close(fd);
-        log_info("Missing debug files are downloaded from %s (at most %" PRIu32 " s each), cached in %s.", urls,
-                 timeout_sec, cache);
-        return 0;
 }
 
 static void on_unwind(void *userdata, Target *t, uint64_t addr, bool unknown_pc)
@@ -529,14 +477,6 @@ int manager_start_sampling(Manager *m)
         return 0;
 }
 
-/* "for UID 1000" or "for UID 1000, allowed by polkit": who asked, for the log lines of Attach, Detach and
- * Reset. */
-static const char *caller_text(AuthzCaller caller, char buf[static 64])
-{
-        snprintf(buf, 64, "for UID %u%s", (unsigned)caller.uid, caller.polkit_allowed ? ", allowed by polkit" : "");
-        return buf;
-}
-
 static void targets_changed(Manager *m, bool members_only)
 {
         update_drain_timer(m);
@@ -633,11 +573,6 @@ int manager_group_members(Manager *m, const TargetGroup *g, Target ***ret, size_
         return 0;
 }
 
-int manager_attach(Manager *m, pid_t pid, AuthzCaller caller, uint64_t flags, Target **ret, pid_t *ret_tgid)
-{
-        return manager_attach_started(m, pid, UINT64_MAX, caller, flags, ret, ret_tgid);
-}
-
 int manager_add_target(Manager *m, Target *t, TargetGroup *g)
 {
         bool off_cpu = !t->exited && (t->flags & VPROF_TARGET_OFF_CPU);
@@ -689,54 +624,6 @@ undo_off_cpu:
         return r;
 }
 
-int manager_attach_in_group(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
-                            TargetGroup *g, Target **ret, pid_t *ret_tgid)
-{
-        _cleanup_(target_freep) Target *t = NULL;
-        TargetContext context = manager_target_context(m);
-        char who[64];
-        int r;
-
-        /* The bus name is going: the target would be lost with the daemon. */
-        if (m->exiting)
-                return -ESHUTDOWN;
-        /* Before anything is opened; exited targets give way only once the new one is sure to come. */
-        r = manager_slots_check(&m->slots, caller.uid);
-        if (r < 0)
-                return r;
-        /* Polkit allowed what the local rules refused: attach as root would. */
-        r = target_new(&context, pid, caller.polkit_allowed ? 0 : caller.uid, flags, &t, ret_tgid);
-        if (r < 0)
-                return r;
-        t->owner_uid = caller.uid;
-        /* Checked on the pinned process, before anything samples it. */
-        if (start_time != UINT64_MAX && t->info.start_time != start_time)
-                return -ESTALE;
-        r = manager_add_target(m, t, g);
-        if (r < 0)
-                return r;
-        log_info("Attached to %d (%s) %s%s%s.", (int)pid, t->info.comm, caller_text(caller, who),
-                 flags & VPROF_TARGET_OFF_CPU ? ", off-CPU time included" : "",
-                 flags & VPROF_TARGET_CHILDREN ? ", with the processes it forks" : "");
-        *ret = TAKE_PTR(t);
-        /* A group's first member is saved as its others are, with the next snapshot: a save now would come in the
-         * middle of the forks it may be about to make. */
-        if (g)
-                manager_members_changed(m);
-        else
-                manager_targets_changed(m);
-        return 0;
-}
-
-int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
-                           Target **ret, pid_t *ret_tgid)
-{
-        /* A process alone: its children are followed only in a group (manager-groups.h), which a restore of
-         * saved tables does not bring back. */
-        return manager_attach_in_group(m, pid, start_time, caller, flags & ~(uint64_t)VPROF_TARGET_CHILDREN, NULL,
-                                       ret, ret_tgid);
-}
-
 int manager_add_exited(Manager *m, Target *t)
 {
         int r;
@@ -751,39 +638,6 @@ int manager_add_exited(Manager *m, Target *t)
         update_idle_timer(m);
         manager_slots_exited(&m->slots, t);
         manager_notify_status(m, NULL);
-        return 0;
-}
-
-int manager_detach(Manager *m, pid_t pid, AuthzCaller caller)
-{
-        char comm[sizeof(((Target *)NULL)->info.comm)], who[64];
-        Target *t;
-        int r;
-
-        t = hashmap_get(m->targets, UINT64_TO_PTR((uint64_t)pid));
-        if (!t)
-                return -ENOENT;
-        memcpy(comm, t->info.comm, sizeof(comm));
-        r = manager_remove_target(m, t);
-        if (r < 0)
-                return r;
-        log_info("Detached from %d (%s) %s.", (int)pid, comm, caller_text(caller, who));
-        manager_targets_changed(m);
-        return 0;
-}
-
-int manager_reset(Manager *m, Target *t, AuthzCaller caller)
-{
-        TargetContext context = manager_target_context(m);
-        char who[64];
-        int r;
-
-        r = target_reset(t, &context);
-        if (r < 0)
-                return r;
-        if (m->observer.target_reset)
-                m->observer.target_reset(m->observer.userdata, t);
-        log_info("Reset the tables of %d (%s) %s.", (int)t->pid, t->info.comm, caller_text(caller, who));
         return 0;
 }
 
@@ -803,12 +657,6 @@ static int read_unwind_self_check(Manager *m, UnwindSelfCheckStats *ret)
         *ret = m->drain.self_check.stats;
         ret->lost = stats[VPROF_STAT_SELF_CHECK_LOST];
         return 0;
-}
-
-int manager_get_unwind_self_check(Manager *m, UnwindSelfCheckStats *ret)
-{
-        manager_sync(m);
-        return read_unwind_self_check(m, ret);
 }
 
 void manager_log_unwind_self_check(Manager *m)

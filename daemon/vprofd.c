@@ -15,6 +15,7 @@
 #include "fd-limit.h"
 #include "log.h"
 #include "manager.h"
+#include "manager-debuginfod.h"
 #include "manager-groups.h"
 #include "settings.h"
 #include "state-store.h"
