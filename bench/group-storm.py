@@ -34,6 +34,8 @@ def cpu_seconds(pid):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("build", nargs="?", default="build")
+    parser.add_argument("--workloads", help="the build whose tests/workloads to run (BUILD_DIR's by default): "
+                        "to compare the daemon of another build on the same workload")
     parser.add_argument("--children", type=int, default=5000)
     parser.add_argument("--per-second", type=int, default=500)
     parser.add_argument("--child-ms", type=float, default=3)
@@ -46,8 +48,9 @@ def main():
     if os.geteuid() != 0:
         sys.exit("group-storm: needs root")
     vprof_env = bench_env.setup(build)
-    fork = f"{build}/tests/workloads/vprof-fork"
-    os.environ["VPROF_DEMO"] = f"{build}/tests/workloads/vprof-demo"
+    workloads = os.path.abspath(args.workloads or build) + "/tests/workloads"
+    fork = f"{workloads}/vprof-fork"
+    os.environ["VPROF_DEMO"] = f"{workloads}/vprof-demo"
     env = vprof_env.VprofEnv(frequency=999, extra_args=[f"--max-targets={args.max_targets}"]).start()
     storm = perf = None
     try:
