@@ -293,6 +293,9 @@ static void drain_stack_copy(Drain *d, const struct vprof_stack_copy *c, size_t 
                 unwind_self_check_record(&d->self_check, t, c, size);
 }
 
+/* The records' buffer kept from one read to the next up to this size; a larger one goes when it is done with. */
+#define DRAIN_PENDING_KEEP ((size_t)64 << 10)
+
 /* A record of no target, or one that a waiting record's process takes over: copied, to be counted by
  * drain_members(). False when it cannot wait: a sample past DRAIN_PENDING_MAX, or out of memory. */
 static bool wait_for_member(Drain *d, const void *data, size_t size, bool sample)
@@ -444,8 +447,8 @@ void drain_members(Drain *d)
                 record(d, p.data + i + sizeof(size), (size_t)size, true);
                 i += sizeof(size) + ALIGN_TO((size_t)size, sizeof(uint64_t));
         }
-        /* The buffer kept for the next read, unless one came meanwhile. */
-        if (!d->pending.data) {
+        /* The buffer kept for the next read, unless one came meanwhile or a storm made it large. */
+        if (!d->pending.data && p.allocated <= DRAIN_PENDING_KEEP) {
                 d->pending.data = p.data;
                 d->pending.allocated = p.allocated;
         } else
