@@ -10,10 +10,12 @@ attach to the last child's exit and the drain after it) in all, per new member a
 the status calls' median and worst time. With --perf, `perf record -g` runs on vprofd for the storm and its
 report's top entries are printed: where the daemon's time per member goes.
 
-    bench/group-storm.py [BUILD_DIR] [--children N] [--per-second R] [--child-ms MS] [--no-status] [--perf]
+    bench/group-storm.py [BUILD_DIR] [--children N] [--per-second R] [--child-ms MS] [--no-status] [--snapshots]
+                         [--perf]
                                                         (as root, after a build)"""
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -42,6 +44,9 @@ def main():
     parser.add_argument("--max-targets", type=int, default=8192, help="MaxTargets=: above the children, none evicted")
     parser.add_argument("--no-status", action="store_true", help="no vprofctl status during the storm: the daemon's "
                         "CPU per member alone (each status call walks every target)")
+    parser.add_argument("--snapshots", action="store_true", help="vprofd --verbose, and the periodic snapshots "
+                        "of the tables (a stop of the event loop each) printed from its log; the debug lines cost "
+                        "the daemon CPU of their own")
     parser.add_argument("--perf", action="store_true", help="perf record -g on vprofd during the storm")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
@@ -51,7 +56,8 @@ def main():
     workloads = os.path.abspath(args.workloads or build) + "/tests/workloads"
     fork = f"{workloads}/vprof-fork"
     os.environ["VPROF_DEMO"] = f"{workloads}/vprof-demo"
-    env = vprof_env.VprofEnv(frequency=999, extra_args=[f"--max-targets={args.max_targets}"]).start()
+    env = vprof_env.VprofEnv(frequency=999, extra_args=[f"--max-targets={args.max_targets}"] +
+                                              (["--verbose"] if args.snapshots else [])).start()
     storm = perf = None
     try:
         # As the test does: the daemon above the storm's priority, kallsyms read before the storm.
@@ -116,6 +122,11 @@ def main():
         if status:
             print(f"vprofctl status: {len(status)} calls, median {status[len(status) // 2] * 1000:.0f} ms, worst "
                   f"{status[-1] * 1000:.0f} ms")
+        if args.snapshots:
+            saves = re.findall(r"Saved (\d+) targets? to \S+: (\d+) bytes in ([\d.]+) ms \(([\d.]+) ms to serialize",
+                               env.log_text())
+            print(f"snapshots: {len(saves)}" + "".join(f"; {n} targets, {int(b) >> 10} KiB in {ms} ms ({ser} ms to "
+                                                       f"serialize)" for n, b, ms, ser in saves))
         if perf:
             report = subprocess.run(["perf", "report", "-i", f"{tmp}/perf.data", "--no-children", "--stdio",
                                      "--percent-limit", "1.5", "-g", "none", "--sort", "symbol"],
