@@ -11,6 +11,7 @@
 #include "bus-query.h"
 #include "bus.h"
 #include "log.h"
+#include "manager-attach.h"
 #include "manager-groups.h"
 #include "quote.h"
 #include "target-spec.h"
@@ -138,7 +139,7 @@ static int attach_error(Manager *m, int r, uint32_t pid, AuthzCaller caller, pid
                 return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
                                          "Cannot attach PID %u: UID %u has reached its limit of %u targets, all "
                                          "running (MaxTargetsPerUser=)", pid, (unsigned)caller.uid,
-                                         m->max_targets_per_user);
+                                         m->slots.max_targets_per_user);
         case -E2BIG:
                 return sd_bus_error_setf(error, VPROF_ERROR_LIMIT_EXCEEDED,
                                          "Cannot attach PID %u: the limit of %u targets is reached, all of them "
@@ -356,9 +357,9 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("OffCpuUnclaimed", off_cpu_unclaimed),
         SD_BUS_PROPERTY("MaxTargets", "u", NULL, offsetof(Manager, config.max_targets),
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("MaxTargetsPerUser", "u", NULL, offsetof(Manager, max_targets_per_user),
+        SD_BUS_PROPERTY("MaxTargetsPerUser", "u", NULL, offsetof(Manager, slots.max_targets_per_user),
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("ExitedTargetRetentionUSec", "t", NULL, offsetof(Manager, exited_retention_usec),
+        SD_BUS_PROPERTY("ExitedTargetRetentionUSec", "t", NULL, offsetof(Manager, slots.exited_retention_usec),
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("MaxFunctionsPerTarget", "u", NULL, offsetof(Manager, max_functions),
                         SD_BUS_VTABLE_PROPERTY_CONST),

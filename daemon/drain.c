@@ -293,18 +293,76 @@ static void drain_stack_copy(Drain *d, const struct vprof_stack_copy *c, size_t 
                 unwind_self_check_record(&d->self_check, t, c, size);
 }
 
-/* A fork of a target that follows its children: the child's target is made now, before any record of its. */
-static void drain_fork(Drain *d, const struct vprof_fork *f, size_t size)
+/* The records' buffer kept from one read to the next up to this size; a larger one goes when it is done with. */
+#define DRAIN_PENDING_KEEP ((size_t)64 << 10)
+
+/* A record of no target, or one that a waiting record's process takes over: copied, to be counted by
+ * drain_members(). False when it cannot wait: a sample past DRAIN_PENDING_MAX, or out of memory. */
+static bool wait_for_member(Drain *d, const void *data, size_t size, bool sample)
+{
+        DrainPending *p = &d->pending;
+        size_t need = sizeof(uint64_t) + ALIGN_TO(size, sizeof(uint64_t));
+        uint32_t tgid = ((const struct vprof_record_header *)data)->tgid;
+        uint64_t header = size;
+
+        if (sample && p->sample_bytes + need > DRAIN_PENDING_MAX)
+                return false;
+        if (!p->pids) {
+                p->pids = hashmap_new(&uint64_hash_ops);
+                if (!p->pids)
+                        return false;
+        }
+        if (p->size + need > p->allocated) {
+                size_t allocated = MAX(p->allocated * 2, p->size + need + 4096);
+                uint8_t *data_new = realloc(p->data, allocated);
+
+                if (!data_new)
+                        return false;
+                p->data = data_new;
+                p->allocated = allocated;
+        }
+        if (hashmap_put(p->pids, UINT64_TO_PTR((uint64_t)tgid), UINT64_TO_PTR(1)) < 0 &&
+            !hashmap_contains(p->pids, UINT64_TO_PTR((uint64_t)tgid)))
+                return false;
+        memcpy(p->data + p->size, &header, sizeof(header));
+        memcpy(p->data + p->size + sizeof(header), data, size);
+        p->size += need;
+        if (sample)
+                p->sample_bytes += need;
+        return true;
+}
+
+static bool waiting(const Drain *d, uint32_t tgid)
+{
+        return d->pending.size > 0 && hashmap_contains(d->pending.pids, UINT64_TO_PTR((uint64_t)tgid));
+}
+
+/* A fork of a target that follows its children: the child's target is made after the read, before any record of
+ * its is counted. */
+static void drain_fork(Drain *d, const struct vprof_fork *f, size_t size, bool deferred)
 {
         if (size < sizeof(*f)) {
                 d->stats.forks_malformed++;
                 return;
         }
-        if (d->on_member)
+        if (!d->on_member)
+                return;
+        if (deferred)
                 (void)d->on_member(d->member_userdata, f->group, f->header.tgid, f);
+        else if (!wait_for_member(d, f, size, false))
+                d->stats.forks_lost++;
 }
 
-void drain_record(Drain *d, const void *data, size_t size)
+static void count_unclaimed(Drain *d, const struct vprof_record_header *h)
+{
+        if (h->flags & VPROF_SAMPLE_OFF_CPU)
+                d->stats.off_cpu_unclaimed++;
+        else
+                d->stats.samples_unclaimed++;
+}
+
+/* deferred: drain_members() hands it over, after the ring buffer's read; on_member may be called. */
+static void record(Drain *d, const void *data, size_t size, bool deferred)
 {
         const struct vprof_record_header *h = data;
         const struct vprof_sample *s = data;
@@ -316,6 +374,18 @@ void drain_record(Drain *d, const void *data, size_t size)
                 d->stats.malformed++;
                 return;
         }
+        /* Behind a record of its process that waits: in its order, so that a child's fork comes first. */
+        if (!deferred && _unlikely_(waiting(d, h->tgid))) {
+                unsigned type = h->flags & VPROF_RECORD_TYPE_MASK;
+
+                if (wait_for_member(d, data, size, type != VPROF_SAMPLE_FORK))
+                        return;
+                if (type == VPROF_SAMPLE_FORK)
+                        d->stats.forks_lost++;
+                else if (type == 0)
+                        count_unclaimed(d, h);
+                return; /* a stack copy without its sample: nothing to compare */
+        }
         switch (h->flags & VPROF_RECORD_TYPE_MASK) {
         case 0:
                 break;
@@ -323,7 +393,7 @@ void drain_record(Drain *d, const void *data, size_t size)
                 drain_stack_copy(d, data, size);
                 return;
         default: /* VPROF_SAMPLE_FORK */
-                drain_fork(d, data, size);
+                drain_fork(d, data, size, deferred);
                 return;
         }
 
@@ -334,14 +404,15 @@ void drain_record(Drain *d, const void *data, size_t size)
         off_cpu = h->flags & VPROF_SAMPLE_OFF_CPU;
         t = hashmap_get(d->targets, UINT64_TO_PTR(h->tgid));
         /* A process of a group that is no target yet: a cgroup's (the program keeps its samples by its cgroup),
-         * or a child whose fork record made none. */
-        if (!t && s->group != 0 && d->on_member)
-                t = d->on_member(d->member_userdata, s->group, h->tgid, NULL);
+         * or a child whose fork record made none. It is made one after the read. */
+        if (!t && s->group != 0 && d->on_member) {
+                if (deferred)
+                        t = d->on_member(d->member_userdata, s->group, h->tgid, NULL);
+                else if (wait_for_member(d, data, size, true))
+                        return;
+        }
         if (!t) {
-                if (off_cpu)
-                        d->stats.off_cpu_unclaimed++;
-                else
-                        d->stats.samples_unclaimed++;
+                count_unclaimed(d, h);
                 return;
         }
         /* Only ENOMEM fails here: count the loss and go on with the other records. */
@@ -353,4 +424,40 @@ void drain_record(Drain *d, const void *data, size_t size)
                 else
                         d->stats.off_cpu_failed_blocked++;
         }
+}
+
+void drain_record(Drain *d, const void *data, size_t size)
+{
+        record(d, data, size, false);
+}
+
+void drain_members(Drain *d)
+{
+        DrainPending p = d->pending;
+
+        if (p.size == 0)
+                return;
+        /* Taken: what on_member does cannot add to the list being read. */
+        d->pending = (DrainPending){ .pids = p.pids };
+        hashmap_clear(p.pids);
+        for (size_t i = 0; i < p.size;) {
+                uint64_t size;
+
+                memcpy(&size, p.data + i, sizeof(size));
+                record(d, p.data + i + sizeof(size), (size_t)size, true);
+                i += sizeof(size) + ALIGN_TO((size_t)size, sizeof(uint64_t));
+        }
+        /* The buffer kept for the next read, unless one came meanwhile or a storm made it large. */
+        if (!d->pending.data && p.allocated <= DRAIN_PENDING_KEEP) {
+                d->pending.data = p.data;
+                d->pending.allocated = p.allocated;
+        } else
+                free(p.data);
+}
+
+void drain_done(Drain *d)
+{
+        free(d->pending.data);
+        hashmap_free(d->pending.pids);
+        d->pending = (DrainPending){};
 }

@@ -25,6 +25,7 @@ typedef struct DrainStats {
         uint64_t off_cpu_failed_blocked; /* not counted: out of memory */
         uint64_t off_cpu_failed_preempted;
         uint64_t forks_malformed;   /* fork records shorter than struct vprof_fork (cannot happen) */
+        uint64_t forks_lost;        /* fork records not kept for want of memory: their children no members */
 } DrainStats;
 
 /* A record whose user stack the BPF walk could not finish with the tables it had: addr is the lookup address
@@ -35,8 +36,17 @@ typedef void (*drain_unwind_fn)(void *userdata, Target *t, uint64_t addr, bool u
 /* A record of a process that no target has, carrying a group (nonzero): a sample of a process in an attached
  * cgroup, or a fork of a target that follows its children (fork; NULL for a sample or an off-CPU interval).
  * Returns the target that the process now is, a member of the group, which counts the record; NULL when it is
- * none (refused, gone, or the group detached): the record counts as unclaimed. */
+ * none (refused, gone, or the group detached): the record counts as unclaimed. Called by drain_members(), after
+ * the ring buffer's read, never inside it: making a target writes BPF maps and may detach others. */
 typedef Target *(*drain_member_fn)(void *userdata, uint32_t group, uint32_t tgid, const struct vprof_fork *fork);
+
+/* The records that wait for their process to be made a target (drain_members()), in the order they came. */
+typedef struct DrainPending {
+        uint8_t *data; /* records one after the other, each after its size (uint64_t), 8-byte aligned */
+        size_t size, allocated;
+        size_t sample_bytes; /* of data, samples' and stack copies' (bounded; forks are not) */
+        Hashmap *pids;       /* the processes that have records here: their later ones wait too, in order */
+} DrainPending;
 
 typedef struct Drain {
         Hashmap *targets;       /* pid -> Target: whose records count; not owned */
@@ -47,13 +57,25 @@ typedef struct Drain {
         void *member_userdata;
         DrainStats stats;
         UnwindSelfCheck self_check; /* the stack copies' comparisons (UnwindSelfCheck=); idle without copies */
+        DrainPending pending;
 } Drain;
+
+/* Frees the records still waiting. */
+void drain_done(Drain *d);
 
 /* One record as the ring buffer holds it: size bytes at data, 8-byte aligned, its struct vprof_record_header
  * saying which: a sample, an off-CPU interval, a stack copy of the unwind self-check or a fork (struct vprof_fork,
- * handed to on_member). Never fails: a record that is not counted is counted in d->stats (a stack copy, in
- * d->self_check). */
+ * for on_member). Never fails: a record that is not counted is counted in d->stats (a stack copy, in
+ * d->self_check). A record for on_member (a fork, a sample of a group's process that is no target yet), and every
+ * later one of its process, is copied to wait for drain_members(); past DRAIN_PENDING_MAX bytes of samples
+ * waiting, a sample counts as unclaimed. */
 void drain_record(Drain *d, const void *data, size_t size);
+
+/* What the ring buffer's read left waiting, after it: the members made (on_member), their records counted, in
+ * the order they came. */
+void drain_members(Drain *d);
+
+#define DRAIN_PENDING_MAX ((size_t)16 << 20)
 
 /* The part of drain_record() after the checks and the lookup: s, a well-formed record of t, symbolized and
  * counted. 0, or -ENOMEM: not counted. */

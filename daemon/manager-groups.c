@@ -7,8 +7,8 @@
 
 #include "cgroup-util.h"
 #include "log.h"
+#include "manager-attach.h"
 #include "manager-groups.h"
-#include "manager-slots.h"
 #include "systemd-unit.h"
 #include "time-util.h"
 
@@ -58,12 +58,6 @@ static void set_owner(TargetGroup *g, AuthzCaller caller)
         /* As a target's (target.h): polkit's yes makes the caller act as root, in the caller's slots. */
         g->attach_uid = caller.polkit_allowed ? 0 : caller.uid;
         g->owner_uid = caller.uid;
-}
-
-static const char *caller_text(AuthzCaller caller, char buf[static 64])
-{
-        snprintf(buf, 64, "for UID %u%s", (unsigned)caller.uid, caller.polkit_allowed ? ", allowed by polkit" : "");
-        return buf;
 }
 
 /* The processes in g's cgroup (open at fd) and below it as members, as far as slots go; returns how many were
@@ -145,7 +139,7 @@ int manager_attach_cgroup(Manager *m, const char *spec, TargetGroupKind kind, co
          * has its children followed from the start. Those to come join by their samples. */
         n = take_in_processes(m, g, fd);
         log_info("Attached to %s %s (cgroup %s, id %" PRIu64 ", %zu processes) %s%s.",
-                 target_group_kind_to_string(kind), spec, path, id, n, caller_text(caller, who),
+                 target_group_kind_to_string(kind), spec, path, id, n, manager_caller_text(caller, who),
                  flags & VPROF_TARGET_OFF_CPU ? ", off-CPU time included" : "");
         *ret = TAKE_PTR(g);
         /* Its members are saved with the next snapshot (groups are not): see manager_members_changed(). */
@@ -240,7 +234,7 @@ int manager_detach_group(Manager *m, TargetGroup *g, AuthzCaller caller)
         remove_group(m, g);
         log_info("Detached from %s %s %s: %u processes running, %u exited, %" PRIu64 " refused, %" PRIu64
                  " evicted for newer members, %" PRIu64 " expired.",
-                 target_group_kind_to_string(g->kind), g->spec, caller_text(caller, who), running, exited,
+                 target_group_kind_to_string(g->kind), g->spec, manager_caller_text(caller, who), running, exited,
                  g->refused, g->evicted, g->expired);
         target_group_free(g);
         manager_targets_changed(m);
@@ -266,7 +260,7 @@ int manager_reset_group(Manager *m, TargetGroup *g, AuthzCaller caller)
                         m->observer.target_reset(m->observer.userdata, members[i]);
         }
         log_info("Reset the tables of %s %s (%zu processes) %s.", target_group_kind_to_string(g->kind), g->spec, n,
-                 caller_text(caller, who));
+                 manager_caller_text(caller, who));
         return 0;
 }
 
@@ -321,7 +315,7 @@ static Target *member_from_fork(Manager *m, TargetGroup *g, const struct vprof_f
                 r = -E2BIG;
                 goto refuse;
         }
-        r = manager_slots_check(m, g->owner_uid);
+        r = manager_slots_check(&m->slots, g->owner_uid);
         if (r < 0)
                 goto refuse;
         r = target_new_child(&context, pid, ticks_of_ns(f->start_ns), manager_get_target(m, (pid_t)f->parent_tgid),
@@ -396,7 +390,7 @@ static Target *member_from_cgroup(Manager *m, TargetGroup *g, uint32_t tgid)
                 remember_refused(m, tgid, g->id);
                 return NULL;
         }
-        r = manager_slots_check(m, g->owner_uid);
+        r = manager_slots_check(&m->slots, g->owner_uid);
         if (r >= 0)
                 r = target_new(&context, (pid_t)tgid, 0, g->flags, &t, &ignored);
         if (r >= 0)
@@ -421,7 +415,9 @@ static Target *member_from_cgroup(Manager *m, TargetGroup *g, uint32_t tgid)
         return TAKE_PTR(t);
 }
 
-Target *manager_group_member(void *userdata, uint32_t group, uint32_t tgid, const struct vprof_fork *fork)
+/* The drain's on_member (drain.h): the member that process tgid of group (a record's) is now, made if need be;
+ * NULL when it is none. */
+static Target *member_of_record(void *userdata, uint32_t group, uint32_t tgid, const struct vprof_fork *fork)
 {
         Manager *m = userdata;
         TargetGroup *g = hashmap_get(m->groups_by_id, UINT64_TO_PTR((uint64_t)group));
@@ -518,4 +514,10 @@ void manager_unit_changed(UnitLookup *l, UnitLookupResult result, const char *cg
                 log_debug("Unit %s: %s", g->spec, message ?: "no answer from systemd");
                 break;
         }
+}
+
+void manager_groups_setup(Manager *m)
+{
+        m->drain.on_member = member_of_record;
+        m->drain.member_userdata = m;
 }

@@ -12,8 +12,8 @@
  *
  * A cgroup (a unit's is its cgroup) goes into the BPF program's cgroup_targets with the group's id: the program
  * keeps the samples of every process in it or below it, targets or not, from their first, and each record carries
- * the group; the drain makes a member of a process it has no target for (manager_group_member()), then records
- * count in its tables. A process that the group takes in follows its children in the kernel, so a worker it
+ * the group; once a read of the ring buffer has returned, the drain has a member made of each process it found
+ * without a target (manager_groups_setup()), and the records that waited for it count in its tables. A process that the group takes in follows its children in the kernel, so a worker it
  * forks is a member from its fork on, named from a copy of its parent's maps even when it exits before the daemon
  * sees it. A process attached with its children (Attach flag 0x2) is the one member a children group starts with.
  *
@@ -43,9 +43,9 @@ int manager_detach_group(Manager *m, TargetGroup *g, AuthzCaller caller);
 /* Reset the tables of every member of g. */
 int manager_reset_group(Manager *m, TargetGroup *g, AuthzCaller caller);
 
-/* The drain's on_member (drain.h): the member that process tgid of group (a record's) is now, made if need be;
- * NULL when it is none. */
-Target *manager_group_member(void *userdata, uint32_t group, uint32_t tgid, const struct vprof_fork *fork);
+/* The groups take in the processes whose records the drain finds without a target (drain.h's on_member, after
+ * each read of the ring buffer): before the first attach. */
+void manager_groups_setup(Manager *m);
 
 /* A unit's group follows its unit (unit_lookup_follow()): stopped, the cgroup that went is dropped; started again,
  * the new cgroup at the same path is followed, its processes taken in. userdata: the Manager. */

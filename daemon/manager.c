@@ -3,7 +3,6 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -11,8 +10,6 @@
 #include "bus-names.h"
 #include "log.h"
 #include "manager.h"
-#include "manager-groups.h"
-#include "manager-slots.h"
 #include "time-util.h"
 
 /* The ring buffer wakes us when a quarter full; this timer drains what trickles in below that, so that tables
@@ -20,6 +17,16 @@
 #define DRAIN_INTERVAL_USEC (200 * USEC_PER_MSEC)
 /* The unwind self-check's counters go to the log every so many checks. */
 #define SELF_CHECK_LOG_EVERY 1000
+
+static void slots_remove(void *userdata, Target *t)
+{
+        (void)manager_remove_target(userdata, t); /* exited: out of the sampler already, nothing can fail */
+}
+
+static void slots_expired(void *userdata)
+{
+        manager_targets_changed(userdata);
+}
 
 int manager_new(const SamplerConfig *config, Manager **ret)
 {
@@ -31,23 +38,32 @@ int manager_new(const SamplerConfig *config, Manager **ret)
         m->config = *config;
         authz_init(&m->authz);
         m->targets = hashmap_new(&uint64_hash_ops);
+        m->running = hashmap_new(&uint64_hash_ops);
         m->groups = hashmap_new(&string_hash_ops);
         m->groups_by_id = hashmap_new(&uint64_hash_ops);
         m->refused = hashmap_new(&uint64_hash_ops);
-        if (!m->targets || !m->groups || !m->groups_by_id || !m->refused)
+        if (!m->targets || !m->running || !m->groups || !m->groups_by_id || !m->refused)
                 return -ENOMEM;
         r = symbolizer_new(&m->symbolizer);
         if (r < 0)
                 return r;
+        /* Records of no target stay unclaimed until the groups take their processes in (manager-groups.h). */
         m->drain = (Drain){
                 .targets = m->targets,
                 .symbolizer = m->symbolizer,
-                .on_member = manager_group_member,
-                .member_userdata = m,
         };
         r = sd_event_default(&m->event);
         if (r < 0)
                 return r;
+        m->slots = (ManagerSlots){
+                .targets = m->targets,
+                .running = m->running,
+                .event = m->event,
+                .max_targets = config->max_targets,
+                .remove = slots_remove,
+                .expired = slots_expired,
+                .userdata = m,
+        };
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -64,11 +80,13 @@ Manager *manager_free(Manager *m)
         HASHMAP_FOREACH(t, m->targets)
                 target_free(t);
         hashmap_free(m->targets);
+        hashmap_free(m->running);
         HASHMAP_FOREACH(g, m->groups)
                 target_group_free(g);
         hashmap_free(m->groups);
         hashmap_free(m->groups_by_id);
         hashmap_free(m->refused);
+        drain_done(&m->drain);
         free(m->cgroup_mount);
         /* Before the bus: each holds a call. The Attach calls waiting for systemd are bus-groups.c's, dropped by
          * bus_done() before. */
@@ -78,7 +96,7 @@ Manager *manager_free(Manager *m)
         sd_event_source_disable_unref(m->drain_timer);
         sd_event_source_disable_unref(m->close_timer);
         sd_event_source_disable_unref(m->idle_timer);
-        sd_event_source_disable_unref(m->retention_timer);
+        manager_slots_done(&m->slots);
         sd_bus_slot_unref(m->idle_filter_slot);
         sd_bus_slot_unref(m->release_slot);
         unwind_tables_free(m->unwind_tables);
@@ -88,57 +106,6 @@ Manager *manager_free(Manager *m)
         sd_event_unref(m->event);
         free(m);
         return NULL;
-}
-
-/* A debug file downloaded: the files of its build-id take its names, and the targets forget the names their
- * addresses got before. */
-static void on_debug_file(const char *build_id, const char *path, void *userdata)
-{
-        Manager *m = userdata;
-        Target *t;
-        int r;
-
-        if (!path)
-                return;
-        r = symbolizer_add_debug_file(m->symbolizer, build_id, path);
-        if (r < 0) {
-                log_warning_errno(r, "Failed to use the debug file %s: %m", path);
-                return;
-        }
-        if (r == 0)
-                return;
-        HASHMAP_FOREACH(t, m->targets)
-                frame_cache_clear(t->user_frames);
-}
-
-int manager_enable_debuginfod(Manager *m, const char *urls, uint32_t timeout_sec)
-{
-        _cleanup_free_ char *cache = NULL;
-        int fd, r;
-
-        r = debuginfod_cache_directory(&cache);
-        if (r < 0)
-                return log_error_errno(r, "Out of memory.");
-        r = debuginfod_new(m->event, urls, cache, timeout_sec, on_debug_file, m, &m->debuginfod);
-        if (r == -ENOPKG)
-                return 0;
-        if (r < 0)
-                return log_error_errno(r, "Failed to set up debuginfod downloads: %m");
-        symbolizer_set_debug_fetch(m->symbolizer, debuginfod_fetch, m->debuginfod);
-
-        /* The shipped unit keeps the daemon off the network (vprofd.conf(5) says what to change): say so now,
-         * rather than with every download failing. */
-        fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                log_warning_errno(negative_errno(), "DebuginfodURLs= is set, but the daemon may not open IP "
-                                  "sockets (RestrictAddressFamilies=?): %m");
-        else
-                close(fd);
-        log_info("Missing debug files are downloaded from %s (at most %" PRIu32 " s each), cached in %s.", urls,
-                 timeout_sec, cache);
-        return 0;
 }
 
 static void on_unwind(void *userdata, Target *t, uint64_t addr, bool unknown_pc)
@@ -184,6 +151,7 @@ static int target_leave_sampler(Manager *m, Target *t)
         r = m->sampler ? sampler_remove_target(m->sampler, (uint32_t)t->pid) : 0;
         if (r < 0 && r != -ENOENT)
                 return r;
+        hashmap_remove(m->running, UINT64_TO_PTR((uint64_t)t->pid));
         unwind_tables_forget(m->unwind_tables, t->pid);
         if (t->flags & VPROF_TARGET_OFF_CPU)
                 (void)off_cpu_targets_changed(m, -1);
@@ -240,6 +208,8 @@ void manager_sync(Manager *m)
         r = sampler_drain(m->sampler);
         if (r < 0)
                 log_warning_errno(r, "Failed to drain the ring buffer: %m");
+        /* The processes of groups that the read found, made targets now that it returned. */
+        drain_members(&m->drain);
         /* New targets, maps read anew (dlopen(), exec()), tables loaded: the BPF walk's mappings follow. */
         unwind_tables_sync(m->unwind_tables);
         log_symbolizer_counts(m);
@@ -257,12 +227,7 @@ static int on_wakeup(sd_event_source *s _unused_, int fd _unused_, uint32_t reve
 
 static bool any_running_target(Manager *m)
 {
-        Target *t;
-
-        HASHMAP_FOREACH(t, m->targets)
-                if (!t->exited)
-                        return true;
-        return false;
+        return hashmap_size(m->running) > 0;
 }
 
 static bool any_cgroup_group(Manager *m)
@@ -371,15 +336,11 @@ static void update_close_timer(Manager *m)
 
 void manager_notify_status(Manager *m, const char *state)
 {
-        unsigned running = 0;
-        Target *t;
+        unsigned running = hashmap_size(m->running);
         int r;
 
         if (!m->sampler)
                 return;
-        HASHMAP_FOREACH(t, m->targets)
-                if (!t->exited)
-                        running++;
         r = sd_notifyf(false, "%sSTATUS=Sampling with %s at %u Hz on %u CPUs; %zu target%s (%u running).",
                        state ?: "", sampler_event_to_string(sampler_event(m->sampler)), m->config.frequency,
                        sampler_n_cpus(m->sampler), hashmap_size(m->targets),
@@ -499,7 +460,7 @@ int manager_start_sampling(Manager *m)
         if (r < 0)
                 return r;
         if (sampler_unwind_arena_entries(m->sampler) > 0) {
-                r = unwind_tables_new(m->sampler, m->event, m->targets, &m->unwind_tables);
+                r = unwind_tables_new(m->sampler, m->event, m->running, &m->unwind_tables);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set up the unwind tables: %m");
                 m->drain.on_unwind = on_unwind;
@@ -516,20 +477,11 @@ int manager_start_sampling(Manager *m)
         return 0;
 }
 
-/* "for UID 1000" or "for UID 1000, allowed by polkit": who asked, for the log lines of Attach, Detach and
- * Reset. */
-static const char *caller_text(AuthzCaller caller, char buf[static 64])
-{
-        snprintf(buf, 64, "for UID %u%s", (unsigned)caller.uid, caller.polkit_allowed ? ", allowed by polkit" : "");
-        return buf;
-}
-
 static void targets_changed(Manager *m, bool members_only)
 {
         update_drain_timer(m);
         update_close_timer(m);
         update_idle_timer(m);
-        manager_slots_update_retention(m);
         manager_notify_status(m, NULL);
         /* A group's members come and go by the hundred: the next periodic snapshot (or the one at the stop)
          * saves them, and the seconds' journal records have their counts meanwhile (manager-groups.h). */
@@ -576,13 +528,14 @@ static void on_target_exit(Target *t, void *userdata)
         if (r < 0)
                 log_warning_errno(r, "Failed to remove PID %d from the BPF targets: %m", (int)t->pid);
         target_mark_exited(t);
+        manager_slots_exited(&m->slots, t);
         /* A group's members come and go by the hundred: its members' exits at debug level only. */
         if (t->group)
                 log_debug("Target %d (%s) of %s exited.", (int)t->pid, t->info.comm, t->group->spec);
-        else if (m->exited_retention_usec > 0)
+        else if (m->slots.exited_retention_usec > 0)
                 log_info("Target %d (%s) of UID %u exited; its tables stay until it is detached, for %" PRIu64
                          " s at most.", (int)t->pid, t->info.comm, (unsigned)t->owner_uid,
-                         m->exited_retention_usec / USEC_PER_SEC);
+                         m->slots.exited_retention_usec / USEC_PER_SEC);
         else
                 log_info("Target %d (%s) of UID %u exited; its tables stay until it is detached.", (int)t->pid,
                          t->info.comm, (unsigned)t->owner_uid);
@@ -620,11 +573,6 @@ int manager_group_members(Manager *m, const TargetGroup *g, Target ***ret, size_
         return 0;
 }
 
-int manager_attach(Manager *m, pid_t pid, AuthzCaller caller, uint64_t flags, Target **ret, pid_t *ret_tgid)
-{
-        return manager_attach_started(m, pid, UINT64_MAX, caller, flags, ret, ret_tgid);
-}
-
 int manager_add_target(Manager *m, Target *t, TargetGroup *g)
 {
         bool off_cpu = !t->exited && (t->flags & VPROF_TARGET_OFF_CPU);
@@ -647,19 +595,24 @@ int manager_add_target(Manager *m, Target *t, TargetGroup *g)
                 if (r < 0)
                         goto undo_off_cpu;
         }
-        manager_slots_make_room(m, t, g);
+        manager_slots_make_room(&m->slots, t, g);
         r = hashmap_put(m->targets, UINT64_TO_PTR((uint64_t)t->pid), t);
         if (r < 0)
                 goto undo_children;
-        if (!t->exited && m->sampler) {
-                r = g ? sampler_add_member(m->sampler, (uint32_t)t->pid, t->flags, g->id)
-                      : sampler_add_target(m->sampler, (uint32_t)t->pid, t->flags);
+        if (!t->exited) {
+                r = hashmap_put(m->running, UINT64_TO_PTR((uint64_t)t->pid), t);
+                if (r >= 0 && m->sampler)
+                        r = g ? sampler_add_member(m->sampler, (uint32_t)t->pid, t->flags, g->id)
+                              : sampler_add_target(m->sampler, (uint32_t)t->pid, t->flags);
                 if (r < 0) {
+                        hashmap_remove(m->running, UINT64_TO_PTR((uint64_t)t->pid));
                         hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)t->pid));
                         goto undo_children;
                 }
         }
         t->group = g;
+        if (t->exited)
+                manager_slots_exited(&m->slots, t);
         return 0;
 
 undo_children:
@@ -671,59 +624,11 @@ undo_off_cpu:
         return r;
 }
 
-int manager_attach_in_group(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
-                            TargetGroup *g, Target **ret, pid_t *ret_tgid)
-{
-        _cleanup_(target_freep) Target *t = NULL;
-        TargetContext context = manager_target_context(m);
-        char who[64];
-        int r;
-
-        /* The bus name is going: the target would be lost with the daemon. */
-        if (m->exiting)
-                return -ESHUTDOWN;
-        /* Before anything is opened; exited targets give way only once the new one is sure to come. */
-        r = manager_slots_check(m, caller.uid);
-        if (r < 0)
-                return r;
-        /* Polkit allowed what the local rules refused: attach as root would. */
-        r = target_new(&context, pid, caller.polkit_allowed ? 0 : caller.uid, flags, &t, ret_tgid);
-        if (r < 0)
-                return r;
-        t->owner_uid = caller.uid;
-        /* Checked on the pinned process, before anything samples it. */
-        if (start_time != UINT64_MAX && t->info.start_time != start_time)
-                return -ESTALE;
-        r = manager_add_target(m, t, g);
-        if (r < 0)
-                return r;
-        log_info("Attached to %d (%s) %s%s%s.", (int)pid, t->info.comm, caller_text(caller, who),
-                 flags & VPROF_TARGET_OFF_CPU ? ", off-CPU time included" : "",
-                 flags & VPROF_TARGET_CHILDREN ? ", with the processes it forks" : "");
-        *ret = TAKE_PTR(t);
-        /* A group's first member is saved as its others are, with the next snapshot: a save now would come in the
-         * middle of the forks it may be about to make. */
-        if (g)
-                manager_members_changed(m);
-        else
-                manager_targets_changed(m);
-        return 0;
-}
-
-int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
-                           Target **ret, pid_t *ret_tgid)
-{
-        /* A process alone: its children are followed only in a group (manager-groups.h), which a restore of
-         * saved tables does not bring back. */
-        return manager_attach_in_group(m, pid, start_time, caller, flags & ~(uint64_t)VPROF_TARGET_CHILDREN, NULL,
-                                       ret, ret_tgid);
-}
-
 int manager_add_exited(Manager *m, Target *t)
 {
         int r;
 
-        if (manager_slots_expired(m, t))
+        if (manager_slots_expired(&m->slots, t))
                 return -ETIME;
         if (hashmap_size(m->targets) >= m->config.max_targets)
                 return -E2BIG;
@@ -731,41 +636,8 @@ int manager_add_exited(Manager *m, Target *t)
         if (r < 0)
                 return r;
         update_idle_timer(m);
-        manager_slots_update_retention(m);
+        manager_slots_exited(&m->slots, t);
         manager_notify_status(m, NULL);
-        return 0;
-}
-
-int manager_detach(Manager *m, pid_t pid, AuthzCaller caller)
-{
-        char comm[sizeof(((Target *)NULL)->info.comm)], who[64];
-        Target *t;
-        int r;
-
-        t = hashmap_get(m->targets, UINT64_TO_PTR((uint64_t)pid));
-        if (!t)
-                return -ENOENT;
-        memcpy(comm, t->info.comm, sizeof(comm));
-        r = manager_remove_target(m, t);
-        if (r < 0)
-                return r;
-        log_info("Detached from %d (%s) %s.", (int)pid, comm, caller_text(caller, who));
-        manager_targets_changed(m);
-        return 0;
-}
-
-int manager_reset(Manager *m, Target *t, AuthzCaller caller)
-{
-        TargetContext context = manager_target_context(m);
-        char who[64];
-        int r;
-
-        r = target_reset(t, &context);
-        if (r < 0)
-                return r;
-        if (m->observer.target_reset)
-                m->observer.target_reset(m->observer.userdata, t);
-        log_info("Reset the tables of %d (%s) %s.", (int)t->pid, t->info.comm, caller_text(caller, who));
         return 0;
 }
 
@@ -785,12 +657,6 @@ static int read_unwind_self_check(Manager *m, UnwindSelfCheckStats *ret)
         *ret = m->drain.self_check.stats;
         ret->lost = stats[VPROF_STAT_SELF_CHECK_LOST];
         return 0;
-}
-
-int manager_get_unwind_self_check(Manager *m, UnwindSelfCheckStats *ret)
-{
-        manager_sync(m);
-        return read_unwind_self_check(m, ret);
 }
 
 void manager_log_unwind_self_check(Manager *m)
@@ -869,7 +735,7 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                 .walks_bad_rule = stats[VPROF_STAT_UNWIND_BAD_RULE],
                 .walks_unknown_pc = stats[VPROF_STAT_UNWIND_UNKNOWN_PC],
                 .walks_no_mappings = stats[VPROF_STAT_UNWIND_NO_MAPPINGS],
-                .members_refused = m->members_refused + stats[VPROF_STAT_FORKS_LOST],
+                .members_refused = m->members_refused + stats[VPROF_STAT_FORKS_LOST] + m->drain.stats.forks_lost,
         };
         if (m->unwind_tables)
                 unwind_tables_get_stats(m->unwind_tables, &ret->unwind);

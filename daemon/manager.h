@@ -10,6 +10,7 @@
 #include "debuginfod.h"
 #include "drain.h"
 #include "hashmap.h"
+#include "manager-slots.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "target.h"
@@ -65,6 +66,9 @@ typedef struct Manager {
         Symbolizer *symbolizer;
         Debuginfod *debuginfod; /* NULL: DebuginfodURLs= is empty, or libdebuginfod is missing */
         Hashmap *targets; /* pid -> Target */
+        /* pid -> Target: the running ones of targets, so that what concerns them only (the slots' check, the
+         * unwind tables' mappings, the timers) costs as many as run, not as many as a storm's group left. */
+        Hashmap *running;
         Hashmap *groups;  /* spec -> TargetGroup (target-group.h): units, cgroups, processes with children */
         Hashmap *groups_by_id; /* TargetGroup.id -> TargetGroup: the group a record carries */
         uint32_t last_group_id;
@@ -81,9 +85,7 @@ typedef struct Manager {
         unsigned n_off_cpu_targets; /* running targets that track off-CPU time */
         unsigned n_children_targets; /* running targets that follow their children (the fork program) */
 
-        uint32_t max_targets_per_user; /* manager-slots.h; 0: no limit per user */
-        uint64_t exited_retention_usec; /* exited targets go this long after their exit; 0: never */
-        sd_event_source *retention_timer; /* CLOCK_REALTIME, at the next exited target's time to go */
+        ManagerSlots slots; /* MaxTargets=, MaxTargetsPerUser=, ExitedTargetRetentionSec= (manager-slots.h) */
         uint64_t fd_limit; /* RLIMIT_NOFILE's soft limit, as fd-limit.h found it; 0: not checked */
         int pidfd_bound;   /* a pidfd at or above it is one too many (fd-limit.h); 0: none */
 
@@ -116,10 +118,6 @@ int manager_new(const SamplerConfig *config, Manager **ret);
 Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
-/* Download missing debug files from the debuginfod servers at urls (space-separated). A missing libdebuginfod
- * is logged and leaves the feature off (returns 0); other errors are logged and returned. */
-int manager_enable_debuginfod(Manager *m, const char *urls, uint32_t timeout_sec);
-
 /* Load BPF, open the events, hook the ring buffer into the event loop. Until then (the unit tests never do)
  * targets are attached, queried and detached, but nothing samples them and the counters stay 0. */
 int manager_start_sampling(Manager *m);
@@ -150,19 +148,6 @@ uint64_t manager_window_memory(Manager *m);
 /* What the targets take from the manager's settings (target.h). */
 TargetContext manager_target_context(const Manager *m);
 
-/* flags: VPROF_TARGET_*. An attach for caller, which takes the slot of an exited target when a limit is full
- * (manager-slots.h; the target that gives way is detached and logged). Errors as target_new(), -EDQUOT when the
- * caller's running targets fill its per-user limit, -E2BIG when running targets fill MaxTargets= or the BPF
- * targets map is full, and -ESHUTDOWN when the daemon is exiting (idle exit began: the call came in just before
- * the bus name was released). */
-int manager_attach(Manager *m, pid_t pid, AuthzCaller caller, uint64_t flags, Target **ret, pid_t *ret_tgid);
-/* manager_attach() of the process that started at start_time (proc-info.h), checked once it is pinned: -ESTALE
- * when pid is another process now. */
-int manager_attach_started(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
-                           Target **ret, pid_t *ret_tgid);
-/* manager_attach_started() of a member of group g (NULL: alone), flags kept as they are. */
-int manager_attach_in_group(Manager *m, pid_t pid, uint64_t start_time, AuthzCaller caller, uint64_t flags,
-                            TargetGroup *g, Target **ret, pid_t *ret_tgid);
 /* t, new, joins the targets as a member of g (NULL: alone), running or exited: its exit watched, the BPF programs
  * it needs, a slot (manager_slots_check() said yes; exited targets give way), the BPF maps. On failure nothing
  * changed, t is still the caller's. Does not call manager_targets_changed(). */
@@ -170,10 +155,6 @@ int manager_add_target(Manager *m, Target *t, TargetGroup *g);
 /* Keep t, an exited target of saved tables (target_new_exited()); -E2BIG at the target limit, -EEXIST, -ETIME
  * when it exited longer ago than the retention time. */
 int manager_add_exited(Manager *m, Target *t);
-/* Detach and Reset, for caller (named in the log line). Reset does not drain: the caller drains before it
- * looks t up (a drain may make and drop targets: manager-groups.h). */
-int manager_detach(Manager *m, pid_t pid, AuthzCaller caller);
-int manager_reset(Manager *m, Target *t, AuthzCaller caller);
 /* Take t out of the targets and free it, out of the sampler first when it runs; then call
  * manager_targets_changed(). */
 int manager_remove_target(Manager *m, Target *t);
@@ -188,9 +169,7 @@ TargetGroup *manager_get_group(Manager *m, const char *spec);
 /* The members of g, running and exited, in no particular order; the caller frees *ret (not the targets). */
 int manager_group_members(Manager *m, const TargetGroup *g, Target ***ret, size_t *ret_n);
 int manager_get_stats(Manager *m, ManagerStats *ret);
-/* The unwind self-check's counters (UnwindSelfCheck=, unwind-self-check.h), the ring buffer drained first; all 0
- * when it is off. */
-int manager_get_unwind_self_check(Manager *m, UnwindSelfCheckStats *ret);
-/* The same in one line at info level, as they stand (no drain), when the self-check is on: every 1000 checks
+/* The unwind self-check's counters (UnwindSelfCheck=, unwind-self-check.h) in one line at info level, as they
+ * stand (no drain), when the self-check is on: every 1000 checks
  * (manager_sync()) and when vprofd exits. */
 void manager_log_unwind_self_check(Manager *m);

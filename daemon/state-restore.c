@@ -10,6 +10,7 @@
 #include "file-util.h"
 #include "log.h"
 #include "manager.h"
+#include "manager-attach.h"
 #include "profile-serialize.h"
 #include "state-internal.h"
 #include "state-rejected.h"

@@ -62,7 +62,7 @@ typedef struct PushedTarget {
 struct UnwindTables {
         Sampler *sampler;
         sd_event *event;
-        Hashmap *targets;        /* pid -> Target, the manager's */
+        Hashmap *targets;        /* pid -> Target, the manager's running ones */
         UnwindArena *arena;
         Hashmap *by_key;         /* Slot.key -> Slot: "cfi:" and the digest in hex, or "file:DEV:INO" */
         Hashmap *by_file;        /* "DEV:INO" (owned) -> Slot: the files of mapped code whose slot is known */

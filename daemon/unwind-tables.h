@@ -33,8 +33,8 @@ typedef struct UnwindTablesStats {
 
 typedef struct UnwindTables UnwindTables;
 
-/* On the sampler's arena (sampler_unwind_arena_entries() > 0, else -EOPNOTSUPP); targets: the manager's, by
- * PID, whose mappings it pushes; builds run on event. */
+/* On the sampler's arena (sampler_unwind_arena_entries() > 0, else -EOPNOTSUPP); targets: the manager's running
+ * ones, by PID, whose mappings it pushes; builds run on event. */
 int unwind_tables_new(Sampler *sampler, sd_event *event, Hashmap *targets, UnwindTables **ret);
 UnwindTables *unwind_tables_free(UnwindTables *u);
 DEFINE_TRIVIAL_CLEANUP_FUNC(UnwindTables *, unwind_tables_free);

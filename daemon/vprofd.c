@@ -15,9 +15,10 @@
 #include "fd-limit.h"
 #include "log.h"
 #include "manager.h"
+#include "manager-debuginfod.h"
+#include "manager-groups.h"
 #include "settings.h"
 #include "state-store.h"
-#include "manager-slots.h"
 #include "time-util.h"
 
 static Settings arg_settings;
@@ -230,14 +231,14 @@ static int setup_target_slots(Manager *m)
         char per_user[48] = "no limit per user", retention[48] = "";
         int r;
 
-        m->max_targets_per_user = settings_max_targets_per_user(s);
+        m->slots.max_targets_per_user = settings_max_targets_per_user(s);
         if (s->max_targets_per_user != UINT32_MAX && s->max_targets_per_user > s->max_targets)
                 log_notice("MaxTargetsPerUser=%u is above MaxTargets=%u: a user may have %u targets.",
                            s->max_targets_per_user, s->max_targets, s->max_targets);
-        if (m->max_targets_per_user > 0)
-                snprintf(per_user, sizeof(per_user), "%u per user other than root", m->max_targets_per_user);
+        if (m->slots.max_targets_per_user > 0)
+                snprintf(per_user, sizeof(per_user), "%u per user other than root", m->slots.max_targets_per_user);
         if (s->exited_target_retention_sec > 0) {
-                r = manager_slots_enable_retention(m, s->exited_target_retention_sec * USEC_PER_SEC);
+                r = manager_slots_enable_retention(&m->slots, s->exited_target_retention_sec * USEC_PER_SEC);
                 if (r < 0)
                         return log_error_errno(r, "Failed to set up the retention of exited targets: %m");
                 snprintf(retention, sizeof(retention), ", %u s after its exit at most", s->exited_target_retention_sec);
@@ -275,6 +276,7 @@ static int run(int argc, char *argv[])
         r = manager_new(&config, &m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the daemon: %m");
+        manager_groups_setup(m);
         m->max_functions = arg_settings.max_functions;
         m->max_stacks = arg_settings.max_stacks;
         m->window_seconds = arg_settings.window_seconds;

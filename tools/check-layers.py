@@ -105,12 +105,6 @@ EXTERNAL = {
 # entry must match a circle exactly, so that a new module joining it, a new circle, and an entry that no longer
 # matches (the circle broken, or smaller) all fail. Issue 28 wants none; these are left to break.
 CIRCLES = {
-    # The Manager and its two halves call each other: manager.c calls manager-groups.c (the drain's on_member,
-    # attaching a process with its children) and manager-slots.c (the per-user limit, making room, the retention
-    # of exited targets), which work on the Manager's fields (manager.h) and add and remove its targets
-    # (manager_add_target(), manager_remove_target()). Breaking it needs the slots' and the groups' state out of
-    # the Manager, behind their own headers, and the drain's members made after the drain (issue 28).
-    "daemon": [{"manager", "manager-groups", "manager-slots"}],
     # output-util.h includes output.h (for its types), output.c output-util.h (for the helpers).
     "client": [{"output", "output-util"}],
     # exporter-endpoints.h includes exporter-http.h (the request and response), exporter-http.c

@@ -107,6 +107,13 @@ def groups(env, user=None):
     return {g["group"]: g for g in env.ctl_json("list", user=user)["groups"]}
 
 
+def cpu_seconds(pid):
+    """The CPU time of process pid so far (utime + stime), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def processes(env, *target):
     """The rows of report --by process of a target: {pid: samples}."""
     return {row["pid"]: row["inclusive"] for row in env.ctl_json("report", "--by", "process", *target)["processes"]}
@@ -325,7 +332,11 @@ class Children(vprof_env.TestCase):
         return children, done
 
     def test_storm(self):
-        env = self.start_env(frequency=999)
+        # Issue 28's storm: 500 children a second for 10 s, each burning 3 ms of CPU (about 3 samples at 999 Hz:
+        # enough for every child to have one), attached with --children. MaxTargets= above the children, so that
+        # none gives way to a newer one and every child's tables are there at the end.
+        n, rate = 5000, 500
+        env = self.start_env(frequency=999, extra_args=["--max-targets=8192"])
         # The daemon, the bus and the clients above the storm's priority (as root, whatever nice this test runs
         # at): what is measured is whether the daemon keeps up, not how the scheduler shares a loaded machine.
         for pid in (env.daemon.pid, env.bus.pid):
@@ -337,10 +348,13 @@ class Children(vprof_env.TestCase):
         demo.wait(30)
         env.ctl("detach", demo.pid)
         self.assertFalse(fork_link_attached(env))
-        p = self.storm(env, "--children", 500, "--per-second", 500, "--child-ms", 3, nice=19)
+        p = self.storm(env, "--children", n, "--per-second", rate, "--child-ms", 3, nice=19)
         r = env.ctl("attach", "--children", p.pid)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(fork_link_attached(env))
+        # A machine busy with other work starves a storm at nice 19 whatever the daemon does (on a loaded 2-CPU
+        # machine the workload alone took 30 to 40 s for its 10): its run length is a bound only on a quiet one.
+        quiet = os.getloadavg()[0] < (os.cpu_count() or 1)
 
         # vprofctl status, one call after the other, all through the storm; and the daemon's own answer, a
         # property read on one connection.
@@ -354,6 +368,7 @@ class Children(vprof_env.TestCase):
                                    timeout=30)
                 status.append(time.monotonic() - t0)
                 assert r.returncode == 0, r.stderr
+                time.sleep(0.05)
 
         def poll_answer():
             os.setpriority(os.PRIO_PROCESS, 0, 0)
@@ -367,6 +382,7 @@ class Children(vprof_env.TestCase):
             c.sock.close()
 
         pollers = [threading.Thread(target=f) for f in (poll_status, poll_answer)]
+        cpu0, wall0 = cpu_seconds(env.daemon.pid), time.monotonic()
         for t in pollers:
             t.start()
         try:
@@ -375,33 +391,49 @@ class Children(vprof_env.TestCase):
             stop.set()
             for t in pollers:
                 t.join()
-        rows = processes(env, p.pid)
+        rows = processes(env, p.pid)  # drains first: the last children's records are in
+        cpu, wall = cpu_seconds(env.daemon.pid) - cpu0, time.monotonic() - wall0
+        run = float(done.split()[3])
         g = groups(env)[str(p.pid)]
         in_tables = [c for c in children if c in rows]
         with_samples = [c for c in children if rows.get(c, 0) > 0]
-        figure(f"storm: {len(children)} children ({done}); {len(in_tables)} in the parent's tables, "
-               f"{len(with_samples)} with samples ({sum(rows.get(c, 0) for c in children)} in all); group members "
-               f"{g['members']}, refused {g['refused']}")
-        figure(f"storm: vprofctl status {len(status)} times, slowest {max(status) * 1000:.0f} ms, median "
-               f"{sorted(status)[len(status) // 2] * 1000:.0f} ms; the daemon's answer to a property read "
-               f"{len(answer)} times, slowest {max(answer) * 1000:.0f} ms")
-        self.assertEqual(len(children), 500)
+        figure(f"storm: {len(children)} children ({done}, load average {os.getloadavg()[0]:.1f}); "
+               f"{len(in_tables)} in the parent's tables, {len(with_samples)} with samples "
+               f"({sum(rows.get(c, 0) for c in children)} in all); group members {g['members']}, refused "
+               f"{g['refused']}; the daemon's CPU {cpu:.2f} s in {wall:.1f} s, {cpu / g['members'] * 1e6:.0f} us "
+               f"per member")
+        status.sort()
+        answer.sort()
+        figure(f"storm: vprofctl status {len(status)} times, slowest {status[-1] * 1000:.0f} ms, median "
+               f"{status[len(status) // 2] * 1000:.0f} ms; the daemon's answer to a property read "
+               f"{len(answer)} times, slowest {answer[-1] * 1000:.0f} ms, median {answer[len(answer) // 2] * 1000:.0f}"
+               f" ms")
+        self.assertEqual(len(children), n)
         self.assertEqual(in_tables, children)
-        self.assertEqual((g["members"], g["refused"], g["kind"], g["pid"]), (501, 0, "children", p.pid))
-        self.assertGreaterEqual(len(with_samples), 20)
+        self.assertEqual((g["members"], g["refused"], g["kind"], g["pid"]), (n + 1, 0, "children", p.pid))
+        # Every child with samples: none lost on the way, each counted in its own table.
+        self.assertEqual(with_samples, children)
         busiest = max(with_samples, key=lambda c: rows[c])
         self.assertIn("fork_child_spin", functions(env, busiest))
         # The parent's PID names it and its children, their tables merged.
         merged = env.ctl_json("report", p.pid)
         self.assertEqual(merged["total_samples"], sum(rows.values()))
         self.assertIn("fork_child_spin", [f["function"] for f in merged["functions"]])
+        # The daemon kept up on less than a core.
+        self.assertLess(cpu / wall, 1.0)
         self.assertGreaterEqual(len(status), 5)
-        self.assertLess(max(answer), STATUS_MAX_SECONDS)
+        self.assertLess(answer[len(answer) // 2], STATUS_MAX_SECONDS)
+        self.assertLess(status[len(status) // 2], STATUS_MAX_SECONDS)
+        # On a loaded machine the daemon waits for a CPU as the storm does (at a load average of 50, 1.4 s once):
+        # the run's length and the slowest answers are bounds on a quiet one only.
+        if quiet:
+            self.assertLess(run, n / rate + 1)
+            self.assertLess(answer[-1], STATUS_MAX_SECONDS)
         # A vprofctl built with AddressSanitizer takes over 100 ms to start: its time says nothing of the daemon.
-        if not sanitized(os.environ["VPROFCTL"]):
-            self.assertLess(max(status), STATUS_MAX_SECONDS)
+        if quiet and not sanitized(os.environ["VPROFCTL"]):
+            self.assertLess(status[-1], STATUS_MAX_SECONDS)
         self.assertEqual(env.ctl_json("status")["members_refused"], 0)
-        # Detached: the group, its 501 members, and the fork program.
+        # Detached: the group, its members, and the fork program.
         r = env.ctl("detach", p.pid)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(targets(env), {})

@@ -58,8 +58,8 @@ static void peer_start(Peer *p, const SamplerConfig *config)
 
         ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
         ck_assert_int_eq(manager_new(config, &p->manager), 0);
-        p->manager->max_targets_per_user = 7;
-        p->manager->exited_retention_usec = 5 * USEC_PER_SEC;
+        p->manager->slots.max_targets_per_user = 7;
+        p->manager->slots.exited_retention_usec = 5 * USEC_PER_SEC;
         p->manager->max_functions = 1000;
         p->manager->max_stacks = 2000;
         p->manager->window_seconds = 30;

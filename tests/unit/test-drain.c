@@ -46,6 +46,7 @@ typedef struct TestDrain {
         TargetContext context;
         Drain drain;
         char *kallsyms;
+        unsigned member_calls; /* on_member's, by test_member() */
 } TestDrain;
 
 static void test_drain_init(TestDrain *td)
@@ -70,6 +71,7 @@ static void test_drain_done(TestDrain *td)
 {
         Target *t;
 
+        drain_done(&td->drain);
         if (td->targets) {
                 HASHMAP_FOREACH(t, td->targets)
                         target_free(t);
@@ -474,6 +476,73 @@ START_TEST(test_unclaimed)
 }
 END_TEST
 
+/* The drain's on_member as the manager's groups do it: this process (group 7) is made a target; any other none. */
+static Target *test_member(void *userdata, uint32_t group, uint32_t tgid, const struct vprof_fork *fork)
+{
+        TestDrain *td = userdata;
+
+        td->member_calls++;
+        if (group != 7 || tgid != (uint32_t)getpid())
+                return NULL;
+        ck_assert_ptr_nonnull(fork);
+        ck_assert_uint_eq(fork->parent_tgid, 1);
+        return test_attach(td, getpid());
+}
+
+/* A group's new process is made a target after the ring buffer's read, not inside it; its records, which came
+ * during the read, wait and are counted then, in order; those of a process that is made none count as unclaimed. */
+START_TEST(test_members_after_read)
+{
+        _cleanup_(test_drain_done) TestDrain td = {};
+        const uint64_t user[] = { (uintptr_t)drain_test_marker };
+        struct vprof_fork fork = {
+                .tgid = (uint32_t)getpid(),
+                .flags = VPROF_SAMPLE_FORK,
+                .parent_tgid = 1,
+                .group = 7,
+        };
+        struct vprof_sample s;
+        Target *t;
+
+        test_drain_init(&td);
+        td.drain.on_member = test_member;
+        td.drain.member_userdata = &td;
+        drain_record(&td.drain, &fork, sizeof(fork));
+        s = record(getpid(), getpid(), NULL, 0, user, ELEMENTSOF(user));
+        s.group = 7;
+        feed(&td.drain, &s);
+        feed(&td.drain, &s);
+        /* Of a group's process that is made none (group 9), and of no group: the latter unclaimed at once. */
+        s = record(getpid() + 1, getpid() + 1, NULL, 0, user, ELEMENTSOF(user));
+        s.group = 9;
+        feed(&td.drain, &s);
+        s = record(getpid() + 2, getpid() + 2, NULL, 0, user, ELEMENTSOF(user));
+        feed(&td.drain, &s);
+
+        /* The read: nothing made, nothing counted but the unclaimed. */
+        ck_assert_uint_eq(td.member_calls, 0);
+        ck_assert_ptr_null(hashmap_get(td.targets, UINT64_TO_PTR((uint64_t)getpid())));
+        ck_assert_uint_eq(td.drain.stats.samples_unclaimed, 1);
+
+        drain_members(&td.drain);
+        /* The fork made the target, the two samples after it found it; the process of group 9 was asked once. */
+        ck_assert_uint_eq(td.member_calls, 2);
+        t = hashmap_get(td.targets, UINT64_TO_PTR((uint64_t)getpid()));
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_eq(profile_total(t->profile), 2);
+        ck_assert_uint_eq(td.drain.stats.samples_unclaimed, 2);
+        ck_assert_uint_eq(td.drain.stats.forks_lost, 0);
+
+        /* Its next records count at once; nothing waits any more. */
+        s = record(getpid(), getpid(), NULL, 0, user, ELEMENTSOF(user));
+        s.group = 7;
+        feed(&td.drain, &s);
+        ck_assert_uint_eq(profile_total(t->profile), 3);
+        drain_members(&td.drain);
+        ck_assert_uint_eq(td.member_calls, 2);
+}
+END_TEST
+
 /* Records that the BPF program cannot have written are counted, and nothing of them is read past their end. */
 START_TEST(test_malformed)
 {
@@ -627,6 +696,7 @@ static Suite *drain_suite(void)
         tcase_add_test(tc, test_off_cpu);
         tcase_add_test(tc, test_exec);
         tcase_add_test(tc, test_unclaimed);
+        tcase_add_test(tc, test_members_after_read);
         tcase_add_test(tc, test_malformed);
         tcase_add_test(tc, test_leaf_caller_recovered);
         suite_add_tcase(s, tc);
