@@ -12,7 +12,8 @@
  * "other" is what is left. */
 typedef struct MemoryStatus {
         uint64_t rss, peak_rss;     /* VmRSS, VmHWM */
-        uint64_t tables;            /* the targets' tables (profile_memory()) */
+        uint64_t tables;            /* the targets' tables (profile_memory()); not their current second's delta,
+                                     * frame caches or address spaces, which are in other */
         uint64_t windows;           /* their time windows' buckets (profile_window_bytes()) */
         uint64_t unwind;            /* the unwind tables' bookkeeping and tables waiting for room */
         uint64_t symbols;           /* parsed symbol tables and CFI (the symbol cache) and kallsyms */
