@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "file-util.h"
@@ -37,7 +38,8 @@ static int read_status(uint64_t *rss, uint64_t *hwm, uint64_t *anon, uint64_t *f
 static int read_bpf_maps(uint64_t *ret_bytes, uint32_t *ret_n)
 {
         _cleanup_fclose_ FILE *f = fopen("/proc/self/smaps", "re");
-        char line[512];
+        _cleanup_free_ char *line = NULL;
+        size_t size = 0;
         bool in_map = false;
         unsigned long long kib;
 
@@ -45,7 +47,8 @@ static int read_bpf_maps(uint64_t *ret_bytes, uint32_t *ret_n)
                 return -errno;
         *ret_bytes = 0;
         *ret_n = 0;
-        while (fgets(line, sizeof(line), f)) {
+        /* getline(): a mapping's line holds a path of any length. */
+        while (getline(&line, &size, f) >= 0) {
                 /* A mapping's first line: "start-end perms offset dev inode [name]"; its fields have colons in
                  * the device only after a space, the field lines have one right after the key. */
                 if (line[strcspn(line, " :")] == ' ') {
