@@ -21,7 +21,10 @@ percentage points, of its exclusive and inclusive percents of leaf_a, mid_b, lea
 against the known shares, all profilers counted the same way from user-space stacks (kernel frames dropped).
 
     bench/profilers.py [BUILD_DIR] [--rounds N] [--units N] [--threads 1,2] [--frequencies 99,999]
-                       [--profilers vprof,perf-fp,...] [--output DIR] [--smoke]
+                       [--profilers vprof,perf-fp,...] [--output DIR] [--smoke] [--vprof-before BUILD_DIR]
+
+--vprof-before BUILD_DIR adds the profiler vprof-before: BUILD_DIR's vprofd and vprofctl (an older build of
+the tree, say), on a daemon and bus of their own beside vprof's, so that both are measured in the same run.
 
 As root. Writes results.json, overhead.svg (gnuplot) and the raw profiles to DIR (default
 BUILD_DIR/bench-results). --smoke: one short round at 999 Hz with one thread, checking only that every profiler
@@ -288,6 +291,38 @@ class Vprof(Run):
             stacks=parse_folded(r.stdout, kernel_suffix="_[k]"))
 
 
+class VprofBefore(Vprof):
+    """vprof of another build (--vprof-before BUILD_DIR), on its own daemon and bus, for a before and after in
+    one run."""
+    name = "vprof-before"
+
+    def __init__(self, bench, pid, frequency, tag):
+        super().__init__(bench, pid, frequency, tag)
+        self.bench = BenchView(bench, bench.env_before)
+
+
+class BenchView:
+    """The bench as VprofBefore sees it: the same, but for its environment."""
+
+    def __init__(self, bench, env):
+        self._bench, self.env = bench, env
+
+    def __getattr__(self, name):
+        return getattr(self._bench, name)
+
+
+def other_build_env(vprof_env, build):
+    """A VprofEnv class that runs BUILD_DIR's vprofd and vprofctl instead of the ones bench_env set up."""
+    class OtherBuild(vprof_env.VprofEnv):
+        def daemon_command(self):
+            return [f"{build}/daemon/vprofd"] + super().daemon_command()[1:]
+
+        def ctl(self, *args, user=None, timeout=30):
+            return subprocess.run([f"{build}/client/vprofctl", *map(str, args)], env=self.env, capture_output=True,
+                                  text=True, timeout=timeout)
+    return OtherBuild
+
+
 class PerfRecord(Run):
     call_graph = None
 
@@ -366,7 +401,7 @@ class Bpftrace(Run):
         self.result.update(output_bytes=len(text.encode()), lost=sum(map(int, m)), stacks=parse_bpftrace(text))
 
 
-RUNS = {"alone": Alone, CONTROL: Alone, "vprof": Vprof, "perf-fp": PerfFp, "perf-dwarf": PerfDwarf,
+RUNS = {"alone": Alone, CONTROL: Alone, "vprof": Vprof, "vprof-before": VprofBefore, "perf-fp": PerfFp, "perf-dwarf": PerfDwarf,
         "bcc": Bcc, "bpftrace": Bpftrace}
 
 
@@ -378,6 +413,7 @@ class Bench:
         self.raw_dir = os.path.join(args.output, "raw")
         os.makedirs(self.raw_dir, exist_ok=True)
         self.env = None
+        self.env_before = None  # --vprof-before's
         self.runs = []  # one dict per run
 
     def run_one(self, condition, threads, frequency, rnd):
@@ -422,6 +458,8 @@ class Bench:
         conditions = ["alone", CONTROL] + a.profilers
         for frequency in a.frequencies:
             self.env = self.vprof_env.VprofEnv(frequency=frequency).start() if "vprof" in a.profilers else None
+            if a.vprof_before:
+                self.env_before = other_build_env(self.vprof_env, a.vprof_before)(frequency=frequency).start()
             try:
                 for threads in a.threads:
                     for rnd in range(a.rounds):
@@ -433,10 +471,11 @@ class Bench:
                             times.append(f"{c} {r['wall_seconds']:.3f}")
                         log(f"  {frequency} Hz, {threads} thread(s), round {rnd + 1}/{a.rounds}: " + ", ".join(times))
             finally:
-                if self.env:
-                    for p in self.env.stop():
-                        log(p)
-                    self.env = None
+                for env in (self.env, self.env_before):
+                    if env:
+                        for p in env.stop():
+                            log(p)
+                self.env = self.env_before = None
 
     def rows(self):
         """One row per profiler x threads x frequency (and the control)."""
@@ -617,14 +656,20 @@ def parse_args():
     ap.add_argument("--profilers", default=",".join(PROFILERS))
     ap.add_argument("--output")
     ap.add_argument("--smoke", action="store_true", help="one short round, 1 thread, 999 Hz: does it all run?")
+    ap.add_argument("--vprof-before", metavar="BUILD_DIR",
+                    help="also run this other build's vprofd as the profiler vprof-before (a before and after)")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)
+    if a.vprof_before:
+        a.vprof_before = os.path.abspath(a.vprof_before)
     if a.smoke:
         a.rounds, a.units, a.threads, a.frequencies = 1, 2000, "1", "999"
     a.threads = [int(x) for x in a.threads.split(",")]
     a.frequencies = [int(x) for x in a.frequencies.split(",")]
     a.profilers = [p for p in a.profilers.split(",") if p]
-    unknown = set(a.profilers) - set(PROFILERS)
+    if a.vprof_before and "vprof-before" not in a.profilers:
+        a.profilers.insert(a.profilers.index("vprof") + 1 if "vprof" in a.profilers else 0, "vprof-before")
+    unknown = set(a.profilers) - set(PROFILERS) - ({"vprof-before"} if a.vprof_before else set())
     if unknown or a.rounds < 1:
         ap.error(f"unknown profiler {', '.join(sorted(unknown))}" if unknown else "--rounds must be at least 1")
     a.output = os.path.abspath(a.output or os.path.join(a.build, "bench-results"))

@@ -283,6 +283,13 @@ static int read_status_property(sd_bus_message *m, const char *name, DaemonStatu
         void *p;
         int r;
 
+        if (strcmp(name, "Memory") == 0) {
+                r = sd_bus_message_peek_type(m, NULL, &contents);
+                if (r < 0)
+                        return r;
+                if (contents && strcmp(contents, "a{st}") == 0)
+                        return bus_read_status_memory(m, &s->memory);
+        }
         for (size_t i = 0; i < ELEMENTSOF(status_properties); i++) {
                 if (strcmp(name, status_properties[i].name) != 0)
                         continue;

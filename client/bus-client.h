@@ -6,6 +6,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus-client-memory.h"
 #include "bus-names.h"
 #include "macros.h"
 
@@ -95,6 +96,7 @@ typedef struct DaemonStatus {
         uint64_t self_check_unchecked;
         uint64_t self_check_lost;
         uint64_t members_refused; /* processes that groups could not take in */
+        StatusMemory memory;
 } DaemonStatus;
 
 DaemonStatus *daemon_status_free(DaemonStatus *s);

@@ -7,6 +7,7 @@
 
 #include "output-util.h"
 #include "output.h"
+#include "status-memory.h"
 #include "time-util.h"
 
 /* Names, not numbers, give way: on a terminal, long C++ symbols and module names are cut rather than
@@ -476,6 +477,8 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(status_unwind_counters); i++)
                 r = json_add_u64(o, status_unwind_counters[i].key,
                                  *(const uint64_t *)((const uint8_t *)s + status_unwind_counters[i].offset));
+        if (r >= 0)
+                r = status_memory_json(o, &s->memory);
         if (r < 0)
                 return r;
 
@@ -513,7 +516,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
                 off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[128], exited[64], tables[192],
-                walks[192], fell_back[192], self_check[160], windows[96], members_refused[32];
+                walks[192], fell_back[192], self_check[160], windows[96], members_refused[32], memory[256];
         const struct {
                 const char *key;
                 const char *value;
@@ -547,6 +550,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Stack walks", s->unwind_table_size ? walks : NULL},
                 {"Walk fallbacks", s->unwind_table_size ? fell_back : NULL},
                 {"Walk self-check", s->unwind_self_check ? self_check : "off"},
+                {"Memory", memory},
         };
         int width = 0;
 
@@ -594,6 +598,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                  "%" PRIu32 " targets; samples in [other] functions %" PRIu64 ", in no stack %" PRIu64,
                  s->targets_at_limit, s->other_function_samples, s->other_stack_samples);
         format_unwind_status(s, tables, sizeof(tables), walks, sizeof(walks), fell_back, sizeof(fell_back));
+        status_memory_format(&s->memory, memory, sizeof(memory));
         snprintf(self_check, sizeof(self_check),
                  "1 in %" PRIu32 " samples: %" PRIu64 " agreed, %" PRIu64 " disagreed, %" PRIu64 " unchecked, %" PRIu64
                  " lost",

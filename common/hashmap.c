@@ -233,6 +233,11 @@ size_t hashmap_size(const Hashmap *h)
         return h ? h->n_used : 0;
 }
 
+size_t hashmap_memory(const Hashmap *h)
+{
+        return h ? sizeof(*h) + h->n_slots * (sizeof(Slot) + 1) : 0;
+}
+
 void hashmap_clear(Hashmap *h)
 {
         assert(h);

@@ -38,6 +38,8 @@ bool hashmap_contains(const Hashmap *h, const void *key);
 /* Returns the removed value, NULL when absent. */
 void *hashmap_remove(Hashmap *h, const void *key);
 size_t hashmap_size(const Hashmap *h);
+/* The bytes of its table (slots and their states) and itself; 0 for NULL. */
+size_t hashmap_memory(const Hashmap *h);
 void hashmap_clear(Hashmap *h);
 
 /* Iteration: size_t i = 0; while (hashmap_iterate(h, &i, &key, &value)) ...; removing the entry just returned

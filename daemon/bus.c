@@ -13,6 +13,7 @@
 #include "log.h"
 #include "manager-attach.h"
 #include "manager-groups.h"
+#include "memory.h"
 #include "quote.h"
 #include "target-spec.h"
 
@@ -55,6 +56,24 @@ DEFINE_PROPERTY_GET(property_get_unwind_table_size, "t",
 DEFINE_PROPERTY_GET(property_get_unwind_self_check, "u", m->sampler ? sampler_unwind_self_check(m->sampler) : 0u)
 DEFINE_PROPERTY_GET(property_get_symbol_files_damaged, "t", symbolizer_damaged_files(m->symbolizer))
 DEFINE_PROPERTY_GET(property_get_window_memory, "t", manager_window_memory(m))
+
+/* Where the RSS goes (memory.h), bytes by part; read at each call. */
+static int property_get_memory(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
+                               const char *property _unused_, sd_bus_message *reply, void *userdata,
+                               sd_bus_error *error)
+{
+        MemoryStatus ms;
+        int r;
+
+        r = memory_status_read(userdata, &ms);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Cannot read the daemon's memory: %s", strerror(-r));
+        return sd_bus_message_append(
+                reply, "a{st}", 12, "rss", ms.rss, "peak_rss", ms.peak_rss, "tables", ms.tables, "windows",
+                ms.windows, "unwind", ms.unwind, "symbols", ms.symbols, "bpf_maps", ms.bpf_maps, "bpf_mappings",
+                (uint64_t)ms.bpf_mappings, "code", ms.code, "malloc_free", ms.malloc_free, "other", ms.other,
+                "unwind_arena", ms.unwind_arena);
+}
 
 /* The counters (ManagerStats) as of the call being answered: GetAll asks for every property in turn, and
  * counters read apart would not add up while samples keep coming. They are read once a call, into
@@ -368,6 +387,7 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_PROPERTY("WindowSeconds", "u", NULL, offsetof(Manager, window_seconds),
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("WindowMemory", "t", property_get_window_memory, 0, 0),
+        SD_BUS_PROPERTY("Memory", "a{st}", property_get_memory, 0, 0),
         SD_BUS_PROPERTY("SymbolCacheSize", "t", property_get_symbol_cache_size, 0,
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("SymbolCacheUsed", "t", property_get_symbol_cache_used, 0, 0),

@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf-array-write.h"
 #include "cgroup-util.h"
 #include "cpu-list.h"
 #include "log.h"
@@ -31,8 +32,10 @@ struct Sampler {
         struct bpf_link *exec_link;   /* counts targets' exec() calls */
         struct bpf_link *fork_link;   /* follows the forks of targets that follow their children, while some do */
         uint64_t off_cpu_dropped;
-        /* The unwind tables through mmap(): n_arena entries (0: the walk is off) and the descriptors. */
-        struct vprof_unwind_entry *arena;
+        /* The unwind tables: n_arena entries (0: the walk is off), written through bpf_array_write() and never
+         * kept mapped (32 MiB of RSS by default), and the descriptors through mmap(); arena_on once both are
+         * there. */
+        bool arena_on;
         uint32_t n_arena;
         uint32_t self_check; /* 1 in N samples copied for the unwind self-check; 0: off */
         struct vprof_unwind_table *tables;
@@ -350,11 +353,6 @@ static int map_unwind_maps(Sampler *s)
 
         if (s->n_arena == 0)
                 return 0;
-        p = mmap(NULL, array_mmap_size(s->n_arena, sizeof(*s->arena)), PROT_READ | PROT_WRITE, MAP_SHARED,
-                 bpf_map__fd(s->skel->maps.unwind_arena), 0);
-        if (p == MAP_FAILED)
-                return log_error_errno(-errno, "Failed to map the unwind table arena: %m");
-        s->arena = p;
         p = mmap(NULL, array_mmap_size(VPROF_UNWIND_TABLES_MAX, sizeof(*s->tables)), PROT_READ | PROT_WRITE,
                  MAP_SHARED, bpf_map__fd(s->skel->maps.unwind_tables), 0);
         if (p == MAP_FAILED)
@@ -363,8 +361,9 @@ static int map_unwind_maps(Sampler *s)
         s->mappings = malloc(sizeof(*s->mappings));
         if (!s->mappings)
                 return log_error_errno(-ENOMEM, "Out of memory.");
+        s->arena_on = true;
         log_info("Unwinding user stacks with unwind tables in %" PRIu32 " MiB.",
-                 (uint32_t)((uint64_t)s->n_arena * sizeof(*s->arena) >> 20));
+                 (uint32_t)((uint64_t)s->n_arena * sizeof(struct vprof_unwind_entry) >> 20));
         if (s->self_check > 0)
                 log_info("Unwind self-check: the user stack of 1 in %" PRIu32 " kept samples is copied (%u KiB) and "
                          "unwound by the daemon's CFI interpreter too.",
@@ -461,8 +460,6 @@ Sampler *sampler_free(Sampler *s)
         bpf_link__destroy(s->exec_link);
         bpf_link__destroy(s->fork_link);
         ring_buffer__free(s->ring);
-        if (s->arena)
-                munmap(s->arena, array_mmap_size(s->n_arena, sizeof(*s->arena)));
         if (s->tables)
                 munmap(s->tables, array_mmap_size(VPROF_UNWIND_TABLES_MAX, sizeof(*s->tables)));
         if (s->target_bits)
@@ -592,7 +589,7 @@ int sampler_remove_target(Sampler *s, uint32_t tgid)
         set_target_bit(s, tgid, false);
         if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &tgid) < 0)
                 return negative_errno();
-        if (s->arena)
+        if (s->arena_on)
                 (void)sampler_drop_mappings(s, tgid);
         return 0;
 }
@@ -675,20 +672,23 @@ int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX])
 
 uint32_t sampler_unwind_arena_entries(const Sampler *s)
 {
-        return s->arena ? s->n_arena : 0;
+        return s->arena_on ? s->n_arena : 0;
 }
 
 uint32_t sampler_unwind_self_check(const Sampler *s)
 {
-        return s->arena ? s->self_check : 0;
+        return s->arena_on ? s->self_check : 0;
 }
 
 int sampler_publish_unwind_table(Sampler *s, uint32_t id, uint32_t first, const struct vprof_unwind_entry *index,
                                  uint32_t n_index, const struct vprof_unwind_entry *rows, uint32_t n_rows)
 {
+        int arena_fd = bpf_map__fd(s->skel->maps.unwind_arena);
         struct vprof_unwind_table *t;
+        size_t arena_bytes;
+        int r;
 
-        if (!s->arena)
+        if (!s->arena_on)
                 return -EOPNOTSUPP;
         if (id == 0 || id >= VPROF_UNWIND_TABLES_MAX || n_index == 0 || n_rows == 0)
                 return -EINVAL;
@@ -697,8 +697,14 @@ int sampler_publish_unwind_table(Sampler *s, uint32_t id, uint32_t first, const 
         t = &s->tables[id];
         if (__atomic_load_n(&t->rows_count, __ATOMIC_RELAXED) != 0)
                 return -EBUSY;
-        memcpy(s->arena + first, index, (size_t)n_index * sizeof(*index));
-        memcpy(s->arena + first + n_index, rows, (size_t)n_rows * sizeof(*rows));
+        arena_bytes = (size_t)s->n_arena * sizeof(*index);
+        r = bpf_array_write(arena_fd, arena_bytes, (size_t)first * sizeof(*index), index,
+                            (size_t)n_index * sizeof(*index));
+        if (r >= 0)
+                r = bpf_array_write(arena_fd, arena_bytes, ((size_t)first + n_index) * sizeof(*rows), rows,
+                                    (size_t)n_rows * sizeof(*rows));
+        if (r < 0)
+                return r;
         t->index_first = first;
         t->index_count = n_index;
         t->rows_first = first + n_index;
@@ -710,7 +716,7 @@ int sampler_publish_unwind_table(Sampler *s, uint32_t id, uint32_t first, const 
 
 int sampler_retire_unwind_table(Sampler *s, uint32_t id)
 {
-        if (!s->arena)
+        if (!s->arena_on)
                 return -EOPNOTSUPP;
         if (id == 0 || id >= VPROF_UNWIND_TABLES_MAX)
                 return -EINVAL;
@@ -720,14 +726,14 @@ int sampler_retire_unwind_table(Sampler *s, uint32_t id)
 
 uint64_t sampler_unwind_table_last_used(const Sampler *s, uint32_t id)
 {
-        if (!s->arena || id == 0 || id >= VPROF_UNWIND_TABLES_MAX)
+        if (!s->arena_on || id == 0 || id >= VPROF_UNWIND_TABLES_MAX)
                 return 0;
         return __atomic_load_n(&s->tables[id].last_used_ns, __ATOMIC_RELAXED);
 }
 
 int sampler_set_mappings(Sampler *s, uint32_t tgid, const struct vprof_mapping *m, size_t n, uint32_t generation)
 {
-        if (!s->arena)
+        if (!s->arena_on)
                 return -EOPNOTSUPP;
         if (n > VPROF_MAX_MAPPINGS)
                 return -E2BIG;
@@ -750,7 +756,7 @@ int sampler_set_mappings(Sampler *s, uint32_t tgid, const struct vprof_mapping *
 
 int sampler_drop_mappings(Sampler *s, uint32_t tgid)
 {
-        if (!s->arena)
+        if (!s->arena_on)
                 return -EOPNOTSUPP;
         if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.proc_mappings), &tgid) < 0)
                 return errno == ENOENT ? 0 : negative_errno();

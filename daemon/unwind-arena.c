@@ -181,6 +181,11 @@ void unwind_arena_release_id(UnwindArena *a, uint32_t id, uint64_t now_usec)
                 a->ids[id] = now_usec + a->quarantine_usec;
 }
 
+size_t unwind_arena_memory(const UnwindArena *a)
+{
+        return sizeof(*a) + (a->cap_free + a->cap_quarantine) * sizeof(Range) + a->n_ids * sizeof(*a->ids);
+}
+
 uint32_t unwind_arena_size(const UnwindArena *a)
 {
         return a->size;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "macros.h"
@@ -25,6 +26,8 @@ int unwind_arena_alloc_id(UnwindArena *a, uint64_t now_usec, uint32_t *ret_id);
 void unwind_arena_release_id(UnwindArena *a, uint32_t id, uint64_t now_usec);
 
 uint32_t unwind_arena_size(const UnwindArena *a);
+/* The bookkeeping's own bytes, in the daemon (the arena itself is the BPF map's). */
+size_t unwind_arena_memory(const UnwindArena *a);
 /* Entries allocated, and released but still in quarantine. */
 uint32_t unwind_arena_used(const UnwindArena *a);
 uint32_t unwind_arena_quarantined(const UnwindArena *a);

@@ -747,6 +747,7 @@ void unwind_tables_forget(UnwindTables *u, pid_t pid)
 
 void unwind_tables_get_stats(const UnwindTables *u, UnwindTablesStats *ret)
 {
+        PushedTarget *p;
         Slot *s;
 
         if (!u) {
@@ -755,7 +756,14 @@ void unwind_tables_get_stats(const UnwindTables *u, UnwindTablesStats *ret)
         }
         *ret = u->stats;
         ret->tables = 0;
-        HASHMAP_FOREACH(s, u->by_key)
+        ret->memory = sizeof(*u) + unwind_arena_memory(u->arena) + hashmap_memory(u->by_key) +
+                      hashmap_memory(u->by_file) + hashmap_memory(u->pushed) + u->cap_queue * sizeof(Slot *);
+        HASHMAP_FOREACH(s, u->by_key) {
                 ret->tables += s->state == SLOT_LOADED;
+                ret->memory += sizeof(*s) + strlen(s->key) + 1 + (s->name ? strlen(s->name) + 1 : 0) +
+                               (s->table ? unwind_table_size(s->table) : 0);
+        }
+        HASHMAP_FOREACH(p, u->pushed)
+                ret->memory += sizeof(*p) + p->n_refs * sizeof(Slot *);
         ret->bytes = (uint64_t)unwind_arena_used(u->arena) * sizeof(struct vprof_unwind_entry);
 }

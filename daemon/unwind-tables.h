@@ -29,6 +29,8 @@ typedef struct UnwindTablesStats {
         uint64_t no_cfi;        /* files without call frame information */
         uint64_t build_usec;    /* spent compiling */
         uint64_t mappings_dropped; /* executable mappings past VPROF_MAX_MAPPINGS, not pushed */
+        uint64_t memory;        /* the daemon's own bytes (asked of malloc()): slots, maps, tables waiting for room;
+                                 * the arena is kernel memory, outside the daemon's RSS */
 } UnwindTablesStats;
 
 typedef struct UnwindTables UnwindTables;

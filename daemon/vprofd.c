@@ -258,6 +258,14 @@ static int run(int argc, char *argv[])
         int r, k;
 
         log_setup("vprofd");
+        /* Fixed thresholds, not glibc's moving ones: once libbpf frees the kernel's BTF (megabytes), the
+         * moving mmap threshold would rise to its size and every later large, passing buffer (an ELF file's
+         * sections, kallsyms) would come from the heap and leave it fragmented and large for good. Mapped
+         * apart, a large buffer goes back to the kernel when freed. One arena: the daemon's few threads
+         * allocate little, and an arena per thread is 64 MiB of address space and its own free memory. */
+        (void)mallopt(M_MMAP_THRESHOLD, 128 << 10);
+        (void)mallopt(M_TRIM_THRESHOLD, 256 << 10);
+        (void)mallopt(M_ARENA_MAX, 1);
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r;

@@ -101,6 +101,9 @@ struct Profile {
         size_t max_functions;
         size_t max_stacks;
         uint32_t other_id; /* "[other]"; UINT32_MAX until needed */
+        /* The bytes asked of malloc() for the functions, modules and stacks (with their names and frames), kept
+         * as they are made: profile_memory() adds the arrays, maps and threads. */
+        size_t entry_bytes;
         uint64_t other_stack_samples;
         ProfileValues other_stack_values;
 };

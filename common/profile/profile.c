@@ -156,6 +156,7 @@ int profile_intern_module(Profile *p, const char *name, uint32_t *ret_id)
                 return r;
         }
         *ret_id = (uint32_t)p->n_modules;
+        p->entry_bytes += sizeof(*m) + strlen(m->name) + 1;
         p->modules[p->n_modules++] = TAKE_PTR(m);
         return 0;
 }
@@ -211,6 +212,7 @@ int profile_function_append(Profile *p, const char *module, const char *function
                 return r;
         }
         *ret_id = f->id;
+        p->entry_bytes += ALIGN_TO(sizeof(*f), FUNCTION_ALIGN) + strlen(f->name) + 1;
         p->functions[p->n_functions++] = TAKE_PTR(f);
         return 0;
 }
@@ -429,6 +431,7 @@ int profile_stack_insert(Profile *p, const uint32_t *frames, uint32_t n_frames, 
                 return r;
         }
         p->stack_by_id[p->n_stacks++] = stack;
+        p->entry_bytes += sizeof(*stack) + n_frames * sizeof(uint32_t);
         *ret = stack;
         return 0;
 }
@@ -753,6 +756,7 @@ int profile_set_mangled(Profile *p, uint32_t id, const char *mangled)
         if (!copy)
                 return -ENOMEM;
         p->functions[id]->mangled = copy;
+        p->entry_bytes += strlen(copy) + 1;
         p->mangled_log[p->n_mangled_log++] = id;
         return 0;
 }
@@ -778,4 +782,17 @@ int profile_set_function_address(Profile *p, uint32_t id, uint64_t address)
 uint64_t profile_function_address(const Profile *p, uint32_t id)
 {
         return id < p->n_functions ? p->functions[id]->address : 0;
+}
+
+size_t profile_memory(const Profile *p)
+{
+        size_t bytes = sizeof(*p) + p->entry_bytes + hashmap_memory(p->function_by_key) +
+                       hashmap_memory(p->module_by_name) + hashmap_memory(p->threads) + hashmap_memory(p->stacks) +
+                       (p->allocated_functions + p->allocated_modules + p->allocated_stacks) * sizeof(void *) +
+                       p->allocated_mangled_log * sizeof(uint32_t);
+        Thread *t;
+
+        HASHMAP_FOREACH(t, p->threads)
+                bytes += sizeof(*t) + (t->name ? strlen(t->name) + 1 : 0);
+        return bytes;
 }

@@ -143,6 +143,9 @@ typedef struct ProfileStackRow {
 /* The stacks with on-CPU samples, most samples first (then by frames, for a stable order). limit 0: all. */
 int profile_stacks(const Profile *p, size_t limit, ProfileStackRow **ret, size_t *ret_n);
 size_t profile_n_stacks(const Profile *p);
+/* The bytes the tables asked of malloc() (entries, names, frames, arrays, maps), without the allocator's own
+ * overhead: a counter kept as entries are made, plus the sizes of the arrays and maps. */
+size_t profile_memory(const Profile *p);
 /* What was counted past max_stacks, and so in no stack. */
 uint64_t profile_other_stack_samples(const Profile *p);
 const ProfileValues *profile_other_stack_values(const Profile *p);

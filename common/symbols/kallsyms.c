@@ -27,6 +27,7 @@ struct Kallsyms {
         char *names;
         char **modules;
         size_t n_modules;
+        size_t memory; /* bytes asked of malloc(), once loaded */
         bool restricted;
 };
 
@@ -237,6 +238,9 @@ int kallsyms_load(const char *path, Kallsyms **ret)
                 if (nn)
                         k->names = nn;
         }
+        k->memory = sizeof(*k) + k->n_syms * sizeof(KSym) + names_used + k->n_modules * sizeof(char *);
+        for (size_t i = 0; i < k->n_modules; i++)
+                k->memory += k->modules[i] ? strlen(k->modules[i]) + 1 : 0;
 
         *ret = TAKE_PTR(k);
         return 0;
@@ -272,6 +276,11 @@ bool kallsyms_restricted(const Kallsyms *k)
 size_t kallsyms_count(const Kallsyms *k)
 {
         return k ? k->n_syms : 0;
+}
+
+size_t kallsyms_memory(const Kallsyms *k)
+{
+        return k ? k->memory : 0;
 }
 
 Kallsyms *kallsyms_free(Kallsyms *k)

@@ -17,6 +17,8 @@ int kallsyms_load(const char *path, Kallsyms **ret);
 const char *kallsyms_lookup(const Kallsyms *k, uint64_t addr, const char **ret_module, uint64_t *ret_offset);
 bool kallsyms_restricted(const Kallsyms *k);
 size_t kallsyms_count(const Kallsyms *k);
+/* The bytes of the table (symbols, names, modules) as asked of malloc(). */
+size_t kallsyms_memory(const Kallsyms *k);
 
 Kallsyms *kallsyms_free(Kallsyms *k);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Kallsyms *, kallsyms_free);

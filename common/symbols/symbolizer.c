@@ -105,6 +105,11 @@ size_t symbolizer_memory(const Symbolizer *s)
         return s->used;
 }
 
+size_t symbolizer_kallsyms_memory(const Symbolizer *s)
+{
+        return kallsyms_memory(s->kallsyms);
+}
+
 uint64_t symbolizer_skipped_files(const Symbolizer *s)
 {
         return s->skipped;

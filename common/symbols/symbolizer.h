@@ -82,6 +82,8 @@ size_t symbolizer_cached_files(const Symbolizer *s);
 void symbolizer_set_budget(Symbolizer *s, size_t bytes);
 size_t symbolizer_budget(const Symbolizer *s);
 size_t symbolizer_memory(const Symbolizer *s);
+/* The kernel's symbols (kallsyms, loaded at the first kernel address), outside the budget. */
+size_t symbolizer_kallsyms_memory(const Symbolizer *s);
 /* Files left without symbols or attachment for the budget. */
 uint64_t symbolizer_skipped_files(const Symbolizer *s);
 /* Files found damaged: changed (truncated, rewritten in place) while they were read, the target's own files

@@ -58,6 +58,10 @@ START_TEST(test_fixture)
         /* Text symbols only, one per address: _stext (or _text), secondary_startup, weak_fn, the thunk, _etext,
          * foo, bar, baz. */
         ck_assert_uint_eq(kallsyms_count(k), 8);
+        /* Its memory: an address and a name each at least (the kept names alone are 76 bytes with their NULs), the
+         * three modules' names. */
+        ck_assert_uint_ge(kallsyms_memory(k), 8 * sizeof(uint64_t) + 76 + strlen("kernelext4xfs") + 3);
+        ck_assert_uint_eq(kallsyms_memory(NULL), 0);
         /* Not the kernel's "__pi_" copy of a name, although it sorts first. */
         check_lookup(k, UINT64_C(0xffffffff81000381), "__x86_indirect_thunk_rax", "kernel", 1);
 

@@ -621,6 +621,45 @@ START_TEST(test_limits_fold_into_other)
 }
 END_TEST
 
+/* profile_memory(): what the tables asked of malloc() grows with each new entry by at least its names and
+ * frames, and not at all when samples only count on entries that exist. */
+START_TEST(test_memory)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        uint32_t id[N], far_id, frames[200];
+        char name[1001];
+        size_t empty, before, after;
+
+        ck_assert_int_eq(profile_new(1000, &p), 0);
+        empty = profile_memory(p);
+        ck_assert_uint_gt(empty, 0);
+        profile_free(TAKE_PTR(p));
+
+        p = build(id);
+        before = profile_memory(p);
+        /* 13 frames, 5 function names, 2 modules and 2 thread names at least. */
+        ck_assert_uint_ge(before, empty + 13 * sizeof(uint32_t) + strlen("mainabrc") + 5 + strlen("applibx.so") + 2 +
+                                          strlen("workerio") + 2);
+
+        /* Samples on known stacks and threads: nothing new to keep. */
+        const uint32_t s2[] = { id[A], id[MAIN] };
+        for (int i = 0; i < 1000; i++)
+                ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ 10, "worker", s2, 2 }), 0);
+        ck_assert_uint_eq(profile_memory(p), before);
+
+        /* A long name, then a deep stack. */
+        memset(name, 'x', sizeof(name) - 1);
+        name[sizeof(name) - 1] = '\0';
+        ck_assert_int_eq(profile_intern_function(p, "app", name, &far_id), 0);
+        after = profile_memory(p);
+        ck_assert_uint_ge(after, before + sizeof(name));
+        for (size_t i = 0; i < ELEMENTSOF(frames); i++)
+                frames[i] = i % 2 ? far_id : id[MAIN];
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ 10, "worker", frames, ELEMENTSOF(frames) }), 0);
+        ck_assert_uint_ge(profile_memory(p), after + sizeof(frames));
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("profile");
@@ -636,6 +675,7 @@ int main(void)
         tcase_add_test(tc, test_many_samples_recursion_depth);
         tcase_add_test(tc, test_stacks);
         tcase_add_test(tc, test_limits_fold_into_other);
+        tcase_add_test(tc, test_memory);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("elapsed and application values");
