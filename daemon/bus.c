@@ -9,6 +9,7 @@
 #include "bus-groups.h"
 #include "bus-names.h"
 #include "bus-query.h"
+#include "bus-rows.h"
 #include "bus.h"
 #include "log.h"
 #include "manager-groups.h"
@@ -417,16 +418,16 @@ static const sd_bus_vtable profiler_vtable[] = {
                                 method_list_groups, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctions",
                                 SD_BUS_ARGS("s", target, "s", sort, "u", limit, "t", window_usec),
-                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(ssttdd)", functions),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, ROWS_SAMPLING(ROW_FUNCTION_NAME), functions),
                                 method_get_functions, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetModules", SD_BUS_ARGS("s", target, "t", window_usec),
-                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(sttdd)", modules),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, ROWS_SAMPLING(ROW_MODULE_NAME), modules),
                                 method_get_modules, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetThreads", SD_BUS_ARGS("s", target, "t", window_usec),
-                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(usttdd)", threads),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, ROWS_SAMPLING(ROW_ID_NAME), threads),
                                 method_get_threads, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetProcesses", SD_BUS_ARGS("s", target, "t", window_usec),
-                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(usttdd)", processes),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, ROWS_SAMPLING(ROW_ID_NAME), processes),
                                 method_get_processes, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetStacks", SD_BUS_ARGS("s", target, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("t", total_samples, "t", other_samples, "(tt)", window,
@@ -445,19 +446,19 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetFunctionValues",
                                 SD_BUS_ARGS("s", target, "s", sort, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
-                                              "a(ssdddddddddd)", functions),
+                                              ROWS_VALUES(ROW_FUNCTION_NAME), functions),
                                 method_get_function_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetModuleValues", SD_BUS_ARGS("s", target, "t", window_usec),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
-                                              "a(sdddddddddd)", modules),
+                                              ROWS_VALUES(ROW_MODULE_NAME), modules),
                                 method_get_module_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetThreadValues", SD_BUS_ARGS("s", target, "t", window_usec),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
-                                              "a(usdddddddddd)", threads),
+                                              ROWS_VALUES(ROW_ID_NAME), threads),
                                 method_get_thread_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetProcessValues", SD_BUS_ARGS("s", target, "t", window_usec),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
-                                              "a(usdddddddddd)", processes),
+                                              ROWS_VALUES(ROW_ID_NAME), processes),
                                 method_get_process_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
