@@ -34,8 +34,11 @@ def build_target(env, vprof_env, seconds, stacks_wanted):
         raise RuntimeError(r.stderr)
     env.go(p)
     p.wait(seconds + 60)
-    for _ in range(200):
-        if any(t["pid"] == p.pid and t["state"] == "exited" for t in env.ctl_json("list")["targets"]):
+    # Exited, and its last second in its window (closed at the tick after the exit): its answers stay the same.
+    for _ in range(400):
+        rows = {t["pid"]: t for t in env.ctl_json("list")["targets"]}
+        if rows[p.pid]["state"] == "exited" and \
+                env.ctl_json("report", p.pid, "--window", "60s")["total_samples"] == rows[p.pid]["samples"]:
             break
         time.sleep(0.05)
     folded = env.ctl("report", p.pid, "--by", "stack", "--limit", 0, timeout=300)

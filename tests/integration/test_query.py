@@ -4,14 +4,21 @@
 target the caller may read. Three vprof-demo processes of root and one of an unprivileged user run for two
 seconds and exit, so that their tables stay as they are; then the merged tables must equal the sums of the
 per-target ones, a bus monitor must see one method call for the whole report, and the user must get its own
-target only."""
+target only.
+
+And no caller starves the others (daemon/query-queue.h): one caller pipelines windowed queries over a target of
+many stacks (vprof-stacks, exited, so that every answer must be the same), another sends one, and `vprofctl
+status` runs meanwhile: the other caller's answer comes before the first caller's queue is half done, status
+answers between two queries, and every answer is the lone query's, byte for byte."""
 import collections
 import os
+import threading
 import subprocess
 import tempfile
 import time
 import unittest
 
+import dbus_wire
 import vprof_env
 
 ENV = None
@@ -37,13 +44,16 @@ def setUpModule():
     policy.close()
     os.chmod(policy.name, 0o644)
     unittest.addModuleCleanup(os.unlink, policy.name)
-    ENV = vprof_env.start_module_env(frequency=199, extra_bus_policies=[policy.name])
+    ENV = vprof_env.start_module_env(frequency=999, extra_bus_policies=[policy.name])
 
 
 def wait_exited(pid):
+    """Until the target has exited and its window holds its last second, closed at the next tick after the exit:
+    from then on its tables and its window stay as they are."""
     for _ in range(200):
         rows = {t["pid"]: t for t in ENV.ctl_json("list")["targets"]}
-        if rows.get(pid, {}).get("state") == "exited":
+        if rows.get(pid, {}).get("state") == "exited" and \
+                ENV.ctl_json("report", pid, "--window", "60s")["total_samples"] == rows[pid]["samples"]:
             return
         time.sleep(0.05)
     raise AssertionError(f"target {pid} never exited")
@@ -197,6 +207,84 @@ class EmptySpec(vprof_env.TestCase):
         everything = ENV.ctl_json("report")["total_samples"]
         self.assertLess(own, everything)
         print(f"\nquery: user {USER} merges its {own} samples, root all {everything}")
+
+
+BUS = ("org.vprof.Profiler1", "/org/vprof/Profiler1", "org.vprof.Profiler1")
+WINDOW_USEC = 60_000_000
+# Below dbus-daemon's max_replies_per_connection (128 on the system bus), past which it refuses more calls.
+BIG_CALLER_QUERIES = 120
+
+
+def window_query(c, pid):
+    return c.send(*BUS, "GetFunctions", "ssut", str(pid), "inclusive", 0, WINDOW_USEC)
+
+
+class Fairness(vprof_env.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        p = ENV.spawn_demo("--seconds", 8, "--threads", 2, binary=os.environ["VPROF_STACKS"])
+        assert ENV.ctl("attach", p.pid).returncode == 0
+        ENV.go(p)
+        p.wait(60)
+        wait_exited(p.pid)
+        cls.pid = p.pid
+        c = dbus_wire.Connection(ENV.socket)
+        start = time.monotonic()
+        serial = window_query(c, cls.pid)
+        reply, error, cls.lone = c.receive_raw()
+        while reply != serial:
+            reply, error, cls.lone = c.receive_raw()
+        cls.lone_seconds = time.monotonic() - start
+        c.close()
+        assert error is None, error
+
+    def test_no_caller_starves_the_others(self):
+        big = dbus_wire.Connection(ENV.socket)
+        small = dbus_wire.Connection(ENV.socket)
+        big.sock.settimeout(300)
+        small.sock.settimeout(300)
+        answers = {"big": [], "small": None}
+        serials = {window_query(big, self.pid) for _ in range(BIG_CALLER_QUERIES)}
+
+        def read_big():
+            pending = set(serials)
+            while pending:
+                reply, error, body = big.receive_raw()
+                if reply in pending:
+                    pending.discard(reply)
+                    answers["big"].append((time.monotonic(), error, body))
+
+        reader = threading.Thread(target=read_big)
+        reader.start()
+        time.sleep(0.05)  # the big caller's calls are queued first
+        serial = window_query(small, self.pid)
+        reply, error, body = small.receive_raw()
+        while reply != serial:
+            reply, error, body = small.receive_raw()
+        answers["small"] = (time.monotonic(), error, body)
+        status = []
+        while reader.is_alive():
+            t0 = time.monotonic()
+            r = ENV.ctl("status")
+            status.append(time.monotonic() - t0)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            time.sleep(0.05)
+        reader.join()
+        big.close()
+        small.close()
+
+        before_small = sum(t < answers["small"][0] for t, _, _ in answers["big"])
+        print(f"\nquery: a window of {self.lone_seconds * 1000:.0f} ms alone; {BIG_CALLER_QUERIES} of one caller "
+              f"queued, another's one answered after {before_small} of them; status {len(status)} times, worst "
+              f"{max(status, default=0) * 1000:.0f} ms", end="")
+        self.assertIsNone(answers["small"][1])
+        self.assertEqual(answers["small"][2], self.lone)
+        self.assertEqual([e for _, e, _ in answers["big"]], [None] * BIG_CALLER_QUERIES)
+        self.assertTrue(all(b == self.lone for _, _, b in answers["big"]))
+        # Run in turn, the other caller's query waits for a few of the first caller's, not for them all.
+        self.assertLess(before_small, BIG_CALLER_QUERIES // 2)
+        self.assertGreater(len(status), 0)
+        self.assertLess(max(status), 2.0)
 
 
 if __name__ == "__main__":
