@@ -26,7 +26,7 @@ import bench_env  # noqa: E402
 BUS = ("org.vprof.Profiler1", "/org/vprof/Profiler1", "org.vprof.Profiler1")
 
 
-def build_target(env, vprof_env, seconds, stacks_wanted):
+def build_target(env, seconds):
     """vprof-stacks attached, run for seconds on two threads, and exited; returns its PID and its stacks."""
     p = env.spawn_demo("--seconds", seconds, "--threads", 2, binary=os.environ["VPROF_STACKS"])
     r = env.ctl("attach", p.pid)
@@ -97,7 +97,7 @@ def main():
     vprof_env.require_bpf_or_skip()
     env = vprof_env.start_env_or_skip(frequency=a.frequency)
     try:
-        pid, n_stacks = build_target(env, vprof_env, a.seconds, 65536)
+        pid, n_stacks = build_target(env, a.seconds)
         window_usec = a.window * 1_000_000
         expected, lone = lone_query(dbus_wire, env, pid, window_usec)
         print(f"target: vprof-stacks PID {pid}, {n_stacks} stacks, exited; one GetFunctions over a {a.window} s "
