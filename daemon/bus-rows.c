@@ -206,9 +206,10 @@ static int compare_process_values(const void *x, const void *y)
         return a->row.tid < b->row.tid ? -1 : a->row.tid > b->row.tid;
 }
 
-/* The query's rows, sorted; *ret_total the samples and *ret_session the values of them all. */
-static int process_rows(const Query *q, uint32_t unit_frequency, bool values, ProcessRow **ret,
-                        uint64_t *ret_total, Periods *ret_session)
+/* The query's rows, sorted by samples, or with unit_frequency > 0 by their values in its periods; *ret_total the
+ * samples and *ret_session the values of them all. */
+static int process_rows(const Query *q, uint32_t unit_frequency, ProcessRow **ret, uint64_t *ret_total,
+                        Periods *ret_session)
 {
         _cleanup_free_ ProcessRow *rows = NULL;
         Periods session = {};
@@ -225,13 +226,15 @@ static int process_rows(const Query *q, uint32_t unit_frequency, bool values, Pr
                 rows[i] = (ProcessRow){
                         .row = { .name = t->info.comm, .tid = (uint32_t)t->pid, .inclusive = samples,
                                  .exclusive = samples },
-                        .values = to_periods(v, q->totals[i].frequency, unit_frequency),
                 };
+                if (unit_frequency > 0)
+                        rows[i].values = to_periods(v, q->totals[i].frequency, unit_frequency);
                 total += samples;
                 session.elapsed += rows[i].values.elapsed;
                 session.application += rows[i].values.application;
         }
-        qsort(rows, q->n_targets, sizeof(ProcessRow), values ? compare_process_values : compare_process_samples);
+        qsort(rows, q->n_targets, sizeof(ProcessRow),
+              unit_frequency > 0 ? compare_process_values : compare_process_samples);
         *ret = TAKE_PTR(rows);
         *ret_total = total;
         *ret_session = session;
@@ -246,8 +249,7 @@ int reply_process_rows(sd_bus_message *msg, const Query *q)
         uint64_t total;
         int r;
 
-        /* The samples only: the unit of the values does not matter. */
-        r = process_rows(q, 1, false, &rows, &total, &session);
+        r = process_rows(q, 0, &rows, &total, &session); /* the samples only */
         if (r < 0)
                 return r;
         plain = calloc(MAX(q->n_targets, (size_t)1), sizeof(ProfileRow));
@@ -266,7 +268,7 @@ int reply_process_values(sd_bus_message *msg, const Query *q, uint32_t unit_freq
         uint64_t total;
         int r;
 
-        r = process_rows(q, unit_frequency, true, &rows, &total, &session);
+        r = process_rows(q, unit_frequency, &rows, &total, &session);
         if (r < 0)
                 return r;
         r = values_head(msg, ROW_ID, &session, q, &reply);
