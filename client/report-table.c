@@ -321,11 +321,6 @@ static int row_compare_name(const ReportRow *a, const ReportRow *b)
         return (a->id > b->id) - (a->id < b->id);
 }
 
-static int cmp_by_name(const void *x, const void *y)
-{
-        return row_compare_name(x, y);
-}
-
 #define CMP_DESC(a, b) (((a) < (b)) - ((a) > (b)))
 
 static int cmp_by_inclusive(const void *x, const void *y)
@@ -372,98 +367,4 @@ void report_table_sort(ReportTable *t, ProfileSort key)
                       key == PROFILE_SORT_INCLUSIVE ? cmp_by_inclusive : cmp_by_exclusive);
         else if (key >= 0 && key < _PROFILE_SORT_MAX)
                 qsort_r(t->rows, t->n_rows, sizeof(t->rows[0]), cmp_by_values, (void *)sort_values[key]);
-}
-
-static double percent(double value, double total)
-{
-        return total > 0 ? 100.0 * value / total : 0.0;
-}
-
-/* The four values and the two off-CPU parts add up across targets; the percents do not. */
-static void values_add(double sum[static _REPORT_VALUE_MAX], const double v[static _REPORT_VALUE_MAX])
-{
-        static const ReportValue additive[] = {
-                REPORT_VALUE_ELAPSED_INCLUSIVE,
-                REPORT_VALUE_ELAPSED_EXCLUSIVE,
-                REPORT_VALUE_APPLICATION_INCLUSIVE,
-                REPORT_VALUE_APPLICATION_EXCLUSIVE,
-                REPORT_VALUE_BLOCKED,
-                REPORT_VALUE_PREEMPTED,
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(additive); i++)
-                sum[additive[i]] += v[additive[i]];
-}
-
-/* Seed 003: both elapsed percents against the elapsed total, both application percents against the
- * application total. */
-static void values_set_percents(double v[static _REPORT_VALUE_MAX], double elapsed_total,
-                                double application_total)
-{
-        v[REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT] =
-                percent(v[REPORT_VALUE_ELAPSED_INCLUSIVE], elapsed_total);
-        v[REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT] =
-                percent(v[REPORT_VALUE_ELAPSED_EXCLUSIVE], elapsed_total);
-        v[REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT] =
-                percent(v[REPORT_VALUE_APPLICATION_INCLUSIVE], application_total);
-        v[REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT] =
-                percent(v[REPORT_VALUE_APPLICATION_EXCLUSIVE], application_total);
-}
-
-int report_tables_merge(ReportTable *const *tables, size_t n_tables, bool has_values, ReportTable **ret)
-{
-        _cleanup_(report_table_freep) ReportTable *m = NULL;
-        size_t w = 0;
-        int r;
-
-        r = has_values ? report_table_new_values(REPORT_FUNCTIONS, &m)
-                       : report_table_new(REPORT_FUNCTIONS, &m);
-        if (r < 0)
-                return r;
-
-        for (size_t i = 0; i < n_tables; i++) {
-                const ReportTable *t = tables[i];
-
-                if (t->kind != REPORT_FUNCTIONS || t->has_values != has_values)
-                        return -EINVAL;
-                m->total_samples += t->total_samples;
-                m->elapsed_total += t->elapsed_total;
-                m->application_total += t->application_total;
-                for (size_t j = 0; j < t->n_rows; j++) {
-                        r = append_row(m, &t->rows[j]);
-                        if (r < 0)
-                                return r;
-                }
-        }
-
-        /* Sorting by (function, module) puts the rows to sum next to each other. */
-        if (m->n_rows > 1)
-                qsort(m->rows, m->n_rows, sizeof(m->rows[0]), cmp_by_name);
-        for (size_t i = 0; i < m->n_rows; i++) {
-                ReportRow *row = &m->rows[i];
-
-                if (w > 0 && row_compare_name(&m->rows[w - 1], row) == 0) {
-                        m->rows[w - 1].inclusive += row->inclusive;
-                        m->rows[w - 1].exclusive += row->exclusive;
-                        values_add(m->rows[w - 1].values, row->values);
-                        report_row_done(row);
-                        continue;
-                }
-                m->rows[w++] = *row;
-        }
-        m->n_rows = w;
-
-        for (size_t i = 0; i < m->n_rows; i++) {
-                ReportRow *row = &m->rows[i];
-
-                if (has_values) {
-                        values_set_percents(row->values, m->elapsed_total, m->application_total);
-                        continue;
-                }
-                row->inclusive_percent = profile_percent(row->inclusive, m->total_samples);
-                row->exclusive_percent = profile_percent(row->exclusive, m->total_samples);
-        }
-
-        *ret = TAKE_PTR(m);
-        return 0;
 }

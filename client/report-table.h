@@ -9,9 +9,9 @@
 #include "profile.h"
 
 /* The client's copy of one table as the daemon returns it (GetFunctions, GetModules, GetThreads,
- * GetProcesses, or their *Values twins), plus the few operations vprofctl does itself: sorting, cutting and
- * merging tables. Pure: no bus, no output. Sort keys follow common/profile/profile.h, and percents the rules of
- * docs/COUNTING.md, as the daemon's do. */
+ * GetProcesses, or their *Values twins), plus the few operations vprofctl does itself: sorting and cutting
+ * (vprofd merges tables). Pure: no bus, no output. Sort keys follow common/profile/profile.h, and percents the
+ * rules of docs/COUNTING.md, as the daemon's do. */
 
 typedef enum ReportKind {
         REPORT_FUNCTIONS,
@@ -82,7 +82,7 @@ typedef struct ReportTable {
         uint64_t total_samples;
         double elapsed_total; /* the session's elapsed inclusive value: the elapsed percents' denominator */
         double application_total; /* and its application inclusive value, the application percents' */
-        uint64_t window_start_usec; /* CLOCK_REALTIME: the span the daemon's tables counted (0 when merged here) */
+        uint64_t window_start_usec; /* CLOCK_REALTIME: the span the daemon's tables counted */
         uint64_t window_end_usec;
         uint64_t window_usec;       /* the window asked for: the last so long; 0: since the attach */
         ReportRow *rows;
@@ -121,11 +121,6 @@ void report_table_filter_positive(ReportTable *t, ReportValue value);
  * then by name and module. A sampling key sorts by the counts, a values key (elapsed-inclusive...) by
  * values[]. */
 void report_table_sort(ReportTable *t, ProfileSort key);
-
-/* One function table out of several (one per target), all of sampling counts or all of values (as
- * has_values says; -EINVAL for any other table): rows with the same function and module are summed and the
- * percents recomputed against the sum of the totals. The result is sorted by name; sort it after. */
-int report_tables_merge(ReportTable *const *tables, size_t n_tables, bool has_values, ReportTable **ret);
 
 int report_kind_from_string(const char *s, ReportKind *ret);
 int report_view_from_string(const char *s, ReportView *ret);

@@ -2,13 +2,13 @@
 #include <errno.h>
 #include <inttypes.h>
 
-#include "all-targets.h"
 #include "bus-client-tables.h"
 #include "bus-client.h"
 #include "log.h"
 #include "report.h"
 
-/* One target's table, or the process table, of the view's kind: sampling counts or values. */
+/* The table of the view's kind (sampling counts or values) of one target, a group, or every target the caller
+ * may read (no target: the empty spec, merged by vprofd): one call. */
 static int fetch_table(sd_bus *bus, const ReportOptions *o, const char **ret_method, sd_bus_error *error,
                        ReportTable **ret)
 {
@@ -59,9 +59,8 @@ int run_report(sd_bus *bus, const ReportOptions *o)
 {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(report_table_freep) ReportTable *t = NULL;
-        bool values = o->view != REPORT_VIEW_SAMPLES, merged = o->by == REPORT_FUNCTIONS && !o->target;
-        const char *method, *note = o->by == REPORT_PROCESSES ? "all targets" : NULL;
-        char targets_note[64];
+        bool values = o->view != REPORT_VIEW_SAMPLES;
+        const char *method, *note = o->target ? NULL : "all targets";
         uint32_t frequency = 0;
         int r;
 
@@ -74,19 +73,9 @@ int run_report(sd_bus *bus, const ReportOptions *o)
                         return log_error_errno(-EBADMSG, "vprofd reports a sampling frequency of 0 Hz");
         }
 
-        if (merged) {
-                size_t n_targets = 0, n_denied = 0;
-
-                r = fetch_all_functions(bus, o->sort, o->window_usec, &t, &n_targets, &n_denied);
-                if (r < 0)
-                        return r;
-                format_targets_note(targets_note, sizeof(targets_note), n_targets, n_denied);
-                note = targets_note;
-        } else {
-                r = fetch_table(bus, o, &method, &error, &t);
-                if (r < 0)
-                        return log_bus_error(r, &error, method);
-        }
+        r = fetch_table(bus, o, &method, &error, &t);
+        if (r < 0)
+                return log_bus_error(r, &error, method);
 
         if (values && o->view != REPORT_VIEW_APPLICATION && o->pid > 0 && o->by != REPORT_PROCESSES) {
                 bool off_cpu = false;

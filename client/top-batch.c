@@ -93,7 +93,7 @@ static int print_json_refresh(const char *target, const TopView *v, OutputFlags 
 
 int top_batch_print(const char *target, const TopView *v, OutputFlags flags, bool first)
 {
-        char target_text[96], note[64], event[96], window[128], lost[128];
+        char target_text[96], note[96], event[96], window[128], lost[128];
 
         if (flags & OUTPUT_JSON)
                 return print_json_refresh(target, v, flags);
@@ -101,13 +101,13 @@ int top_batch_print(const char *target, const TopView *v, OutputFlags flags, boo
         if (!first)
                 putchar('\n');
         if (!(flags & OUTPUT_NO_HEADINGS)) {
-                top_header_target(target_text, sizeof(target_text), target, v);
+                top_header_target(target_text, sizeof(target_text), target);
                 top_header_event(event, sizeof(event), v);
                 top_header_window(window, sizeof(window), v);
                 top_header_lost(lost, sizeof(lost), v);
                 printf("Event: %s\nTarget: %s\nWindow: %s\nLost: %s\n", event, target_text, window, lost);
         }
-        /* Then the total line, as report prints it: the samples of the window. */
-        top_header_total_note(note, sizeof(note), target, v);
+        /* Then the total line, as report prints it: the samples of the window, noted with the target. */
+        top_header_target(note, sizeof(note), target);
         return output_report_table(v->table, 0, note, flags);
 }

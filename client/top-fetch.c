@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "all-targets.h"
 #include "bus-client-tables.h"
 #include "bus-client.h"
 #include "log.h"
@@ -19,8 +18,8 @@ TopView *top_view_free(TopView *v)
         return NULL;
 }
 
-/* The table the state asks for: one target's, a group's (merged by the daemon), or every target's (the
- * functions merged here, or the processes). */
+/* The table the state asks for: one target's, a group's or every target's (the empty spec), merged by the
+ * daemon. */
 static int fetch_table(sd_bus *bus, const TopQuery *q, TopView *v)
 {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -34,9 +33,6 @@ static int fetch_table(sd_bus *bus, const TopQuery *q, TopView *v)
 
         switch (s->table) {
         case REPORT_FUNCTIONS:
-                if (!q->target)
-                        return fetch_all_functions(bus, s->sort, s->window_usec, &v->table, &v->n_targets,
-                                                   &v->n_denied);
                 method = "GetFunctions";
                 r = bus_get_functions(bus, &tq, s->sort, q->limit, &error, &v->table);
                 break;
@@ -51,8 +47,6 @@ static int fetch_table(sd_bus *bus, const TopQuery *q, TopView *v)
         case REPORT_PROCESSES:
                 method = "GetProcesses";
                 r = bus_get_processes(bus, &tq, &error, &v->table);
-                if (r >= 0 && !q->target)
-                        v->n_targets = v->table->n_rows;
                 break;
         default:
                 return log_error_errno(-EINVAL, "No %s table in top", top_table_name(s->table));

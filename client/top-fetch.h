@@ -30,8 +30,6 @@ typedef struct TopView {
         bool window_lost_known;
         uint64_t window_lost;
         uint64_t window_lost_span_usec;
-        size_t n_targets; /* without a target: the targets merged, and those the caller may not read */
-        size_t n_denied;
 } TopView;
 
 TopView *top_view_free(TopView *v);

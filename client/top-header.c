@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "all-targets.h"
 #include "duration.h"
 #include "target-spec.h"
 #include "time-util.h"
@@ -24,24 +23,12 @@ static void format_target(char *buf, size_t size, const char *target)
                 snprintf(buf, size, "%s", spec.name);
 }
 
-void top_header_target(char *buf, size_t size, const char *target, const TopView *v)
-{
-        char note[64];
-
-        if (target) {
-                format_target(buf, size, target);
-                return;
-        }
-        format_targets_note(note, sizeof(note), v->n_targets, v->n_denied);
-        snprintf(buf, size, "all targets (%s)", note);
-}
-
-void top_header_total_note(char *buf, size_t size, const char *target, const TopView *v)
+void top_header_target(char *buf, size_t size, const char *target)
 {
         if (target)
                 format_target(buf, size, target);
         else
-                format_targets_note(buf, size, v->n_targets, v->n_denied);
+                snprintf(buf, size, "all targets");
 }
 
 void top_header_event(char *buf, size_t size, const TopView *v)

@@ -373,7 +373,7 @@ static void draw_header(const TopState *st, const char *target, const TopView *v
         char target_text[96], event[96], window[128], lost[128], line[512];
         static const char hint[] = "h: help";
 
-        top_header_target(target_text, sizeof(target_text), target, v);
+        top_header_target(target_text, sizeof(target_text), target);
         top_header_event(event, sizeof(event), v);
         top_header_window(window, sizeof(window), v);
         top_header_lost(lost, sizeof(lost), v);

@@ -309,10 +309,7 @@ static int verb_report(int argc, char *argv[])
                 if (r < 0)
                         return r;
                 o.target = argv[1];
-        } else if (!IN_SET(arg_by, REPORT_FUNCTIONS, REPORT_PROCESSES))
-                return log_error_errno(-EINVAL,
-                                       "report needs a PID, except with --by function (every target "
-                                       "merged) or --by process");
+        }
 
         r = bus_connect_system(&bus);
         if (r < 0)
@@ -459,7 +456,7 @@ static void help(void)
                "  status              Show the profiler's settings and counters\n"
                "  report [TARGET]     Show the functions, modules, threads, processes\n"
                "                      or stacks of a target (without one: every\n"
-               "                      target's functions merged, or --by process)\n"
+               "                      target's tables merged, but for stacks)\n"
                "  top [TARGET]        Show the hottest functions, modules or threads\n"
                "                      live, full screen (every target merged\n"
                "                      without one); h shows its keys\n"

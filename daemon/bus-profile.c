@@ -14,8 +14,7 @@
 #include "manager.h"
 #include "profile-delta.h"
 #include "profile-window.h"
-#include "query-view.h"
-#include "time-util.h"
+#include "query.h"
 
 /* The most a reply carries, in bytes of stacks, as GetStacks: the least sampled stacks are left out past it. */
 #define PROFILE_MAX_BYTES (UINT32_C(8) << 20)
@@ -411,71 +410,57 @@ static void plan_done(Plan *p)
 int method_get_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ Target **targets = NULL;
         _cleanup_(plan_done) Plan plan = {};
+        _cleanup_(query_done) Query q = {};
+        QueryRequest req = { .needs = QUERY_TOTALS };
         Manager *m = userdata;
-        uint64_t window_usec, after, now = now_usec(CLOCK_REALTIME), start = UINT64_MAX, end = 0, total = 0,
-                                     other = 0;
+        uint64_t total = 0, other = 0;
         uint32_t limit, frequency = m->config.frequency;
-        size_t n_targets = 0, bytes = 0;
-        const char *spec;
+        size_t bytes = 0;
         bool off = false, full = false;
         int r;
 
-        r = sd_bus_message_read(msg, "sut", &spec, &limit, &window_usec);
+        r = sd_bus_message_read(msg, "sut", &req.spec, &limit, &req.window_usec);
         if (r < 0)
                 return r;
-        r = check_window(m, window_usec, error);
-        if (r < 0)
-                return r;
-        manager_sync(m); /* first: a drain may make targets and drop exited ones */
-        r = spec_targets(m, msg, spec, &targets, &n_targets, error);
+        r = query_run(m, msg, &req, &q, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
-        after = query_window_after(targets, n_targets, window_usec);
 
-        plan.rows = calloc(MAX(n_targets, (size_t)1), sizeof(Rows));
-        plan.kept = calloc(MAX(n_targets, (size_t)1), sizeof(size_t));
+        plan.rows = calloc(MAX(q.n_targets, (size_t)1), sizeof(Rows));
+        plan.kept = calloc(MAX(q.n_targets, (size_t)1), sizeof(size_t));
         if (!plan.rows || !plan.kept)
                 return -ENOMEM;
-        plan.n = n_targets;
-        for (size_t i = 0; i < n_targets; i++) {
-                const Target *t = targets[i];
-                ProfileValues v;
-                uint64_t s, e;
+        plan.n = q.n_targets;
+        for (size_t i = 0; i < q.n_targets; i++) {
+                const Target *t = q.targets[i];
 
                 /* One frequency for all, as the merged tables of the other queries require. */
                 if (i == 0)
-                        frequency = profile_frequency(t->profile);
-                else if (profile_frequency(t->profile) != frequency)
-                        return view_error(-EXDEV, error);
-                r = query_view_totals(t, window_usec, after, now, &v, &s, &e);
-                if (r >= 0)
-                        r = process_rows(t, window_usec, after, &plan.rows[i]);
+                        frequency = q.totals[i].frequency;
+                else if (q.totals[i].frequency != frequency)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
+                                                 "The tables of the query's processes were counted at different "
+                                                 "frequencies and cannot be merged");
+                r = process_rows(t, req.window_usec, q.after_usec, &plan.rows[i]);
                 if (r < 0)
-                        return view_error(r, error);
-                if (s > 0 || e > 0) {
-                        start = MIN(start, s);
-                        end = MAX(end, e);
-                }
-                total += on_cpu(&v);
+                        return r;
+                total += on_cpu(&q.totals[i].values);
                 off = off || (t->flags & VPROF_ATTACH_OFF_CPU);
                 plan.kept[i] = rows_kept(t->profile, &plan.rows[i], limit, &bytes, &full, &other);
         }
-        if (start > end)
-                start = end = now;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "tt(tt)ub", total, other, start, end, frequency, off);
+        r = sd_bus_message_append(reply, "tt(tt)ub", total, other, q.start_usec, q.end_usec, frequency, off);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(reply, 'a', "(ussa(sssttt)a(ssst)a(us)a(auuutt))");
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n_targets; i++) {
-                r = append_process(reply, targets[i], &plan.rows[i], plan.kept[i]);
+        for (size_t i = 0; i < q.n_targets; i++) {
+                r = append_process(reply, q.targets[i], &plan.rows[i], plan.kept[i]);
                 if (r < 0)
                         return r;
         }

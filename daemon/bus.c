@@ -9,6 +9,7 @@
 #include "bus-groups.h"
 #include "bus-names.h"
 #include "bus-query.h"
+#include "bus-rows.h"
 #include "bus.h"
 #include "log.h"
 #include "manager-attach.h"
@@ -350,6 +351,29 @@ static int method_reset(sd_bus_message *msg, void *userdata, sd_bus_error *error
         return sd_bus_reply_method_return(msg, NULL);
 }
 
+/* The queries wait their turn in the queue (query-queue.h), the other methods are answered at once. Without a
+ * queue (the unit tests, which drive the bus without an event loop) a query runs at once too. */
+#define QUEUED(name)                                                                                           \
+        static int queued_##name(sd_bus_message *msg, void *userdata, sd_bus_error *error)                      \
+        {                                                                                                      \
+                Manager *m = userdata;                                                                         \
+                return m->queries ? query_queue_add(m->queries, msg, method_##name, m)                         \
+                                  : method_##name(msg, userdata, error);                                       \
+        }
+QUEUED(get_functions)
+QUEUED(get_modules)
+QUEUED(get_threads)
+QUEUED(get_processes)
+QUEUED(get_stacks)
+QUEUED(get_profile)
+QUEUED(get_module_symbols)
+QUEUED(get_symbol_names)
+QUEUED(get_function_values)
+QUEUED(get_module_values)
+QUEUED(get_thread_values)
+QUEUED(get_process_values)
+#undef QUEUED
+
 #define COUNTER(name, field)                                                                                   \
         SD_BUS_PROPERTY(name, "t", property_get_counter, offsetof(Manager, stats_snapshot.field), 0)
 
@@ -438,48 +462,48 @@ static const sd_bus_vtable profiler_vtable[] = {
                                 method_list_groups, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctions",
                                 SD_BUS_ARGS("s", target, "s", sort, "u", limit, "t", window_usec),
-                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(ssttdd)", functions),
-                                method_get_functions, SD_BUS_VTABLE_UNPRIVILEGED),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, ROWS_SAMPLING(ROW_FUNCTION_NAME), functions),
+                                queued_get_functions, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetModules", SD_BUS_ARGS("s", target, "t", window_usec),
-                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(sttdd)", modules),
-                                method_get_modules, SD_BUS_VTABLE_UNPRIVILEGED),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, ROWS_SAMPLING(ROW_MODULE_NAME), modules),
+                                queued_get_modules, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetThreads", SD_BUS_ARGS("s", target, "t", window_usec),
-                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(usttdd)", threads),
-                                method_get_threads, SD_BUS_VTABLE_UNPRIVILEGED),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, ROWS_SAMPLING(ROW_ID_NAME), threads),
+                                queued_get_threads, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetProcesses", SD_BUS_ARGS("s", target, "t", window_usec),
-                                SD_BUS_RESULT("t", total_samples, "(tt)", window, "a(usttdd)", processes),
-                                method_get_processes, SD_BUS_VTABLE_UNPRIVILEGED),
+                                SD_BUS_RESULT("t", total_samples, "(tt)", window, ROWS_SAMPLING(ROW_ID_NAME), processes),
+                                queued_get_processes, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetStacks", SD_BUS_ARGS("s", target, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("t", total_samples, "t", other_samples, "(tt)", window,
                                               "a(ss)", functions, "a(auut)", stacks),
-                                method_get_stacks, SD_BUS_VTABLE_UNPRIVILEGED),
+                                queued_get_stacks, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetProfile", SD_BUS_ARGS("s", target, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("t", total_samples, "t", other_samples, "(tt)", window, "u",
                                               frequency, "b", off_cpu, "a(ussa(sssttt)a(ssst)a(us)a(auuutt))",
                                               processes),
-                                method_get_profile, SD_BUS_VTABLE_UNPRIVILEGED),
+                                queued_get_profile, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetModuleSymbols", SD_BUS_ARGS("s", target),
-                                SD_BUS_RESULT("a(sa{sv})", modules), method_get_module_symbols,
+                                SD_BUS_RESULT("a(sa{sv})", modules), queued_get_module_symbols,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSymbolNames", SD_BUS_ARGS("s", target), SD_BUS_RESULT("a(sss)", names),
-                                method_get_symbol_names, SD_BUS_VTABLE_UNPRIVILEGED),
+                                queued_get_symbol_names, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctionValues",
                                 SD_BUS_ARGS("s", target, "s", sort, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
-                                              "a(ssdddddddddd)", functions),
-                                method_get_function_values, SD_BUS_VTABLE_UNPRIVILEGED),
+                                              ROWS_VALUES(ROW_FUNCTION_NAME), functions),
+                                queued_get_function_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetModuleValues", SD_BUS_ARGS("s", target, "t", window_usec),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
-                                              "a(sdddddddddd)", modules),
-                                method_get_module_values, SD_BUS_VTABLE_UNPRIVILEGED),
+                                              ROWS_VALUES(ROW_MODULE_NAME), modules),
+                                queued_get_module_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetThreadValues", SD_BUS_ARGS("s", target, "t", window_usec),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
-                                              "a(usdddddddddd)", threads),
-                                method_get_thread_values, SD_BUS_VTABLE_UNPRIVILEGED),
+                                              ROWS_VALUES(ROW_ID_NAME), threads),
+                                queued_get_thread_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetProcessValues", SD_BUS_ARGS("s", target, "t", window_usec),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,
-                                              "a(usdddddddddd)", processes),
-                                method_get_process_values, SD_BUS_VTABLE_UNPRIVILEGED),
+                                              ROWS_VALUES(ROW_ID_NAME), processes),
+                                queued_get_process_values, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_VTABLE_END,
 };
 
@@ -602,6 +626,10 @@ int bus_setup(Manager *m)
         r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+        /* Below the bus: every message is read, and the quick ones answered, before a query runs. */
+        r = query_queue_new(m->event, SD_EVENT_PRIORITY_NORMAL + 1, &m->queries);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the queue of queries: %m");
         r = sd_bus_add_filter(m->bus, NULL, on_disconnected, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the bus connection: %m");
@@ -617,5 +645,6 @@ int bus_setup(Manager *m)
 
 void bus_done(Manager *m)
 {
+        m->queries = query_queue_free(m->queries);
         bus_groups_done(m);
 }

@@ -378,7 +378,9 @@ static int on_name_released(sd_bus_message *reply, void *userdata, sd_bus_error 
 
         m->release_slot = sd_bus_slot_unref(m->release_slot);
         /* The bus sent us every call addressed to the name before this reply, and we have answered them (the
-         * connection dispatches in order); later calls go to the next instance, started by bus activation. */
+         * connection dispatches in order; the queries still queued are answered now); later calls go to the next
+         * instance, started by bus activation. */
+        query_queue_flush(m->queries);
         if (e)
                 log_warning("Failed to release %s: %s", VPROF_BUS_NAME, e->message);
         else

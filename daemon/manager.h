@@ -11,6 +11,7 @@
 #include "drain.h"
 #include "hashmap.h"
 #include "manager-slots.h"
+#include "query-queue.h"
 #include "sampler.h"
 #include "symbolizer.h"
 #include "target.h"
@@ -56,6 +57,7 @@ typedef struct ManagerObserver {
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
+        QueryQueue *queries; /* the queries waiting their turn (query-queue.h); NULL: run as they come (tests) */
         sd_event_source *wakeup_source;
         sd_event_source *drain_timer;
         sd_event_source *close_timer; /* manager_close_second(), while some target runs */

@@ -10,7 +10,7 @@
 
 /* A set of processes profiled as one: the processes of a systemd unit or a cgroup (and its descendants), or a
  * process with the children it forks after the attach. Each member is an ordinary Target (target.h) with its
- * own tables, pointing at its group; a query on the group's spec merges the members' tables (query-view.h), and
+ * own tables, pointing at its group; a query on the group's spec merges the members' tables (query.h), and
  * the members that exited stay in it with their tables, as exited targets do. The manager keeps the groups by
  * spec (Manager.groups). */
 

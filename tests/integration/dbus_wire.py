@@ -148,6 +148,32 @@ class Connection:
         body = [r.value(sig) for sig in signature] if all(sig in "sogu" for sig in signature) else None
         return kind, fields, body
 
+    def send(self, destination, path, interface, member, signature="", *args):
+        """Sends a call without waiting for its reply (calls may be pipelined); returns its serial."""
+        self.serial += 1
+        self.sock.sendall(message(self.serial, path, interface, member, destination, signature, args))
+        return self.serial
+
+    def receive_raw(self):
+        """The next message: (its reply serial or None, error name or None, its body's bytes as sent)."""
+        fixed = self._exactly(16)
+        if fixed[0:1] != b"l":
+            raise RuntimeError("only little-endian messages are understood")
+        kind = fixed[1]
+        body_length, _, fields_length = struct.unpack_from("<III", fixed, 4)
+        rest = self._exactly(fields_length + (-(16 + fields_length) % 8) + body_length)
+        data = fixed + rest
+        r = Reader(data)
+        r.pos = 16
+        fields = {}
+        while r.pos < 16 + fields_length:
+            r.align(8)
+            code = r.byte()
+            sig = r.signature()
+            fields[code] = r.value(sig)
+        return fields.get(REPLY_SERIAL), (fields.get(ERROR_NAME) if kind == ERROR else None), data[-body_length:] \
+            if body_length else b""
+
     def call(self, destination, path, interface, member, signature="", *args):
         """(error name or None, body values: None when they are of other types than s, o, g and u)."""
         self.serial += 1

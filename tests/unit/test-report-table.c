@@ -6,8 +6,8 @@
 #include "check-main.h"
 #include "report-table.h"
 
-/* vprofctl's own table logic: the merge behind "top" and "report" without a PID, the daemon's sort order,
- * and the choice of sort key and unit of the seed-003 values. */
+/* vprofctl's own table logic: the daemon's sort order, cutting and filtering, and the choice of sort key and
+ * unit of the seed-003 values. */
 
 static ReportTable *functions(uint64_t total)
 {
@@ -27,48 +27,31 @@ static const ReportRow *find(const ReportTable *t, const char *name, const char 
         return NULL;
 }
 
-START_TEST(test_merge_sums_by_function_and_module)
+START_TEST(test_sort_and_truncate)
 {
-        _cleanup_(report_table_freep) ReportTable *a = functions(100), *b = functions(300), *merged = NULL;
-        const ReportRow *r;
+        _cleanup_(report_table_freep) ReportTable *t = functions(400);
 
-        ck_assert_int_eq(report_table_append(a, 0, "main", "app", 100, 0, 100.0, 0.0), 0);
-        ck_assert_int_eq(report_table_append(a, 0, "hot", "app", 60, 60, 60.0, 60.0), 0);
-        ck_assert_int_eq(report_table_append(a, 0, "memcpy", "libc.so.6", 40, 40, 40.0, 40.0), 0);
-        ck_assert_int_eq(report_table_append(b, 0, "main", "app", 300, 0, 100.0, 0.0), 0);
-        ck_assert_int_eq(report_table_append(b, 0, "hot", "app", 30, 30, 10.0, 10.0), 0);
+        ck_assert_int_eq(report_table_append(t, 0, "main", "app", 400, 0, 100.0, 0.0), 0);
+        ck_assert_int_eq(report_table_append(t, 0, "memcpy", "libc.so.6", 40, 40, 10.0, 10.0), 0);
+        ck_assert_int_eq(report_table_append(t, 0, "hot", "app", 90, 90, 22.5, 22.5), 0);
         /* Same name, another module: a different function. */
-        ck_assert_int_eq(report_table_append(b, 0, "hot", "other", 270, 270, 90.0, 90.0), 0);
-
-        ReportTable *const tables[] = {a, b};
-        ck_assert_int_eq(report_tables_merge(tables, 2, false, &merged), 0);
-        ck_assert_uint_eq(merged->total_samples, 400);
-        ck_assert_uint_eq(merged->n_rows, 4);
-
-        r = find(merged, "main", "app");
-        ck_assert_uint_eq(r->inclusive, 400);
-        ck_assert_double_eq_tol(r->inclusive_percent, 100.0, 1e-9);
-        r = find(merged, "hot", "app");
-        ck_assert_uint_eq(r->exclusive, 90);
-        ck_assert_double_eq_tol(r->exclusive_percent, 22.5, 1e-9);
-        r = find(merged, "hot", "other");
-        ck_assert_uint_eq(r->exclusive, 270);
-        ck_assert_double_eq_tol(r->exclusive_percent, 67.5, 1e-9);
+        ck_assert_int_eq(report_table_append(t, 0, "hot", "other", 270, 270, 67.5, 67.5), 0);
+        ck_assert_ptr_nonnull(find(t, "hot", "other"));
 
         /* Sorted the daemon's way: exclusive, then inclusive, then name. */
-        report_table_sort(merged, PROFILE_SORT_EXCLUSIVE);
-        ck_assert_str_eq(merged->rows[0].module, "other");
-        ck_assert_str_eq(merged->rows[1].name, "hot");
-        ck_assert_str_eq(merged->rows[2].name, "memcpy");
-        ck_assert_str_eq(merged->rows[3].name, "main");
-        report_table_truncate(merged, 2);
-        ck_assert_uint_eq(merged->n_rows, 2);
+        report_table_sort(t, PROFILE_SORT_EXCLUSIVE);
+        ck_assert_str_eq(t->rows[0].module, "other");
+        ck_assert_str_eq(t->rows[1].name, "hot");
+        ck_assert_str_eq(t->rows[2].name, "memcpy");
+        ck_assert_str_eq(t->rows[3].name, "main");
+        report_table_truncate(t, 2);
+        ck_assert_uint_eq(t->n_rows, 2);
 }
 END_TEST
 
-START_TEST(test_filter_and_empty_merge)
+START_TEST(test_filter)
 {
-        _cleanup_(report_table_freep) ReportTable *p = NULL, *merged = NULL;
+        _cleanup_(report_table_freep) ReportTable *p = NULL;
         ReportKind kind;
 
         ck_assert_int_eq(report_table_new(REPORT_PROCESSES, &p), 0);
@@ -77,11 +60,6 @@ START_TEST(test_filter_and_empty_merge)
         report_table_filter_id(p, 20);
         ck_assert_uint_eq(p->n_rows, 1);
         ck_assert_uint_eq(p->rows[0].id, 20);
-
-        /* No targets: an empty table, no division by zero. */
-        ck_assert_int_eq(report_tables_merge(NULL, 0, false, &merged), 0);
-        ck_assert_uint_eq(merged->total_samples, 0);
-        ck_assert_uint_eq(merged->n_rows, 0);
 
         ck_assert_int_eq(report_kind_from_string("thread", &kind), 0);
         ck_assert_int_eq(kind, REPORT_THREADS);
@@ -100,8 +78,7 @@ static ReportTable *values_table(double elapsed_total, double application_total)
         return t;
 }
 
-/* EI, EE, AI, AE, then the off-CPU parts; the percents as a daemon would send them, which a merge must not
- * keep (99 everywhere, so a kept one shows). */
+/* EI, EE, AI, AE, then the off-CPU parts; the percents, which the tests here do not read, 99. */
 static void append_values(ReportTable *t, const char *name, const char *module, double ei, double ee,
                           double ai, double ae, double blocked, double preempted)
 {
@@ -129,66 +106,24 @@ static void assert_order(const ReportTable *t, const char *first, const char *se
         ck_assert_str_eq(t->rows[2].name, third);
 }
 
-/* Two targets. A: main calls hot (60 samples on the CPU in user mode) and read (40 samples waiting: 30
- * blocked, 10 preempted); elapsed 100, application 60. B: main runs 10 samples itself and calls hot for 40;
- * elapsed and application 50. */
+/* The functions of two targets as vprofd merges them (the empty spec). A: main calls hot (60 samples on the CPU
+ * in user mode) and read (40 samples waiting: 30 blocked, 10 preempted); elapsed 100, application 60. B: main
+ * runs 10 samples itself and calls hot for 40; elapsed and application 50. */
 static ReportTable *merged_values(void)
 {
-        _cleanup_(report_table_freep) ReportTable *a = values_table(100, 60), *b = values_table(50, 50);
-        ReportTable *merged = NULL;
+        ReportTable *merged = values_table(150, 110);
 
-        append_values(a, "main", "app", 100, 0, 60, 0, 30, 10);
-        append_values(a, "hot", "app", 60, 60, 60, 60, 0, 0);
-        append_values(a, "read", "libc.so.6", 40, 40, 0, 0, 30, 10);
-        append_values(b, "main", "app", 50, 10, 50, 10, 0, 0);
-        append_values(b, "hot", "app", 40, 40, 40, 40, 0, 0);
-
-        ReportTable *const tables[] = {a, b};
-        ck_assert_int_eq(report_tables_merge(tables, 2, true, &merged), 0);
+        append_values(merged, "main", "app", 150, 10, 110, 10, 30, 10);
+        append_values(merged, "hot", "app", 100, 100, 100, 100, 0, 0);
+        append_values(merged, "read", "libc.so.6", 40, 40, 0, 0, 30, 10);
         return merged;
 }
 
-START_TEST(test_merge_values)
+START_TEST(test_filter_positive)
 {
         _cleanup_(report_table_freep) ReportTable *merged = merged_values();
-        const ReportRow *r;
 
-        ck_assert(merged->has_values);
-        ck_assert_double_eq_tol(merged->elapsed_total, 150, 1e-9);
-        ck_assert_double_eq_tol(merged->application_total, 110, 1e-9);
-        ck_assert_uint_eq(merged->n_rows, 3);
-
-        /* Values summed; elapsed percents against 150, application percents against 110. */
-        r = find(merged, "main", "app");
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_INCLUSIVE], 150, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_EXCLUSIVE], 10, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_INCLUSIVE], 110, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_EXCLUSIVE], 10, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT], 100.0, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT], 100.0 / 15, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT], 100.0, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT], 100.0 / 11, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_BLOCKED], 30, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_PREEMPTED], 10, 1e-9);
-
-        r = find(merged, "hot", "app");
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_EXCLUSIVE], 100, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT], 200.0 / 3, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT], 200.0 / 3, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT], 1000.0 / 11, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT], 1000.0 / 11, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_BLOCKED], 0, 1e-9);
-
-        /* Waiting only: elapsed time, no application time. */
-        r = find(merged, "read", "libc.so.6");
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT], 80.0 / 3, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT], 80.0 / 3, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT], 0, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT], 0, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_BLOCKED], 30, 1e-9);
-        ck_assert_double_eq_tol(r->values[REPORT_VALUE_PREEMPTED], 10, 1e-9);
-
-        /* The application view leaves read out. */
+        /* The application view leaves read out: it only waited. */
         report_table_filter_positive(merged, REPORT_VALUE_APPLICATION_INCLUSIVE);
         ck_assert_uint_eq(merged->n_rows, 2);
         for (size_t i = 0; i < merged->n_rows; i++)
@@ -221,24 +156,6 @@ START_TEST(test_sort_values)
         assert_order(ties, "a", "b", "c");
         report_table_sort(ties, PROFILE_SORT_APPLICATION_INCLUSIVE);
         assert_order(ties, "b", "a", "c");
-}
-END_TEST
-
-START_TEST(test_merge_refuses_mixed_tables)
-{
-        _cleanup_(report_table_freep) ReportTable *counts = functions(10), *values = values_table(10, 10),
-                                                  *merged = NULL;
-        ReportTable *const tables[] = {counts, values};
-
-        ck_assert_int_eq(report_tables_merge(tables, 2, true, &merged), -EINVAL);
-        ck_assert_int_eq(report_tables_merge(tables, 2, false, &merged), -EINVAL);
-        ck_assert_ptr_null(merged);
-
-        /* No targets: still a table of values, with nothing to divide by. */
-        ck_assert_int_eq(report_tables_merge(NULL, 0, true, &merged), 0);
-        ck_assert(merged->has_values);
-        ck_assert_double_eq(merged->elapsed_total, 0);
-        ck_assert_uint_eq(merged->n_rows, 0);
 }
 END_TEST
 
@@ -299,11 +216,10 @@ int main(void)
         Suite *s = suite_create("report-table");
         TCase *tc = tcase_create("core");
 
-        tcase_add_test(tc, test_merge_sums_by_function_and_module);
-        tcase_add_test(tc, test_filter_and_empty_merge);
-        tcase_add_test(tc, test_merge_values);
+        tcase_add_test(tc, test_sort_and_truncate);
+        tcase_add_test(tc, test_filter);
+        tcase_add_test(tc, test_filter_positive);
         tcase_add_test(tc, test_sort_values);
-        tcase_add_test(tc, test_merge_refuses_mixed_tables);
         tcase_add_test(tc, test_view_sort_key);
         tcase_add_test(tc, test_value_to_ms);
         suite_add_tcase(s, tc);

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#include "profile.h"
+#include "query.h"
+
+/* The rows of the table replies (GetFunctions, GetModules, GetThreads, GetProcesses and their *Values twins),
+ * marshaled from a Query. The row signatures are written here once: the vtable (bus.c) makes its result
+ * signatures of these macros, and bus-rows.c its containers. */
+
+/* The name part of each kind of row, then the numbers of a sampling row (inclusive, exclusive, their percents)
+ * or of a values row (ten values, see append_values_row()). */
+#define ROW_FUNCTION_NAME "ss" /* function, module */
+#define ROW_MODULE_NAME "s"    /* module */
+#define ROW_ID_NAME "us"       /* thread or process ID, name */
+#define ROW_SAMPLING_NUMBERS "ttdd"
+#define ROW_VALUES_NUMBERS "dddddddddd"
+
+/* The array signatures of the replies, for the vtable. */
+#define ROWS_SAMPLING(name) "a(" name ROW_SAMPLING_NUMBERS ")"
+#define ROWS_VALUES(name) "a(" name ROW_VALUES_NUMBERS ")"
+
+typedef enum RowShape {
+        ROW_FUNCTION,
+        ROW_MODULE,
+        ROW_ID,
+        _ROW_SHAPE_MAX,
+} RowShape;
+
+/* Sends a sampling table: "t(tt)a(...ttdd)", the view's total and span, then rows with their percents of the
+ * total. */
+int reply_sampling_rows(sd_bus_message *msg, RowShape shape, const Query *q, const ProfileRow *rows, size_t n);
+
+/* Sends a values table: "dd(tt)a(...dddddddddd)", the view's elapsed and application totals and span, then the
+ * rows' values, in periods of unit_frequency (the daemon's Frequency). */
+int reply_values_rows(sd_bus_message *msg, RowShape shape, const Query *q, uint32_t unit_frequency,
+                      const ProfileRow *rows, size_t n);
+
+/* The process tables, one row a target from the query's totals (QUERY_TOTALS), busiest first: sampling counts,
+ * or values in periods of unit_frequency. */
+int reply_process_rows(sd_bus_message *msg, const Query *q);
+int reply_process_values(sd_bus_message *msg, const Query *q, uint32_t unit_frequency);
