@@ -125,34 +125,47 @@ int bus_get_processes(sd_bus *bus, const TableQuery *q, sd_bus_error *error, Rep
         return get_table(bus, "GetProcesses", REPORT_PROCESSES, q, read_table, error, ret);
 }
 
-int bus_add_symbol_names(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error)
+/* GetSymbolNames and GetFunctionSources: (module, function, text) rows, each given to the table's rows by set. */
+static int add_function_texts(sd_bus *bus, const char *method, const char *target, ReportTable *t,
+                              int (*set)(ReportTable *t, const char *module, const char *function, const char *text),
+                              sd_bus_error *error)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "GetSymbolNames",
-                               error, &reply, "s", target);
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, method, error, &reply,
+                               "s", target);
         if (r < 0)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(sss)");
         if (r < 0)
-                return bus_bad_reply(error, "GetSymbolNames", r);
+                return bus_bad_reply(error, method, r);
         for (;;) {
-                const char *module, *function, *mangled;
+                const char *module, *function, *text;
 
-                r = sd_bus_message_read(reply, "(sss)", &module, &function, &mangled);
+                r = sd_bus_message_read(reply, "(sss)", &module, &function, &text);
                 if (r < 0)
-                        return bus_bad_reply(error, "GetSymbolNames", r);
+                        return bus_bad_reply(error, method, r);
                 if (r == 0)
                         break;
-                r = report_table_set_mangled(t, module, function, mangled);
+                r = set(t, module, function, text);
                 if (r < 0)
                         return r;
         }
         r = sd_bus_message_exit_container(reply);
         if (r < 0)
-                return bus_bad_reply(error, "GetSymbolNames", r);
+                return bus_bad_reply(error, method, r);
         return 0;
+}
+
+int bus_add_symbol_names(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error)
+{
+        return add_function_texts(bus, "GetSymbolNames", target, t, report_table_set_mangled, error);
+}
+
+int bus_add_function_sources(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error)
+{
+        return add_function_texts(bus, "GetFunctionSources", target, t, report_table_set_source, error);
 }
 
 /* The four replies share one shape: the elapsed and application totals, then an array of rows made of a

@@ -9,6 +9,7 @@
 #include "bus-groups.h"
 #include "bus-names.h"
 #include "bus-query.h"
+#include "bus-sources.h"
 #include "bus.h"
 #include "log.h"
 #include "manager-groups.h"
@@ -442,6 +443,8 @@ static const sd_bus_vtable profiler_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSymbolNames", SD_BUS_ARGS("s", target), SD_BUS_RESULT("a(sss)", names),
                                 method_get_symbol_names, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetFunctionSources", SD_BUS_ARGS("s", target), SD_BUS_RESULT("a(sss)", sources),
+                                method_get_function_sources, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctionValues",
                                 SD_BUS_ARGS("s", target, "s", sort, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,

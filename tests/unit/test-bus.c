@@ -552,6 +552,7 @@ static void assert_empty_tables(Peer *p, uint32_t pid)
         } tables[] = {
                 { "GetModules", "st" },         { "GetThreads", "st" },      { "GetModuleSymbols", "s" },
                 { "GetSymbolNames", "s" },     { "GetModuleValues", "st" }, { "GetThreadValues", "st" },
+                { "GetFunctionSources", "s" },
         };
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         const char *target = pid_text(pid);
@@ -740,6 +741,20 @@ START_TEST(test_get_profile)
                 ck_assert_uint_eq(r.samples_by_tid[0], 4); /* the busiest */
                 ck_assert_uint_eq(r.other, 5);
                 ck_assert_uint_eq(r.total, 9);
+        }
+        /* GetFunctionSources: the functions whose source is known, and only those. */
+        ck_assert_int_eq(profile_set_source(t->profile, frames[1], "app.c:42"), 0);
+        {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                const char *module, *function, *source;
+
+                ck_assert_msg(call(&p, "GetFunctionSources", &e, &reply, "s", target) >= 0, "%s", e.message);
+                ck_assert_int_gt(sd_bus_message_enter_container(reply, 'a', "(sss)"), 0);
+                ck_assert_int_gt(sd_bus_message_read(reply, "(sss)", &module, &function, &source), 0);
+                ck_assert_str_eq(module, "app");
+                ck_assert_str_eq(function, "main");
+                ck_assert_str_eq(source, "app.c:42");
+                ck_assert_int_eq(sd_bus_message_read(reply, "(sss)", &module, &function, &source), 0);
         }
         peer_stop(&p);
         kill_sleeper(child);
