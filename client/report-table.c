@@ -266,6 +266,11 @@ int report_table_set_source(ReportTable *t, const char *module, const char *func
         return 0;
 }
 
+int report_table_append_row(ReportTable *t, const ReportRow *row)
+{
+        return append_row(t, row);
+}
+
 int report_table_append(ReportTable *t, uint32_t id, const char *name, const char *module,
                         uint64_t inclusive, uint64_t exclusive, double inclusive_percent,
                         double exclusive_percent)

@@ -78,6 +78,8 @@ int report_table_new_values(ReportKind kind, ReportTable **ret);
 ReportTable *report_table_free(ReportTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ReportTable *, report_table_free);
 
+/* A copy of row, its strings copied (module only in a function table); row->symbols must be NULL. */
+int report_table_append_row(ReportTable *t, const ReportRow *row);
 /* Copies the strings. module is ignored unless the table holds functions. */
 int report_table_append(ReportTable *t, uint32_t id, const char *name, const char *module,
                         uint64_t inclusive, uint64_t exclusive, double inclusive_percent,

@@ -124,6 +124,19 @@ class ProfileOfKnownWorkload(vprof_env.TestCase):
         self.assertIn("work_alpha", r.stdout)
         self.assertRegex(r.stdout, r"FUNCTION\s+MODULE\s+INCLUSIVE\s+EXCLUSIVE")
 
+    def test_source_column_is_opt_in(self):
+        """--source adds the SOURCE column (the table schema's optional one) through GetFunctionSources on the
+        real bus and policy; the daemon reads no line tables yet, so the column is empty and the JSON rows are
+        those without it. Other tables refuse it."""
+        r = ENV.ctl("report", self.demo.pid, "-n", "5", "--source")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"FUNCTION\s+MODULE\s+SOURCE\s+INCLUSIVE\s+EXCLUSIVE")
+        self.assertIn("work_alpha", r.stdout)
+        self.assertEqual(ENV.ctl_json("report", self.demo.pid, "--by", "function", "--source"), self.functions)
+        r = ENV.ctl("report", self.demo.pid, "--by", "module", "--source")
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertRegex(r.stderr.strip(), r"^[^\n]*--source needs --by function[^\n]*$")
+
 
 class Client(vprof_env.TestCase):
     def test_top_prints_live_tables(self):

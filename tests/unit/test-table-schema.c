@@ -124,6 +124,13 @@ START_TEST(test_columns_well_formed)
                         ck_assert_ptr_nonnull(c[i].heading);
                         ck_assert_msg(c[i].json_key || (c[i].flags & TABLE_COLUMN_TEXT_ONLY), "%s", c[i].name);
                         ck_assert_msg(c[i].type != TABLE_TYPE_FORMAT || c[i].format, "%s", c[i].name);
+                        /* The client reads a bus cell into the getter's place: the types must agree. */
+                        if (c[i].bus_type)
+                                ck_assert_msg((c[i].bus_type == 's' && c[i].type == TABLE_TYPE_STRING) ||
+                                                      (c[i].bus_type == 'u' && c[i].type == TABLE_TYPE_U32) ||
+                                                      (c[i].bus_type == 't' && c[i].type == TABLE_TYPE_U64) ||
+                                                      (c[i].bus_type == 'd' && c[i].type == TABLE_TYPE_DOUBLE),
+                                              "%s: bus type %c", c[i].name, c[i].bus_type);
                         for (size_t j = i + 1; j < n; j++)
                                 ck_assert_msg(strcmp(c[i].name, c[j].name) != 0, "%s twice in %s", c[i].name,
                                               table_kind_to_string(k));
