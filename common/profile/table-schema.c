@@ -34,40 +34,40 @@ static const char *format_unnamed_percent(const TableRow *row, char *buf, size_t
         return buf;
 }
 
-#define STRING_COLUMN(n, h, key, w, bus, field, fl)                                                          \
-        {.name = n, .heading = h, .json_key = key, .width = w, .bus_type = bus, .type = TABLE_TYPE_STRING,     \
+#define STRING_COLUMN(n, h, key, w, bus, field, fl)                                                         \
+        {.name = n, .heading = h, .json_key = key, .width = w, .bus_type = bus, .type = TABLE_TYPE_STRING,  \
          .offset = offsetof(TableRow, field), .flags = fl}
-#define NUMBER_COLUMN(n, h, key, bus, t, w, field, fl)                                                       \
-        {.name = n, .heading = h, .json_key = key, .width = w, .bus_type = bus, .type = t,                   \
+#define NUMBER_COLUMN(n, h, key, bus, t, w, field, fl)                                                      \
+        {.name = n, .heading = h, .json_key = key, .width = w, .bus_type = bus, .type = t,                  \
          .offset = offsetof(TableRow, field), .flags = fl}
 
 /* The name part of each kind's row: what comes before the numbers, in a table and on the bus. A function's
  * mangled name and source come from calls of their own (GetSymbolNames, GetFunctionSources): the rows' bus
  * signatures stay as they were. */
-#define FUNCTION_NAME_COLUMNS                                                                                 \
-        STRING_COLUMN("function", "FUNCTION", "function", TABLE_WIDTH_NAME, 's', name, 0),                    \
-        STRING_COLUMN("module", "MODULE", "module", TABLE_WIDTH_SUBNAME, 's', module, 0),                     \
-        /* Only for demangled names: the symbol itself, for tools that match on it. */                        \
-        STRING_COLUMN("mangled", "MANGLED", "mangled", TABLE_WIDTH_TEXT, 0, mangled,                          \
-                      TABLE_COLUMN_JSON_ONLY | TABLE_COLUMN_OPTIONAL),                                        \
+#define FUNCTION_NAME_COLUMNS                                                                               \
+        STRING_COLUMN("function", "FUNCTION", "function", TABLE_WIDTH_NAME, 's', name, 0),                  \
+        STRING_COLUMN("module", "MODULE", "module", TABLE_WIDTH_SUBNAME, 's', module, 0),                   \
+        /* Only for demangled names: the symbol itself, for tools that match on it. */                      \
+        STRING_COLUMN("mangled", "MANGLED", "mangled", TABLE_WIDTH_TEXT, 0, mangled,                        \
+                      TABLE_COLUMN_JSON_ONLY | TABLE_COLUMN_OPTIONAL),                                      \
         STRING_COLUMN("source", "SOURCE", "source", TABLE_WIDTH_SUBNAME, 0, source, TABLE_COLUMN_OPTIONAL)
-#define MODULE_NAME_COLUMNS                                                                                   \
-        STRING_COLUMN("module", "MODULE", "module", TABLE_WIDTH_NAME, 's', name, 0),                          \
-        {.name = "symbols-json", .heading = "SYMBOLS", .json_key = "symbols", .width = TABLE_WIDTH_TEXT,       \
-         .type = TABLE_TYPE_OBJECT, .offset = offsetof(TableRow, symbols),                                    \
+#define MODULE_NAME_COLUMNS                                                                                 \
+        STRING_COLUMN("module", "MODULE", "module", TABLE_WIDTH_NAME, 's', name, 0),                        \
+        {.name = "symbols-json", .heading = "SYMBOLS", .json_key = "symbols", .width = TABLE_WIDTH_TEXT,    \
+         .type = TABLE_TYPE_OBJECT, .offset = offsetof(TableRow, symbols),                                  \
          .flags = TABLE_COLUMN_JSON_ONLY | TABLE_COLUMN_OPTIONAL}
-#define ID_NAME_COLUMNS(id_heading, id_key, name_heading, name_key)                                           \
-        NUMBER_COLUMN(id_key, id_heading, id_key, 'u', TABLE_TYPE_U32, TABLE_WIDTH_NUMBER, id, 0),             \
+#define ID_NAME_COLUMNS(id_heading, id_key, name_heading, name_key)                                         \
+        NUMBER_COLUMN(id_key, id_heading, id_key, 'u', TABLE_TYPE_U32, TABLE_WIDTH_NUMBER, id, 0),          \
         STRING_COLUMN(name_key, name_heading, name_key, TABLE_WIDTH_NAME, 's', name, 0)
 
 /* Inclusive and exclusive counts, and their percents of the table's total. */
-#define COUNT_COLUMNS(incl_heading, excl_heading, incl_pct_heading, excl_pct_heading, excl_flags)            \
-        NUMBER_COLUMN("inclusive", incl_heading, "inclusive", 't', TABLE_TYPE_U64, TABLE_WIDTH_NUMBER,       \
-                      inclusive, TABLE_COLUMN_SORT_INCLUSIVE),                                                \
-        NUMBER_COLUMN("exclusive", excl_heading, "exclusive", 't', TABLE_TYPE_U64, TABLE_WIDTH_NUMBER,       \
-                      exclusive, TABLE_COLUMN_SORT_EXCLUSIVE | (excl_flags)),                                 \
+#define COUNT_COLUMNS(incl_heading, excl_heading, incl_pct_heading, excl_pct_heading, excl_flags)           \
+        NUMBER_COLUMN("inclusive", incl_heading, "inclusive", 't', TABLE_TYPE_U64, TABLE_WIDTH_NUMBER,      \
+                      inclusive, TABLE_COLUMN_SORT_INCLUSIVE),                                              \
+        NUMBER_COLUMN("exclusive", excl_heading, "exclusive", 't', TABLE_TYPE_U64, TABLE_WIDTH_NUMBER,      \
+                      exclusive, TABLE_COLUMN_SORT_EXCLUSIVE | (excl_flags)),                               \
         NUMBER_COLUMN("inclusive-percent", incl_pct_heading, "inclusive_percent", 'd', TABLE_TYPE_DOUBLE,   \
-                      TABLE_WIDTH_PERCENT, inclusive_percent, 0),                                             \
+                      TABLE_WIDTH_PERCENT, inclusive_percent, 0),                                           \
         NUMBER_COLUMN("exclusive-percent", excl_pct_heading, "exclusive_percent", 'd', TABLE_TYPE_DOUBLE,   \
                       TABLE_WIDTH_PERCENT, exclusive_percent, excl_flags)
 
@@ -101,12 +101,12 @@ static const TableColumn process_columns[] = {
         COUNT_COLUMNS("SAMPLES", "EXCLUSIVE", "PERCENT", "EXCL%", TABLE_COLUMN_JSON_ONLY),
 };
 
-#define VALUE_COLUMN(n, h, key, i, fl)                                                                        \
-        {.name = n, .heading = h, .heading_ms = h " (ms)", .json_key = key, .json_key_ms = key "_ms",         \
-         .width = TABLE_WIDTH_TIME, .bus_type = 'd', .type = TABLE_TYPE_DOUBLE,                                \
+#define VALUE_COLUMN(n, h, key, i, fl)                                                                      \
+        {.name = n, .heading = h, .heading_ms = h " (ms)", .json_key = key, .json_key_ms = key "_ms",       \
+         .width = TABLE_WIDTH_TIME, .bus_type = 'd', .type = TABLE_TYPE_DOUBLE,                             \
          .offset = offsetof(TableRow, values) + (i) * sizeof(double), .flags = fl}
-#define PERCENT_COLUMN(n, h, key, i, fl)                                                                      \
-        {.name = n, .heading = h, .json_key = key, .width = TABLE_WIDTH_PERCENT, .bus_type = 'd',             \
+#define PERCENT_COLUMN(n, h, key, i, fl)                                                                    \
+        {.name = n, .heading = h, .json_key = key, .width = TABLE_WIDTH_PERCENT, .bus_type = 'd',           \
          .type = TABLE_TYPE_DOUBLE, .offset = offsetof(TableRow, values) + (i) * sizeof(double), .flags = fl}
 
 /* The seed-003 values in their bus order. Headings in the seed's words, upper case like every other heading;
