@@ -258,6 +258,19 @@ double table_value_to_ms(double samples, uint32_t frequency)
         return frequency > 0 ? samples * (double)MSEC_PER_SEC / frequency : 0.0;
 }
 
+void table_row_from_profile(const ProfileRow *p, uint64_t total, TableRow *ret)
+{
+        *ret = (TableRow){
+                .id = p->tid,
+                .name = (char *)p->name,
+                .module = (char *)p->module,
+                .inclusive = p->inclusive,
+                .exclusive = p->exclusive,
+                .inclusive_percent = profile_percent(p->inclusive, total),
+                .exclusive_percent = profile_percent(p->exclusive, total),
+        };
+}
+
 static const void *cell(const TableColumn *c, const TableRow *row)
 {
         return (const uint8_t *)row + c->offset;

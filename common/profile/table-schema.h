@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profile.h"
+
 /* The columns of the four tables (functions, modules, threads, processes), said once: for each its name (for
  * --columns and the man page), heading, JSON key, width class, its type in the bus reply's row and where its
  * cell is in the decoded row. vprofctl's tables, its JSON and top's screen are made from it, the bus rows'
@@ -138,6 +140,10 @@ double table_value_to_ms(double samples, uint32_t frequency);
  * integers, percents with two decimals, values with one, in milliseconds when unit_ms). Never NULL. */
 const char *table_cell_text(const TableColumn *c, const TableRow *row, bool unit_ms, uint32_t frequency, char *buf,
                             size_t size);
+
+/* The sampling part of a daemon's row: name, module and ID (a thread row's TID, a process row's PID) borrowed
+ * from p, the counts, and their percents of total. The values and the optional columns are left 0 and NULL. */
+void table_row_from_profile(const ProfileRow *p, uint64_t total, TableRow *ret);
 
 /* Typed getters: the cell at c->offset. */
 const char *table_cell_string(const TableColumn *c, const TableRow *row);
