@@ -7,16 +7,26 @@
 #include <unistd.h>
 
 #include "line-source.h"
+#include "macros.h"
 
 #if HAVE_LIBDW
 #include <elfutils/libdw.h>
+
+/* An address range of a compile unit, for the files without .debug_aranges. */
+typedef struct UnitRange {
+        uint64_t start, end;
+        Dwarf_Die unit;
+} UnitRange;
 
 /* The files a reader opened: few per query (a process's executable and libraries). */
 typedef struct LineFile {
         dev_t dev;
         ino_t ino;
         int fd;
-        Dwarf *dwarf; /* NULL: the file has no DWARF */
+        Dwarf *dwarf;      /* NULL: the file has no DWARF */
+        UnitRange *ranges; /* by start; made on the first address .debug_aranges does not know */
+        size_t n_ranges;
+        bool indexed;
 } LineFile;
 
 struct LineReader {
@@ -41,6 +51,7 @@ LineReader *line_reader_free(LineReader *r)
         for (size_t i = 0; i < r->n_files; i++) {
                 if (r->files[i].dwarf)
                         dwarf_end(r->files[i].dwarf);
+                free(r->files[i].ranges);
                 safe_close(r->files[i].fd);
         }
         free(r->files);
@@ -77,21 +88,74 @@ static int line_reader_file(LineReader *r, int fd, LineFile **ret)
         return 0;
 }
 
-/* The compile unit whose code holds vaddr: through .debug_aranges when the file has them, else by asking each
- * unit (clang writes no aranges, and libdw 0.188 builds none without them). */
-static bool find_unit(Dwarf *dwarf, uint64_t vaddr, Dwarf_Die *ret)
+static int range_compare(const void *x, const void *y)
+{
+        const UnitRange *a = x, *b = y;
+
+        return (a->start > b->start) - (a->start < b->start);
+}
+
+/* Every unit's ranges, sorted: libdw 0.188 makes no aranges of its own where the file has none (clang writes
+ * none), and asking each unit for each address would cost units x functions. */
+static int index_units(LineFile *f)
 {
         Dwarf_CU *cu = NULL, *next;
+        Dwarf_Die die;
         uint8_t type;
+        size_t allocated = 0;
 
-        if (dwarf_addrdie(dwarf, vaddr, ret))
-                return true;
-        while (dwarf_get_units(dwarf, cu, &next, NULL, &type, ret, NULL) == 0) {
+        f->indexed = true;
+        while (dwarf_get_units(f->dwarf, cu, &next, NULL, &type, &die, NULL) == 0) {
+                Dwarf_Addr base, start, end;
+                ptrdiff_t off = 0;
+
                 cu = next;
-                if (dwarf_haspc(ret, vaddr) > 0)
-                        return true;
+                while ((off = dwarf_ranges(&die, off, &base, &start, &end)) > 0) {
+                        if (f->n_ranges == allocated) {
+                                size_t a = MAX(allocated * 2, (size_t)16);
+                                UnitRange *ranges = reallocarray(f->ranges, a, sizeof(*ranges));
+
+                                if (!ranges)
+                                        return -ENOMEM;
+                                f->ranges = ranges;
+                                allocated = a;
+                        }
+                        f->ranges[f->n_ranges++] = (UnitRange){.start = start, .end = end, .unit = die};
+                }
         }
-        return false;
+        if (f->n_ranges > 1)
+                qsort(f->ranges, f->n_ranges, sizeof(*f->ranges), range_compare);
+        return 0;
+}
+
+/* The compile unit whose code holds vaddr: through .debug_aranges when the file has them, else through the
+ * index of the units' ranges. 1 with *ret set, 0 when none holds it. */
+static int find_unit(LineFile *f, uint64_t vaddr, Dwarf_Die *ret)
+{
+        size_t lo = 0, hi;
+        int r;
+
+        if (dwarf_addrdie(f->dwarf, vaddr, ret))
+                return 1;
+        if (!f->indexed) {
+                r = index_units(f);
+                if (r < 0)
+                        return r;
+        }
+        /* The last range starting at or below vaddr. */
+        hi = f->n_ranges;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (f->ranges[mid].start <= vaddr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0 || vaddr >= f->ranges[lo - 1].end)
+                return 0;
+        *ret = f->ranges[lo - 1].unit;
+        return 1;
 }
 
 int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t size)
@@ -105,8 +169,11 @@ int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t 
         n = line_reader_file(r, fd, &f);
         if (n < 0)
                 return n;
-        if (!f->dwarf || !find_unit(f->dwarf, vaddr, &cu))
+        if (!f->dwarf)
                 return -ENOENT;
+        n = find_unit(f, vaddr, &cu);
+        if (n <= 0)
+                return n < 0 ? n : -ENOENT;
         line = dwarf_getsrc_die(&cu, vaddr);
         if (!line || dwarf_lineno(line, &lineno) != 0 || !(file = dwarf_linesrc(line, NULL, NULL)))
                 return -ENOENT;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +15,8 @@
 /* Where code is written (line-source.h), found as the daemon finds it for GetFunctionSources: an address of this
  * process, its file and ELF address (address_space_code_file()), then the line table of this test, which the
  * build compiles with -g. */
+
+static const char *arg_clang_fixture;
 
 static const int marked_first = __LINE__ + 2;
 __attribute__((noinline)) int marked_function(int x);
@@ -81,6 +85,77 @@ START_TEST(test_no_file)
 }
 END_TEST
 
+/* The ELF virtual address of the function symbol name of the file at path, from its .symtab. */
+static uint64_t symbol_vaddr(const char *path, const char *name)
+{
+        Elf_Scn *scn = NULL;
+        uint64_t found = 0;
+        Elf *elf;
+        int fd;
+
+        ck_assert_uint_ne(elf_version(EV_CURRENT), EV_NONE);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        ck_assert_ptr_nonnull(elf);
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr sh;
+                Elf_Data *data;
+
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(data = elf_getdata(scn, NULL)))
+                        continue;
+                for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+                        GElf_Sym sym;
+                        const char *n;
+
+                        if (gelf_getsym(data, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+                            (n = elf_strptr(elf, sh.sh_link, sym.st_name)) && strcmp(n, name) == 0)
+                                found = sym.st_value;
+                }
+        }
+        elf_end(elf);
+        close(fd);
+        ck_assert_msg(found, "no %s in %s", name, path);
+        return found;
+}
+
+/* clang's DWARF 5 (64-bit DWARF here) without .debug_aranges: the unit is found by its ranges. The line named is
+ * one of main's first lines in the source it names. */
+START_TEST(test_without_aranges)
+{
+        _cleanup_(line_reader_freep) LineReader *r = NULL;
+        char buf[4096], text[512];
+        const char *colon;
+        int line, fd, n = 0;
+        bool named = false;
+        FILE *f;
+
+#if !HAVE_LIBDW
+        return;
+#endif
+        ck_assert_int_eq(line_reader_new(&r), 0);
+        fd = open(arg_clang_fixture, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(line_reader_lookup(r, fd, symbol_vaddr(arg_clang_fixture, "main"), buf, sizeof(buf)), 0);
+        colon = strrchr(buf, ':');
+        ck_assert_ptr_nonnull(colon);
+        ck_assert_int_eq(sscanf(colon + 1, "%d", &line), 1);
+        buf[colon - buf] = '\0';
+        ck_assert_msg(strstr(buf, "fixture-unwind.c"), "%s", buf);
+        f = fopen(buf, "re");
+        ck_assert_msg(f, "cannot open %s", buf);
+        while (fgets(text, sizeof(text), f) && ++n <= line)
+                if (n >= line - 2 && strstr(text, "main("))
+                        named = true;
+        fclose(f);
+        ck_assert_msg(named, "%s:%d is not at main's start", buf, line);
+        /* An address in no unit. */
+        fd = open(arg_clang_fixture, O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(line_reader_lookup(r, fd, 1, buf, sizeof(buf)), -ENOENT);
+}
+END_TEST
+
 static Suite *line_source_suite(void)
 {
         Suite *s = suite_create("line-source");
@@ -88,11 +163,17 @@ static Suite *line_source_suite(void)
 
         tcase_add_test(tc, test_own_function);
         tcase_add_test(tc, test_no_file);
+        tcase_add_test(tc, test_without_aranges);
         suite_add_tcase(s, tc);
         return s;
 }
 
-int main(void)
+int main(int argc, char *argv[])
 {
+        if (argc != 2) {
+                fprintf(stderr, "usage: %s FIXTURE-UNWIND-DWARF64\n", argv[0]);
+                return 2;
+        }
+        arg_clang_fixture = argv[1];
         return run_suite(line_source_suite());
 }
