@@ -73,6 +73,7 @@ EXTERNAL_HEADERS = [
     ("bpf/", "libbpf"),
     ("systemd/", "libsystemd"),
     ("elfutils/libdw.h", "libdw"),
+    ("dwarf.h", "libdw"),
     ("elfutils/", "libdebuginfod"),
     ("libsmartcols.h", "smartcols"),
     ("json-c/", "json-c"),

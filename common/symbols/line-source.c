@@ -10,6 +10,7 @@
 #include "macros.h"
 
 #if HAVE_LIBDW
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 
 /* An address range of a compile unit, for the files without .debug_aranges. */
@@ -177,6 +178,16 @@ int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t 
         line = dwarf_getsrc_die(&cu, vaddr);
         if (!line || dwarf_lineno(line, &lineno) != 0 || !(file = dwarf_linesrc(line, NULL, NULL)))
                 return -ENOENT;
+        /* A name relative to the unit's compile directory (clang's, sometimes) is made whole with it. */
+        if (file[0] != '/') {
+                Dwarf_Attribute attr;
+                const char *dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
+
+                if (dir && dir[0] == '/') {
+                        n = snprintf(buf, size, "%s/%s:%d", dir, file, lineno);
+                        return n < 0 || (size_t)n >= size ? -ENOBUFS : 0;
+                }
+        }
         n = snprintf(buf, size, "%s:%d", file, lineno);
         return n < 0 || (size_t)n >= size ? -ENOBUFS : 0;
 }

@@ -16,7 +16,8 @@ int line_reader_new(LineReader **ret);
 LineReader *line_reader_free(LineReader *r);
 DEFINE_TRIVIAL_CLEANUP_FUNC(LineReader *, line_reader_free);
 
-/* "FILE:LINE" of the ELF virtual address vaddr of the file open at fd (the reader takes fd, also on failure;
+/* "FILE:LINE" (FILE as the line table names it, made absolute with the unit's compile directory when it is
+ * relative) of the ELF virtual address vaddr of the file open at fd (the reader takes fd, also on failure;
  * a file it has open already, by device and inode, is not parsed again). -ENOENT when the file has no line for
  * vaddr (no DWARF: a stripped file), -ENOBUFS when buf is too small, -EOPNOTSUPP without libdw, -ENOMEM. */
 int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t size);
