@@ -18,11 +18,12 @@ VPID=$!
 for i in $(seq 100); do $NEW status >/dev/null 2>&1 && break; sleep 0.1; done
 coproc DEMO { $TOP/build/tests/workloads/vprof-demo --seconds 3 --wait-stdin; }
 read -r line <&${DEMO[0]}
-DPID=$DEMO_PID
-coproc CXX { $TOP/build/tests/workloads/vprof-cxx --seconds 3 2>/dev/null; }
-CXXPID=$CXX_PID
-$NEW attach $DPID >/dev/null; $NEW attach --off-cpu $CXXPID >/dev/null 2>&1
-echo go >&${DEMO[1]}
+DPID=${line#ready }
+coproc CXX { $TOP/build/tests/workloads/vprof-cxx --seconds 3 --wait-stdin 2>/dev/null; }
+read -r line <&${CXX[0]}
+CXXPID=${line#ready }
+$NEW attach $DPID >/dev/null; $NEW attach --off-cpu $CXXPID >/dev/null
+echo go >&${DEMO[1]}; echo go >&${CXX[1]}
 sleep 5
 n=0; bad=0
 for T in $DPID $CXXPID; do
