@@ -33,19 +33,75 @@ static int read_window(sd_bus_message *reply, ReportTable *t)
         return sd_bus_message_read(reply, "(tt)", &t->window_start_usec, &t->window_end_usec);
 }
 
-/* The four table methods share one reply shape: the total, then an array of rows whose signature depends on
- * the kind. */
+/* One row of a reply, the struct entered: the schema's columns that are on the bus row, each read into its place
+ * in row (the strings stay the reply's until report_table_append_row() copies them). */
+static int read_row_columns(sd_bus_message *reply, const TableColumn *c, size_t n, ReportRow *row)
+{
+        int r;
+
+        for (size_t i = 0; i < n; i++) {
+                if (!c[i].bus_type)
+                        continue;
+                r = sd_bus_message_read_basic(reply, c[i].bus_type, (uint8_t *)row + c[i].offset);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The rows' array of a table reply, its element type the schema's (table_schema_row_signature()): a sampling
+ * row is the kind's columns, a value row its name part and the ten values. */
+static int read_rows(sd_bus_message *reply, ReportTable *t, TableShape shape, const char *method,
+                     sd_bus_error *error)
+{
+        char sig[64], contents[64];
+        const TableColumn *names, *values;
+        size_t n_names, n_values = 0;
+        int r;
+
+        r = table_schema_row_signature((TableKind)t->kind, shape, false, sig, sizeof(sig));
+        if (r >= 0)
+                r = table_schema_row_signature((TableKind)t->kind, shape, true, contents, sizeof(contents));
+        if (r < 0)
+                return r;
+        if (shape == TABLE_SAMPLING) {
+                names = table_schema_columns((TableKind)t->kind, &n_names);
+                values = NULL;
+        } else {
+                names = table_schema_name_columns((TableKind)t->kind, &n_names);
+                values = table_schema_value_columns(&n_values);
+        }
+
+        r = sd_bus_message_enter_container(reply, 'a', sig);
+        if (r < 0)
+                return bus_bad_reply(error, method, r);
+        while ((r = sd_bus_message_enter_container(reply, 'r', contents)) > 0) {
+                ReportRow row = {};
+
+                r = read_row_columns(reply, names, n_names, &row);
+                if (r >= 0)
+                        r = read_row_columns(reply, values, n_values, &row);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return bus_bad_reply(error, method, r);
+                r = report_table_append_row(t, &row);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return bus_bad_reply(error, method, r);
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return bus_bad_reply(error, method, r);
+        return 0;
+}
+
+/* The four sampling methods share one reply shape: the total, the window, then the rows. */
 static int read_table(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
                       ReportTable **ret)
 {
-        static const char *const row_signature[_REPORT_KIND_MAX] = {
-                [REPORT_FUNCTIONS] = "(ssttdd)",
-                [REPORT_MODULES] = "(sttdd)",
-                [REPORT_THREADS] = "(usttdd)",
-                [REPORT_PROCESSES] = "(usttdd)",
-        };
         _cleanup_(report_table_freep) ReportTable *t = NULL;
-        const char *sig = row_signature[kind];
         int r;
 
         r = report_table_new(kind, &t);
@@ -57,37 +113,9 @@ static int read_table(sd_bus_message *reply, ReportKind kind, const char *method
                 r = read_window(reply, t);
         if (r < 0)
                 return bus_bad_reply(error, method, r);
-        r = sd_bus_message_enter_container(reply, 'a', sig);
+        r = read_rows(reply, t, TABLE_SAMPLING, method, error);
         if (r < 0)
-                return bus_bad_reply(error, method, r);
-        for (;;) {
-                const char *name = NULL, *module = NULL;
-                uint64_t inclusive, exclusive;
-                double inclusive_percent, exclusive_percent;
-                uint32_t id = 0;
-
-                if (kind == REPORT_FUNCTIONS)
-                        r = sd_bus_message_read(reply, sig, &name, &module, &inclusive, &exclusive,
-                                                &inclusive_percent, &exclusive_percent);
-                else if (kind == REPORT_MODULES)
-                        r = sd_bus_message_read(reply, sig, &name, &inclusive, &exclusive,
-                                                &inclusive_percent, &exclusive_percent);
-                else
-                        r = sd_bus_message_read(reply, sig, &id, &name, &inclusive, &exclusive,
-                                                &inclusive_percent, &exclusive_percent);
-                if (r < 0)
-                        return bus_bad_reply(error, method, r);
-                if (r == 0)
-                        break;
-
-                r = report_table_append(t, id, name, module, inclusive, exclusive, inclusive_percent,
-                                        exclusive_percent);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return bus_bad_reply(error, method, r);
+                return r;
 
         *ret = TAKE_PTR(t);
         return 0;
@@ -125,50 +153,55 @@ int bus_get_processes(sd_bus *bus, const TableQuery *q, sd_bus_error *error, Rep
         return get_table(bus, "GetProcesses", REPORT_PROCESSES, q, read_table, error, ret);
 }
 
-int bus_add_symbol_names(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error)
+/* GetSymbolNames and GetFunctionSources: (module, function, text) rows, each given to the table's rows by set. */
+static int add_function_texts(sd_bus *bus, const char *method, const char *target, ReportTable *t,
+                              int (*set)(ReportTable *t, const char *module, const char *function, const char *text),
+                              sd_bus_error *error)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         int r;
 
-        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "GetSymbolNames",
-                               error, &reply, "s", target);
+        r = sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, method, error, &reply,
+                               "s", target);
         if (r < 0)
                 return r;
         r = sd_bus_message_enter_container(reply, 'a', "(sss)");
         if (r < 0)
-                return bus_bad_reply(error, "GetSymbolNames", r);
+                return bus_bad_reply(error, method, r);
         for (;;) {
-                const char *module, *function, *mangled;
+                const char *module, *function, *text;
 
-                r = sd_bus_message_read(reply, "(sss)", &module, &function, &mangled);
+                r = sd_bus_message_read(reply, "(sss)", &module, &function, &text);
                 if (r < 0)
-                        return bus_bad_reply(error, "GetSymbolNames", r);
+                        return bus_bad_reply(error, method, r);
                 if (r == 0)
                         break;
-                r = report_table_set_mangled(t, module, function, mangled);
+                r = set(t, module, function, text);
                 if (r < 0)
                         return r;
         }
         r = sd_bus_message_exit_container(reply);
         if (r < 0)
-                return bus_bad_reply(error, "GetSymbolNames", r);
+                return bus_bad_reply(error, method, r);
         return 0;
 }
 
-/* The four replies share one shape: the elapsed and application totals, then an array of rows made of a
- * name part that depends on the kind and the ten numbers in ReportValue order. */
+int bus_add_symbol_names(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error)
+{
+        return add_function_texts(bus, "GetSymbolNames", target, t, report_table_set_mangled, error);
+}
+
+int bus_add_function_sources(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error)
+{
+        return add_function_texts(bus, "GetFunctionSources", target, t, report_table_set_source, error);
+}
+
+/* The four value methods share one reply shape: the elapsed and application totals, the window, then the
+ * rows. */
 static int read_values_table(sd_bus_message *reply, ReportKind kind, const char *method, sd_bus_error *error,
                              ReportTable **ret)
 {
-        /* The array's element type, and the same without the parentheses for entering one row. */
-        static const char *const row_signature[_REPORT_KIND_MAX][2] = {
-                [REPORT_FUNCTIONS] = {"(ssdddddddddd)", "ssdddddddddd"},
-                [REPORT_MODULES] = {"(sdddddddddd)", "sdddddddddd"},
-                [REPORT_THREADS] = {"(usdddddddddd)", "usdddddddddd"},
-                [REPORT_PROCESSES] = {"(usdddddddddd)", "usdddddddddd"},
-        };
         _cleanup_(report_table_freep) ReportTable *t = NULL;
-        const char *sig = row_signature[kind][0], *contents = row_signature[kind][1];
         int r;
 
         r = report_table_new_values(kind, &t);
@@ -180,40 +213,9 @@ static int read_values_table(sd_bus_message *reply, ReportKind kind, const char 
                 r = read_window(reply, t);
         if (r < 0)
                 return bus_bad_reply(error, method, r);
-        r = sd_bus_message_enter_container(reply, 'a', sig);
+        r = read_rows(reply, t, TABLE_VALUES, method, error);
         if (r < 0)
-                return bus_bad_reply(error, method, r);
-        for (;;) {
-                const char *name = NULL, *module = NULL;
-                double values[_REPORT_VALUE_MAX];
-                uint32_t id = 0;
-
-                r = sd_bus_message_enter_container(reply, 'r', contents);
-                if (r < 0)
-                        return bus_bad_reply(error, method, r);
-                if (r == 0)
-                        break;
-
-                if (kind == REPORT_FUNCTIONS)
-                        r = sd_bus_message_read(reply, "ss", &name, &module);
-                else if (kind == REPORT_MODULES)
-                        r = sd_bus_message_read(reply, "s", &name);
-                else
-                        r = sd_bus_message_read(reply, "us", &id, &name);
-                for (size_t i = 0; r >= 0 && i < _REPORT_VALUE_MAX; i++)
-                        r = sd_bus_message_read_basic(reply, 'd', &values[i]);
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(reply);
-                if (r < 0)
-                        return bus_bad_reply(error, method, r);
-
-                r = report_table_append_values(t, id, name, module, values);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return bus_bad_reply(error, method, r);
+                return r;
 
         *ret = TAKE_PTR(t);
         return 0;

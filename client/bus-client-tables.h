@@ -35,5 +35,7 @@ int bus_get_process_values(sd_bus *bus, const TableQuery *q, sd_bus_error *error
 
 /* GetSymbolNames: gives the rows of t (a function table of pid) the mangled names of their symbols. */
 int bus_add_symbol_names(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error);
+/* GetFunctionSources: gives the rows of t (a function table of target) the FILE:LINE of their functions. */
+int bus_add_function_sources(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error);
 /* GetModuleSymbols: gives the rows of t (the module table of pid) where their names come from. */
 int bus_add_module_symbols(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error);

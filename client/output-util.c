@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "duration.h"
@@ -33,6 +34,41 @@ int table_new(const ColumnSpec *columns, size_t n_columns, OutputFlags flags, st
 
         *ret = TAKE_PTR(tb);
         return 0;
+}
+
+ColumnSpec column_spec_from_schema(const TableColumn *c, bool unit_ms)
+{
+        const char *heading = unit_ms && c->heading_ms ? c->heading_ms : c->heading;
+
+        switch (c->width) {
+        case TABLE_WIDTH_NAME:
+                return (ColumnSpec){heading, 0.5, SCOLS_FL_TRUNC};
+        case TABLE_WIDTH_SUBNAME:
+                return (ColumnSpec){heading, 0.2, SCOLS_FL_TRUNC};
+        case TABLE_WIDTH_TEXT:
+                return (ColumnSpec){heading, 1, 0};
+        default:
+                return (ColumnSpec){heading, 1, SCOLS_FL_RIGHT};
+        }
+}
+
+size_t table_text_columns(const TableColumn *columns, size_t n, OutputFlags flags, bool with_symbols,
+                          const TableColumn **ret)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const TableColumn *c = &columns[i];
+
+                if (c->flags & TABLE_COLUMN_JSON_ONLY)
+                        continue;
+                if ((c->flags & TABLE_COLUMN_OPTIONAL) && !(strcmp(c->name, "source") == 0 && (flags & OUTPUT_SOURCE)))
+                        continue;
+                if ((c->flags & TABLE_COLUMN_SYMBOLS) && !with_symbols)
+                        continue;
+                ret[k++] = c;
+        }
+        return k;
 }
 
 int table_add_line(struct libscols_table *tb, size_t n_cells, const char *const *cells)
@@ -200,32 +236,41 @@ int json_add_window(json_object *o, const ReportTable *t)
         return r;
 }
 
-int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row)
+int json_add_cell(json_object *o, const TableColumn *c, const ReportRow *row)
 {
-        int r;
+        const char *text;
 
-        switch (kind) {
-        case REPORT_FUNCTIONS:
-                r = json_add_string(o, "function", row->name);
-                if (r < 0)
-                        return r;
-                r = json_add_string(o, "module", row->module);
-                if (r < 0 || !row->mangled)
-                        return r;
-                /* Only for demangled names: the symbol itself, for tools that match on it. */
-                return json_add_string(o, "mangled", row->mangled);
-        case REPORT_MODULES:
-                r = json_add_string(o, "module", row->name);
-                if (r < 0 || !row->symbols)
-                        return r;
-                return json_add(o, "symbols", report_symbols_to_json(row->symbols));
-        case REPORT_THREADS:
-        case REPORT_PROCESSES:
-                r = json_add_u64(o, kind == REPORT_THREADS ? "tid" : "pid", row->id);
-                if (r < 0)
-                        return r;
-                return json_add_string(o, kind == REPORT_THREADS ? "name" : "command", row->name);
+        switch (c->type) {
+        case TABLE_TYPE_STRING:
+                text = table_cell_string(c, row);
+                if ((c->flags & TABLE_COLUMN_OPTIONAL) && (!text || !text[0]))
+                        return 0;
+                return json_add_string(o, c->json_key, text);
+        case TABLE_TYPE_U32:
+        case TABLE_TYPE_U64:
+                return json_add_u64(o, c->json_key, table_cell_u64(c, row));
+        case TABLE_TYPE_DOUBLE:
+                return json_add_double(o, c->json_key, table_cell_double(c, row));
+        case TABLE_TYPE_OBJECT:
+                /* The one object column: a module's symbols (GetModuleSymbols). */
+                if (!row->symbols)
+                        return 0;
+                return json_add(o, c->json_key, report_symbols_to_json(row->symbols));
         default:
                 return -EINVAL;
         }
+}
+
+int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row)
+{
+        const TableColumn *c;
+        size_t n;
+        int r = 0;
+
+        c = table_schema_name_columns((TableKind)kind, &n);
+        if (!c)
+                return -EINVAL;
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = json_add_cell(o, &c[i], row);
+        return r;
 }

@@ -32,6 +32,12 @@ typedef struct ColumnSpec {
 } ColumnSpec;
 
 int table_new(const ColumnSpec *columns, size_t n_columns, OutputFlags flags, struct libscols_table **ret);
+/* A schema column's heading and width (table-schema.h): names are cut on a terminal, numbers never. */
+ColumnSpec column_spec_from_schema(const TableColumn *c, bool unit_ms);
+/* The schema's columns of a text table: those not for JSON only, an optional one when flags ask for it, the
+ * module symbols' ones when with_symbols. Fills ret (room for n) and returns how many. */
+size_t table_text_columns(const TableColumn *columns, size_t n, OutputFlags flags, bool with_symbols,
+                          const TableColumn **ret);
 /* Sets the cells of a new line from the strings given, one per column. */
 int table_add_line(struct libscols_table *tb, size_t n_cells, const char *const *cells);
 
@@ -68,5 +74,9 @@ int json_add_window(json_object *o, const ReportTable *t);
  * rows' key named after the table's kind; pid left out when 0. */
 int report_table_to_json(const ReportTable *t, uint32_t pid, json_object **ret);
 
-/* The naming keys of a row of kind: function and module, module, tid and name, or pid and command. */
+/* The naming keys of a row of kind: function and module, module, tid and name, or pid and command, and the
+ * optional ones the row has (mangled, source, symbols): the schema's name columns. */
 int json_add_row_name(json_object *o, ReportKind kind, const ReportRow *row);
+/* The key of column c with row's cell: a count as an integer, a percent or value as a number, a string; an
+ * optional column only when the row has it. Not for TABLE_COLUMN_TEXT_ONLY columns. */
+int json_add_cell(json_object *o, const TableColumn *c, const ReportRow *row);

@@ -8,105 +8,11 @@
 
 /* The seed-003 tables: elapsed and application values, their percents and the off-CPU parts. */
 
-/* Headings in the seed's words, upper case like every other heading; "(ms)" keeps the unit's own case. The
- * JSON keys are the same words, and each value (not percent) has a milliseconds twin. */
-typedef struct ValueInfo {
-        const char *heading;
-        const char *heading_ms; /* NULL for percents, which have no unit */
-        const char *key;
-        const char *key_ms;
-} ValueInfo;
+/* The columns come from table-schema.h: the name part of each kind's row, then the values its view shows. */
 
-static const ValueInfo value_info[_REPORT_VALUE_MAX] = {
-        [REPORT_VALUE_ELAPSED_INCLUSIVE] = {"ELAPSED INCLUSIVE", "ELAPSED INCLUSIVE (ms)",
-                                            "elapsed_inclusive", "elapsed_inclusive_ms"},
-        [REPORT_VALUE_ELAPSED_EXCLUSIVE] = {"ELAPSED EXCLUSIVE", "ELAPSED EXCLUSIVE (ms)",
-                                            "elapsed_exclusive", "elapsed_exclusive_ms"},
-        [REPORT_VALUE_APPLICATION_INCLUSIVE] = {"APPLICATION INCLUSIVE", "APPLICATION INCLUSIVE (ms)",
-                                                "application_inclusive", "application_inclusive_ms"},
-        [REPORT_VALUE_APPLICATION_EXCLUSIVE] = {"APPLICATION EXCLUSIVE", "APPLICATION EXCLUSIVE (ms)",
-                                                "application_exclusive", "application_exclusive_ms"},
-        [REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT] = {"ELAPSED INCLUSIVE %", NULL, "elapsed_inclusive_percent",
-                                                    NULL},
-        [REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT] = {"ELAPSED EXCLUSIVE %", NULL, "elapsed_exclusive_percent",
-                                                    NULL},
-        [REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT] = {"APPLICATION INCLUSIVE %", NULL,
-                                                        "application_inclusive_percent", NULL},
-        [REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT] = {"APPLICATION EXCLUSIVE %", NULL,
-                                                        "application_exclusive_percent", NULL},
-        [REPORT_VALUE_BLOCKED] = {"BLOCKED", "BLOCKED (ms)", "blocked", "blocked_ms"},
-        [REPORT_VALUE_PREEMPTED] = {"PREEMPTED", "PREEMPTED (ms)", "preempted", "preempted_ms"},
-};
-
-/* What each view shows, in column order. Blocked and preempted are parts of the elapsed time only. */
-static const ReportValue elapsed_values[] = {
-        REPORT_VALUE_ELAPSED_INCLUSIVE,
-        REPORT_VALUE_ELAPSED_EXCLUSIVE,
-        REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT,
-        REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT,
-        REPORT_VALUE_BLOCKED,
-        REPORT_VALUE_PREEMPTED,
-};
-static const ReportValue application_values[] = {
-        REPORT_VALUE_APPLICATION_INCLUSIVE,
-        REPORT_VALUE_APPLICATION_EXCLUSIVE,
-        REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT,
-        REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT,
-};
-static const ReportValue all_values[] = {
-        REPORT_VALUE_ELAPSED_INCLUSIVE,
-        REPORT_VALUE_ELAPSED_EXCLUSIVE,
-        REPORT_VALUE_APPLICATION_INCLUSIVE,
-        REPORT_VALUE_APPLICATION_EXCLUSIVE,
-        REPORT_VALUE_ELAPSED_INCLUSIVE_PERCENT,
-        REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT,
-        REPORT_VALUE_APPLICATION_INCLUSIVE_PERCENT,
-        REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT,
-        REPORT_VALUE_BLOCKED,
-        REPORT_VALUE_PREEMPTED,
-};
-
-static const struct {
-        const ReportValue *values;
-        size_t n;
-} view_values[_REPORT_VIEW_MAX] = {
-        [REPORT_VIEW_ELAPSED] = {elapsed_values, ELEMENTSOF(elapsed_values)},
-        [REPORT_VIEW_APPLICATION] = {application_values, ELEMENTSOF(application_values)},
-        [REPORT_VIEW_ALL] = {all_values, ELEMENTSOF(all_values)},
-};
-
-/* Names, not numbers, give way on a narrow terminal, as in the other tables. */
-static const struct {
-        ColumnSpec columns[2];
-        size_t n;
-} name_columns[_REPORT_KIND_MAX] = {
-        [REPORT_FUNCTIONS] = {{{"FUNCTION", 0.5, SCOLS_FL_TRUNC}, {"MODULE", 0.2, SCOLS_FL_TRUNC}}, 2},
-        [REPORT_MODULES] = {{{"MODULE", 0.5, SCOLS_FL_TRUNC}}, 1},
-        [REPORT_THREADS] = {{{"TID", 1, SCOLS_FL_RIGHT}, {"NAME", 0.5, SCOLS_FL_TRUNC}}, 2},
-        [REPORT_PROCESSES] = {{{"PID", 1, SCOLS_FL_RIGHT}, {"COMMAND", 0.5, SCOLS_FL_TRUNC}}, 2},
-};
-
-static const char *const table_json_key[_REPORT_KIND_MAX] = {
-        [REPORT_FUNCTIONS] = "functions",
-        [REPORT_MODULES] = "modules",
-        [REPORT_THREADS] = "threads",
-        [REPORT_PROCESSES] = "processes",
-};
-
-static bool value_is_exclusive(ReportValue v)
+static const unsigned *view_values(ReportView view, size_t *ret_n)
 {
-        return IN_SET(v, REPORT_VALUE_ELAPSED_EXCLUSIVE, REPORT_VALUE_APPLICATION_EXCLUSIVE,
-                      REPORT_VALUE_ELAPSED_EXCLUSIVE_PERCENT, REPORT_VALUE_APPLICATION_EXCLUSIVE_PERCENT);
-}
-
-/* Percents with two decimals as in the other tables; values with one, in either unit. */
-static void format_value(char *buf, size_t size, ReportValue v, double value, bool unit_ms,
-                         uint32_t frequency)
-{
-        if (!value_info[v].key_ms)
-                snprintf(buf, size, "%.2f", value);
-        else
-                snprintf(buf, size, "%.1f", unit_ms ? report_value_to_ms(value, frequency) : value);
+        return table_schema_view_values((TableView)(view - REPORT_VIEW_ELAPSED), ret_n);
 }
 
 static void format_total(char *buf, size_t size, double total, bool unit_ms, uint32_t frequency)
@@ -141,25 +47,27 @@ static int values_row_to_json(ReportKind kind, ReportView view, const ReportRow 
                               json_object **ret)
 {
         _cleanup_json_ json_object *o = NULL;
+        const TableColumn *values;
+        const unsigned *shown;
+        size_t n_values, n;
         int r;
 
         o = json_object_new_object();
         if (!o)
                 return -ENOMEM;
 
+        values = table_schema_value_columns(&n_values);
+        shown = view_values(view, &n);
         r = json_add_row_name(o, kind, row);
         /* Every key of the view, whatever the table leaves out, and both units. */
-        for (size_t i = 0; r >= 0 && i < view_values[view].n; i++) {
-                ReportValue v = view_values[view].values[i];
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = json_add_cell(o, &values[shown[i]], row);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const TableColumn *c = &values[shown[i]];
 
-                r = json_add_double(o, value_info[v].key, row->values[v]);
-        }
-        for (size_t i = 0; r >= 0 && i < view_values[view].n; i++) {
-                ReportValue v = view_values[view].values[i];
-
-                if (value_info[v].key_ms)
-                        r = json_add_double(o, value_info[v].key_ms,
-                                            report_value_to_ms(row->values[v], frequency));
+                if (c->json_key_ms)
+                        r = json_add_double(o, c->json_key_ms,
+                                            report_value_to_ms(table_cell_double(c, row), frequency));
         }
         if (r < 0)
                 return r;
@@ -199,7 +107,7 @@ static int values_table_json(const ReportTable *t, ReportView view, uint32_t fre
         if (r < 0)
                 return r;
         rows = json_object_new_array_ext((int)MIN(t->n_rows, (size_t)INT32_MAX));
-        r = json_add(o, table_json_key[t->kind], rows);
+        r = json_add(o, table_kind_to_string((TableKind)t->kind), rows);
         if (r < 0)
                 return r;
 
@@ -221,9 +129,10 @@ int output_values_table(const ReportTable *t, ReportView view, bool unit_ms, uin
                         uint32_t pid, const char *note, OutputFlags flags)
 {
         _cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
-        ColumnSpec columns[2 + _REPORT_VALUE_MAX];
-        ReportValue shown[_REPORT_VALUE_MAX];
-        size_t n_names, n_shown = 0;
+        const TableColumn *names, *values, *shown[16 + TABLE_N_VALUES];
+        ColumnSpec columns[ELEMENTSOF(shown)];
+        const unsigned *view_shown;
+        size_t n_names, n_values, n_view, n = 0;
         bool one_value;
         int r;
 
@@ -233,49 +142,31 @@ int output_values_table(const ReportTable *t, ReportView view, bool unit_ms, uin
         if (flags & OUTPUT_JSON)
                 return values_table_json(t, view, frequency, pid, flags);
 
+        names = table_schema_name_columns((TableKind)t->kind, &n_names);
+        values = table_schema_value_columns(&n_values);
+        view_shown = view_values(view, &n_view);
+        if (!names || n_names > 16)
+                return -EINVAL;
+        n = table_text_columns(names, n_names, flags, false, shown);
         /* A thread's or process's exclusive values are its inclusive ones: its columns say it once. */
         one_value = IN_SET(t->kind, REPORT_THREADS, REPORT_PROCESSES);
-        n_names = name_columns[t->kind].n;
-        for (size_t i = 0; i < n_names; i++)
-                columns[i] = name_columns[t->kind].columns[i];
-        for (size_t i = 0; i < view_values[view].n; i++) {
-                ReportValue v = view_values[view].values[i];
-                const ValueInfo *info = &value_info[v];
+        for (size_t i = 0; i < n_view; i++)
+                if (!(one_value && (values[view_shown[i]].flags & TABLE_COLUMN_EXCLUSIVE)))
+                        shown[n++] = &values[view_shown[i]];
+        for (size_t i = 0; i < n; i++)
+                columns[i] = column_spec_from_schema(shown[i], unit_ms);
 
-                if (one_value && value_is_exclusive(v))
-                        continue;
-                shown[n_shown] = v;
-                columns[n_names + n_shown] = (ColumnSpec){
-                        .name = unit_ms && info->heading_ms ? info->heading_ms : info->heading,
-                        .whint = 1,
-                        .flags = SCOLS_FL_RIGHT,
-                };
-                n_shown++;
-        }
-
-        r = table_new(columns, n_names + n_shown, flags, &tb);
+        r = table_new(columns, n, flags, &tb);
         if (r < 0)
                 return r;
 
         for (size_t i = 0; i < t->n_rows; i++) {
-                const ReportRow *row = &t->rows[i];
-                char id[16], numbers[_REPORT_VALUE_MAX][32];
-                const char *cells[2 + _REPORT_VALUE_MAX];
-                size_t n = 0;
+                char text[ELEMENTSOF(shown)][64];
+                const char *cells[ELEMENTSOF(shown)];
 
-                if (t->kind == REPORT_THREADS || t->kind == REPORT_PROCESSES) {
-                        snprintf(id, sizeof(id), "%" PRIu32, row->id);
-                        cells[n++] = id;
-                }
-                cells[n++] = row->name;
-                if (t->kind == REPORT_FUNCTIONS)
-                        cells[n++] = row->module;
-                for (size_t j = 0; j < n_shown; j++) {
-                        format_value(numbers[j], sizeof(numbers[j]), shown[j], row->values[shown[j]],
-                                     unit_ms, frequency);
-                        cells[n++] = numbers[j];
-                }
-
+                for (size_t j = 0; j < n; j++)
+                        cells[j] = table_cell_text(shown[j], &t->rows[i], unit_ms, frequency, text[j],
+                                                   sizeof(text[j]));
                 r = table_add_line(tb, n, cells);
                 if (r < 0)
                         return r;

@@ -10,32 +10,6 @@
 #include "status-memory.h"
 #include "time-util.h"
 
-/* Names, not numbers, give way: on a terminal, long C++ symbols and module names are cut rather than
- * wrapping every line. Counts are never cut. */
-static const ColumnSpec function_columns[] = {
-        {"FUNCTION", 0.5, SCOLS_FL_TRUNC}, {"MODULE", 0.2, SCOLS_FL_TRUNC}, {"INCLUSIVE", 1, SCOLS_FL_RIGHT},
-        {"EXCLUSIVE", 1, SCOLS_FL_RIGHT},  {"INCL%", 1, SCOLS_FL_RIGHT},    {"EXCL%", 1, SCOLS_FL_RIGHT},
-};
-/* SYMBOLS (where the names come from) and UNNAMED% (of the module's samples, in frames without a name) show when
- * the daemon says (GetModuleSymbols). */
-static const ColumnSpec module_columns[] = {
-        {"MODULE", 0.5, SCOLS_FL_TRUNC}, {"INCLUSIVE", 1, SCOLS_FL_RIGHT}, {"EXCLUSIVE", 1, SCOLS_FL_RIGHT},
-        {"INCL%", 1, SCOLS_FL_RIGHT},    {"EXCL%", 1, SCOLS_FL_RIGHT},     {"SYMBOLS", 1, 0},
-        {"UNNAMED%", 1, SCOLS_FL_RIGHT},
-};
-/* A thread's or process's inclusive and exclusive counts are both its samples: one column says it. */
-static const ColumnSpec thread_columns[] = {
-        {"TID", 1, SCOLS_FL_RIGHT},
-        {"NAME", 0.5, SCOLS_FL_TRUNC},
-        {"SAMPLES", 1, SCOLS_FL_RIGHT},
-        {"PERCENT", 1, SCOLS_FL_RIGHT},
-};
-static const ColumnSpec process_columns[] = {
-        {"PID", 1, SCOLS_FL_RIGHT},
-        {"COMMAND", 0.5, SCOLS_FL_TRUNC},
-        {"SAMPLES", 1, SCOLS_FL_RIGHT},
-        {"PERCENT", 1, SCOLS_FL_RIGHT},
-};
 /* NSPID, the PID in the target's own namespace, only shows when some target is in a container. */
 static const ColumnSpec target_columns[] = {
         {"PID", 1, SCOLS_FL_RIGHT},
@@ -48,31 +22,23 @@ static const ColumnSpec target_columns[] = {
         {"GROUP", 0.3, SCOLS_FL_TRUNC},
 };
 
-static const char *const table_json_key[_REPORT_KIND_MAX] = {
-        [REPORT_FUNCTIONS] = "functions",
-        [REPORT_MODULES] = "modules",
-        [REPORT_THREADS] = "threads",
-        [REPORT_PROCESSES] = "processes",
-};
-
+/* The row's keys: the schema's columns of its kind, all but the text table's own. */
 static int report_row_to_json(ReportKind kind, const ReportRow *row, json_object **ret)
 {
         _cleanup_json_ json_object *o = NULL;
-        int r;
+        const TableColumn *c;
+        size_t n;
+        int r = 0;
 
+        c = table_schema_columns((TableKind)kind, &n);
+        if (!c)
+                return -EINVAL;
         o = json_object_new_object();
         if (!o)
                 return -ENOMEM;
-
-        r = json_add_row_name(o, kind, row);
-        if (r >= 0)
-                r = json_add_u64(o, "inclusive", row->inclusive);
-        if (r >= 0)
-                r = json_add_u64(o, "exclusive", row->exclusive);
-        if (r >= 0)
-                r = json_add_double(o, "inclusive_percent", row->inclusive_percent);
-        if (r >= 0)
-                r = json_add_double(o, "exclusive_percent", row->exclusive_percent);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if (!(c[i].flags & TABLE_COLUMN_TEXT_ONLY))
+                        r = json_add_cell(o, &c[i], row);
         if (r < 0)
                 return r;
 
@@ -100,7 +66,7 @@ int report_table_to_json(const ReportTable *t, uint32_t pid, json_object **ret)
         if (r < 0)
                 return r;
         rows = json_object_new_array_ext((int)MIN(t->n_rows, (size_t)INT32_MAX));
-        r = json_add(o, table_json_key[t->kind], rows);
+        r = json_add(o, table_kind_to_string((TableKind)t->kind), rows);
         if (r < 0)
                 return r;
 
@@ -168,85 +134,31 @@ static void print_symbol_hints(const ReportTable *t)
 int output_report_table(const ReportTable *t, uint32_t pid, const char *note, OutputFlags flags)
 {
         _cleanup_(scols_unref_tablep) struct libscols_table *tb = NULL;
-        const ColumnSpec *columns;
-        size_t n_columns;
+        const TableColumn *all, *shown[16];
+        ColumnSpec specs[16];
+        size_t n_all, n;
         int r;
 
         if (flags & OUTPUT_JSON)
                 return report_table_json(t, pid, flags);
 
-        switch (t->kind) {
-        case REPORT_FUNCTIONS:
-                columns = function_columns;
-                n_columns = ELEMENTSOF(function_columns);
-                break;
-        case REPORT_MODULES:
-                columns = module_columns;
-                n_columns = ELEMENTSOF(module_columns);
-                break;
-        case REPORT_THREADS:
-                columns = thread_columns;
-                n_columns = ELEMENTSOF(thread_columns);
-                break;
-        case REPORT_PROCESSES:
-                columns = process_columns;
-                n_columns = ELEMENTSOF(process_columns);
-                break;
-        default:
+        all = table_schema_columns((TableKind)t->kind, &n_all);
+        if (!all || n_all > ELEMENTSOF(shown))
                 return -EINVAL;
-        }
-
-        r = table_new(columns, n_columns, flags, &tb);
+        n = table_text_columns(all, n_all, flags, report_table_has_symbols(t), shown);
+        for (size_t i = 0; i < n; i++)
+                specs[i] = column_spec_from_schema(shown[i], false);
+        r = table_new(specs, n, flags, &tb);
         if (r < 0)
                 return r;
-        if (t->kind == REPORT_MODULES && !report_table_has_symbols(t))
-                for (size_t c = 5; c < n_columns; c++)
-                        scols_column_set_flags(scols_table_get_column(tb, c),
-                                               scols_column_get_flags(scols_table_get_column(tb, c)) |
-                                                       SCOLS_FL_HIDDEN);
 
         for (size_t i = 0; i < t->n_rows; i++) {
-                const ReportRow *row = &t->rows[i];
-                char id[16], incl[32], excl[32], incl_pct[32], excl_pct[32];
+                char text[16][64];
+                const char *cells[16];
 
-                snprintf(id, sizeof(id), "%" PRIu32, row->id);
-                snprintf(incl, sizeof(incl), "%" PRIu64, row->inclusive);
-                snprintf(excl, sizeof(excl), "%" PRIu64, row->exclusive);
-                snprintf(incl_pct, sizeof(incl_pct), "%.2f", row->inclusive_percent);
-                snprintf(excl_pct, sizeof(excl_pct), "%.2f", row->exclusive_percent);
-
-                switch (t->kind) {
-                case REPORT_FUNCTIONS:
-                        r = table_add_line(tb, 6,
-                                           (const char *const[]){row->name, row->module, incl, excl,
-                                                                 incl_pct, excl_pct});
-                        break;
-                case REPORT_MODULES: {
-                        char unnamed[32] = "", source[64];
-
-                        /* Of the module's own samples (exclusive counts add up) as of the same reply: the row's
-                         * counts are of the reply before, and the target went on meanwhile. */
-                        if (row->symbols && row->symbols->samples > 0)
-                                snprintf(unnamed, sizeof(unnamed), "%.2f",
-                                         profile_percent(row->symbols->unnamed_samples, row->symbols->samples));
-                        else if (row->symbols)
-                                snprintf(unnamed, sizeof(unnamed), "-");
-                        /* "dynsym, debuginfod pending": how it is named now, and what may change that. */
-                        if (row->symbols && row->symbols->debuginfod)
-                                snprintf(source, sizeof(source), "%s, debuginfod %s", row->symbols->source ?: "",
-                                         row->symbols->debuginfod);
-                        else
-                                snprintf(source, sizeof(source), "%s",
-                                         row->symbols && row->symbols->source ? row->symbols->source : "");
-                        r = table_add_line(tb, 7,
-                                           (const char *const[]){row->name, incl, excl, incl_pct, excl_pct,
-                                                                 source, unnamed});
-                        break;
-                }
-                default:
-                        r = table_add_line(tb, 4, (const char *const[]){id, row->name, incl, incl_pct});
-                        break;
-                }
+                for (size_t j = 0; j < n; j++)
+                        cells[j] = table_cell_text(shown[j], &t->rows[i], false, 0, text[j], sizeof(text[j]));
+                r = table_add_line(tb, n, cells);
                 if (r < 0)
                         return r;
         }

@@ -15,6 +15,7 @@ typedef enum OutputFlags {
         OUTPUT_JSON = 1 << 0,          /* JSON instead of a table */
         OUTPUT_JSON_ONE_LINE = 1 << 1, /* JSON on one line, for streams of objects (top) */
         OUTPUT_NO_HEADINGS = 1 << 2,   /* no column headings and no "Total samples" line */
+        OUTPUT_SOURCE = 1 << 3,        /* the function tables' SOURCE column (table-schema.h's optional one) */
 } OutputFlags;
 
 /* pid 0: the table is not about one target (the "pid" key is left out). note, if not NULL, is appended to

@@ -80,7 +80,7 @@ int report_view_sort_key(ReportView view, ProfileSort key, ProfileSort *ret)
 
 double report_value_to_ms(double samples, uint32_t frequency)
 {
-        return frequency > 0 ? samples * (double)MSEC_PER_SEC / frequency : 0.0;
+        return table_value_to_ms(samples, frequency);
 }
 
 int report_table_new(ReportKind kind, ReportTable **ret)
@@ -122,6 +122,7 @@ static void report_row_done(ReportRow *r)
         free(r->name);
         free(r->module);
         free(r->mangled);
+        free(r->source);
         report_symbols_free(r->symbols);
 }
 
@@ -185,7 +186,7 @@ ReportTable *report_table_free(ReportTable *t)
 /* Appends a copy of row, strings included. */
 static int append_row(ReportTable *t, const ReportRow *row)
 {
-        _cleanup_free_ char *n = NULL, *m = NULL, *mangled = NULL;
+        _cleanup_free_ char *n = NULL, *m = NULL, *mangled = NULL, *source = NULL;
 
         if (t->n_rows == t->n_allocated) {
                 size_t a = MAX(t->n_allocated * 2, (size_t)64);
@@ -212,10 +213,17 @@ static int append_row(ReportTable *t, const ReportRow *row)
                         return -ENOMEM;
         }
 
+        if (row->source) {
+                source = strdup(row->source);
+                if (!source)
+                        return -ENOMEM;
+        }
+
         t->rows[t->n_rows] = *row;
         t->rows[t->n_rows].name = TAKE_PTR(n);
         t->rows[t->n_rows].module = TAKE_PTR(m);
         t->rows[t->n_rows].mangled = TAKE_PTR(mangled);
+        t->rows[t->n_rows].source = TAKE_PTR(source);
         t->n_rows++;
         return 0;
 }
@@ -236,6 +244,31 @@ int report_table_set_mangled(ReportTable *t, const char *module, const char *fun
                 row->mangled = copy;
         }
         return 0;
+}
+
+int report_table_set_source(ReportTable *t, const char *module, const char *function, const char *source)
+{
+        if (!t || !module || !function || !source || t->kind != REPORT_FUNCTIONS)
+                return -EINVAL;
+        if (source[0] == '\0')
+                return 0;
+        for (size_t i = 0; i < t->n_rows; i++) {
+                ReportRow *row = &t->rows[i];
+                char *copy;
+
+                if (row->source || strcmp(row->name, function) != 0 || strcmp(row->module, module) != 0)
+                        continue;
+                copy = strdup(source);
+                if (!copy)
+                        return -ENOMEM;
+                row->source = copy;
+        }
+        return 0;
+}
+
+int report_table_append_row(ReportTable *t, const ReportRow *row)
+{
+        return append_row(t, row);
 }
 
 int report_table_append(ReportTable *t, uint32_t id, const char *name, const char *module,

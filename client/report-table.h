@@ -7,6 +7,7 @@
 
 #include "macros.h"
 #include "profile.h"
+#include "table-schema.h"
 
 /* The client's copy of one table as the daemon returns it (GetFunctions, GetModules, GetThreads,
  * GetProcesses, or their *Values twins), plus the few operations vprofctl does itself: sorting and cutting
@@ -49,32 +50,14 @@ typedef enum ReportValue {
         _REPORT_VALUE_MAX,
 } ReportValue;
 
-/* Where a module's names come from (GetModuleSymbols). */
-typedef struct ReportSymbols {
-        char *source;     /* symtab, dynsym, minidebuginfo, debuglink, build-id, debuginfod, none, kallsyms, vdso,
-                           * perf-map */
-        char *debug_file; /* NULL when none was used */
-        char *build_id;   /* NULL when unknown */
-        char *debuginfod; /* pending, failed: the download of its debug file; NULL when none */
-        uint64_t symbols;
-        uint32_t unnamed_functions;
-        uint64_t unnamed_samples;
-        uint64_t samples; /* the module's exclusive count in the same reply: what unnamed_samples is a part of */
-        uint64_t load_usec; /* the daemon's time to read the file's symbols and CFI, once for all targets */
-} ReportSymbols;
-
-typedef struct ReportRow {
-        uint32_t id;        /* TID or PID; 0 for functions and modules */
-        char *name;         /* function, module, thread name or command */
-        char *module;       /* functions only, NULL otherwise */
-        char *mangled;      /* functions: the symbol behind a demangled name (GetSymbolNames), else NULL */
-        ReportSymbols *symbols; /* modules: their names' quality (GetModuleSymbols), else NULL */
-        uint64_t inclusive; /* tables of sampling counts */
-        uint64_t exclusive;
-        double inclusive_percent;
-        double exclusive_percent;
-        double values[_REPORT_VALUE_MAX]; /* tables of values */
-} ReportRow;
+/* A row and its modules' symbols, as common/profile/table-schema.h decodes them: the schema's getters read
+ * them. The strings and the symbols belong to the table. */
+typedef TableSymbols ReportSymbols;
+typedef TableRow ReportRow;
+_Static_assert(_REPORT_VALUE_MAX == TABLE_N_VALUES, "a row's values are the schema's");
+_Static_assert((int)REPORT_FUNCTIONS == (int)TABLE_FUNCTIONS && (int)REPORT_PROCESSES == (int)TABLE_PROCESSES,
+               "the report kinds are the schema's");
+_Static_assert((int)REPORT_VIEW_ALL - 1 == (int)TABLE_VIEW_ALL, "a values view is the schema's, one after");
 
 typedef struct ReportTable {
         ReportKind kind;
@@ -95,6 +78,8 @@ int report_table_new_values(ReportKind kind, ReportTable **ret);
 ReportTable *report_table_free(ReportTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ReportTable *, report_table_free);
 
+/* A copy of row, its strings copied (module only in a function table); row->symbols must be NULL. */
+int report_table_append_row(ReportTable *t, const ReportRow *row);
 /* Copies the strings. module is ignored unless the table holds functions. */
 int report_table_append(ReportTable *t, uint32_t id, const char *name, const char *module,
                         uint64_t inclusive, uint64_t exclusive, double inclusive_percent,
@@ -105,6 +90,8 @@ int report_table_append_values(ReportTable *t, uint32_t id, const char *name, co
 
 /* Gives the function rows of (module, function) their symbol's mangled name. */
 int report_table_set_mangled(ReportTable *t, const char *module, const char *function, const char *mangled);
+/* Gives the function rows of (module, function) their source, FILE:LINE (GetFunctionSources); "" sets none. */
+int report_table_set_source(ReportTable *t, const char *module, const char *function, const char *source);
 /* Gives the module row of module a copy of s. */
 int report_table_set_symbols(ReportTable *t, const char *module, const ReportSymbols *s);
 

@@ -111,6 +111,13 @@ int run_report(sd_bus *bus, const ReportOptions *o)
                         return log_bus_error(r, &error, "GetSymbolNames");
         }
 
+        /* --source: where each function is written, when the daemon knows (GetFunctionSources). */
+        if ((o->flags & OUTPUT_SOURCE) && o->by == REPORT_FUNCTIONS && o->target) {
+                r = bus_add_function_sources(bus, o->target, t, &error);
+                if (r < 0)
+                        return log_bus_error(r, &error, "GetFunctionSources");
+        }
+
         if (values)
                 r = output_values_table(t, o->view, o->unit_ms, frequency, o->pid, note, o->flags);
         else

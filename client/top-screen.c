@@ -14,6 +14,7 @@
 #include <wctype.h>
 
 #include "profile.h"
+#include "table-schema.h"
 #include "top-header.h"
 #include "top-screen.h"
 
@@ -202,85 +203,25 @@ static void put_text(int y, int x, int width, const char *text, bool right)
 /* --- the table
  * ------------------------------------------------------------------------------------------------ */
 
-typedef enum Field {
-        FIELD_NAME,
-        FIELD_MODULE,
-        FIELD_ID,
-        FIELD_INCLUSIVE,
-        FIELD_EXCLUSIVE,
-        FIELD_INCLUSIVE_PERCENT,
-        FIELD_EXCLUSIVE_PERCENT,
-} Field;
+#define MAX_COLUMNS 8
 
-typedef struct Column {
-        const char *heading;
-        Field field;
-} Column;
-
-#define MAX_COLUMNS 6
-
-/* The columns of report's tables; names give way to the width, numbers never. A thread's or process's
- * inclusive and exclusive counts are both its samples. */
-static const Column columns[_REPORT_KIND_MAX][MAX_COLUMNS] = {
-        [REPORT_FUNCTIONS] = {{"FUNCTION", FIELD_NAME},
-                              {"MODULE", FIELD_MODULE},
-                              {"INCLUSIVE", FIELD_INCLUSIVE},
-                              {"EXCLUSIVE", FIELD_EXCLUSIVE},
-                              {"INCL%", FIELD_INCLUSIVE_PERCENT},
-                              {"EXCL%", FIELD_EXCLUSIVE_PERCENT}},
-        [REPORT_MODULES] = {{"MODULE", FIELD_NAME},
-                            {"INCLUSIVE", FIELD_INCLUSIVE},
-                            {"EXCLUSIVE", FIELD_EXCLUSIVE},
-                            {"INCL%", FIELD_INCLUSIVE_PERCENT},
-                            {"EXCL%", FIELD_EXCLUSIVE_PERCENT}},
-        [REPORT_THREADS] = {{"TID", FIELD_ID},
-                            {"NAME", FIELD_NAME},
-                            {"SAMPLES", FIELD_INCLUSIVE},
-                            {"PERCENT", FIELD_INCLUSIVE_PERCENT}},
-        [REPORT_PROCESSES] = {{"PID", FIELD_ID},
-                              {"COMMAND", FIELD_NAME},
-                              {"SAMPLES", FIELD_INCLUSIVE},
-                              {"PERCENT", FIELD_INCLUSIVE_PERCENT}},
-};
-
-static size_t n_columns(ReportKind kind)
+/* The columns of report's tables (table-schema.h) but the optional ones and the modules' symbols; names give way
+ * to the width, numbers never. A thread's or process's inclusive and exclusive counts are both its samples. */
+static size_t top_columns(ReportKind kind, const TableColumn *ret[static MAX_COLUMNS])
 {
-        size_t n = 0;
+        const TableColumn *c;
+        size_t n, k = 0;
 
-        while (n < MAX_COLUMNS && columns[kind][n].heading)
-                n++;
-        return n;
+        c = table_schema_columns((TableKind)kind, &n);
+        for (size_t i = 0; i < n && k < MAX_COLUMNS; i++)
+                if (!(c[i].flags & (TABLE_COLUMN_JSON_ONLY | TABLE_COLUMN_OPTIONAL | TABLE_COLUMN_SYMBOLS)))
+                        ret[k++] = &c[i];
+        return k;
 }
 
-static bool field_is_name(Field f)
+static const char *cell(const ReportRow *row, const TableColumn *c, char *buf, size_t size)
 {
-        return IN_SET(f, FIELD_NAME, FIELD_MODULE);
-}
-
-static const char *cell(const ReportRow *row, Field f, char *buf, size_t size)
-{
-        switch (f) {
-        case FIELD_NAME:
-                return row->name ?: "";
-        case FIELD_MODULE:
-                return row->module ?: "";
-        case FIELD_ID:
-                snprintf(buf, size, "%" PRIu32, row->id);
-                return buf;
-        case FIELD_INCLUSIVE:
-                snprintf(buf, size, "%" PRIu64, row->inclusive);
-                return buf;
-        case FIELD_EXCLUSIVE:
-                snprintf(buf, size, "%" PRIu64, row->exclusive);
-                return buf;
-        case FIELD_INCLUSIVE_PERCENT:
-                snprintf(buf, size, "%.2f", row->inclusive_percent);
-                return buf;
-        case FIELD_EXCLUSIVE_PERCENT:
-                snprintf(buf, size, "%.2f", row->exclusive_percent);
-                return buf;
-        }
-        return "";
+        return table_cell_text(c, row, false, 0, buf, size);
 }
 
 /* The display width of a name, up to limit. */
@@ -293,24 +234,23 @@ static int name_width(const char *s, int limit)
 
 /* The width of each column for the rows shown: numbers as wide as their widest cell, then the names share
  * what is left of the screen, the module at most a third of it. */
-static void layout(const ReportTable *t, size_t n_rows, int widths[static MAX_COLUMNS])
+static void layout(const ReportTable *t, const TableColumn *const *c, size_t n, size_t n_rows,
+                   int widths[static MAX_COLUMNS])
 {
-        const Column *c = columns[t->kind];
-        size_t n = n_columns(t->kind);
         int space = COLS - (int)n + 1, name = -1, module = -1;
         char buf[64];
 
         for (size_t i = 0; i < n; i++) {
-                widths[i] = (int)strlen(c[i].heading);
+                widths[i] = (int)strlen(c[i]->heading);
                 for (size_t r = 0; r < n_rows; r++) {
-                        const char *text = cell(&t->rows[r], c[i].field, buf, sizeof(buf));
+                        const char *text = cell(&t->rows[r], c[i], buf, sizeof(buf));
 
-                        widths[i] = MAX(widths[i], field_is_name(c[i].field) ? name_width(text, COLS)
-                                                                             : (int)strlen(text));
+                        widths[i] = MAX(widths[i], table_column_is_name(c[i]) ? name_width(text, COLS)
+                                                                               : (int)strlen(text));
                 }
-                if (c[i].field == FIELD_NAME)
+                if (c[i]->width == TABLE_WIDTH_NAME)
                         name = (int)i;
-                else if (c[i].field == FIELD_MODULE)
+                else if (c[i]->width == TABLE_WIDTH_SUBNAME)
                         module = (int)i;
                 else
                         space -= widths[i];
@@ -325,32 +265,32 @@ static void layout(const ReportTable *t, size_t n_rows, int widths[static MAX_CO
 }
 
 /* Whether the column is the one the table is sorted by. */
-static bool sorted_by(const TopState *st, const ReportTable *t, Field f)
+static bool sorted_by(const TopState *st, const ReportTable *t, const TableColumn *c)
 {
         if (IN_SET(t->kind, REPORT_THREADS, REPORT_PROCESSES))
-                return f == FIELD_INCLUSIVE;
-        return (f == FIELD_INCLUSIVE && st->sort == PROFILE_SORT_INCLUSIVE) ||
-               (f == FIELD_EXCLUSIVE && st->sort == PROFILE_SORT_EXCLUSIVE);
+                return c->flags & TABLE_COLUMN_SORT_INCLUSIVE;
+        return ((c->flags & TABLE_COLUMN_SORT_INCLUSIVE) && st->sort == PROFILE_SORT_INCLUSIVE) ||
+               ((c->flags & TABLE_COLUMN_SORT_EXCLUSIVE) && st->sort == PROFILE_SORT_EXCLUSIVE);
 }
 
 static void draw_table(const TopState *st, const ReportTable *t, int top, size_t n_rows)
 {
-        const Column *c = columns[t->kind];
-        size_t n = n_columns(t->kind);
+        const TableColumn *c[MAX_COLUMNS];
+        size_t n = top_columns(t->kind, c);
         int widths[MAX_COLUMNS], x = 0;
         char buf[64];
 
-        layout(t, n_rows, widths);
+        layout(t, c, n, n_rows, widths);
 
         /* The headings in reverse video across the whole width; the sort column's underlined too. */
         attron(A_REVERSE);
         mvhline(top, 0, ' ', COLS);
         for (size_t i = 0; i < n; x += widths[i] + 1, i++) {
-                bool sorted = sorted_by(st, t, c[i].field);
+                bool sorted = sorted_by(st, t, c[i]);
 
                 if (sorted)
                         attron(A_UNDERLINE);
-                put_text(top, x, widths[i], c[i].heading, !field_is_name(c[i].field));
+                put_text(top, x, widths[i], c[i]->heading, !table_column_is_name(c[i]));
                 if (sorted)
                         attroff(A_UNDERLINE);
         }
@@ -359,9 +299,8 @@ static void draw_table(const TopState *st, const ReportTable *t, int top, size_t
         for (size_t r = 0; r < n_rows; r++) {
                 x = 0;
                 for (size_t i = 0; i < n; x += widths[i] + 1, i++)
-                        put_text(top + 1 + (int)r, x, widths[i],
-                                 cell(&t->rows[r], c[i].field, buf, sizeof(buf)),
-                                 !field_is_name(c[i].field));
+                        put_text(top + 1 + (int)r, x, widths[i], cell(&t->rows[r], c[i], buf, sizeof(buf)),
+                                 !table_column_is_name(c[i]));
         }
 }
 

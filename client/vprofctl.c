@@ -46,6 +46,7 @@ typedef enum VerbOption {
         VERB_OPTION_CHILDREN = 1 << 11,
         VERB_OPTION_FORMAT = 1 << 12,
         VERB_OPTION_OUTPUT = 1 << 13,
+        VERB_OPTION_SOURCE = 1 << 14,
 } VerbOption;
 
 static bool arg_json = false;
@@ -64,6 +65,7 @@ static char *arg_cgroup = NULL; /* --cgroup, as target-arg.h makes it */
 static bool arg_children = false;
 static const char *arg_format = NULL; /* report --format: a file format, written to arg_output */
 static const char *arg_output = NULL;
+static bool arg_source = false;
 static VerbOption arg_verb_options = 0;
 
 static OutputFlags output_flags(void)
@@ -310,6 +312,11 @@ static int verb_report(int argc, char *argv[])
                         return r;
                 o.target = argv[1];
         }
+        if (arg_source) {
+                if (arg_by != REPORT_FUNCTIONS || argc < 2)
+                        return log_error_errno(-EINVAL, "Option --source needs --by function and a target");
+                o.flags |= OUTPUT_SOURCE;
+        }
 
         r = bus_connect_system(&bus);
         if (r < 0)
@@ -369,7 +376,8 @@ static const Verb verbs[] = {
         {"status", 0, 0, verb_status, 0},
         {"report", 0, 1, verb_report,
          VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT |
-                 VERB_OPTION_WINDOW | VERB_OPTION_CGROUP | VERB_OPTION_FORMAT | VERB_OPTION_OUTPUT},
+                 VERB_OPTION_WINDOW | VERB_OPTION_CGROUP | VERB_OPTION_FORMAT | VERB_OPTION_OUTPUT |
+                 VERB_OPTION_SOURCE},
         {"top", 0, 1, verb_top,
          VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_BATCH |
                  VERB_OPTION_WINDOW | VERB_OPTION_CGROUP},
@@ -393,6 +401,7 @@ static const struct {
         {VERB_OPTION_CHILDREN, "--children"},
         {VERB_OPTION_FORMAT, "--format"},
         {VERB_OPTION_OUTPUT, "-o/--output"},
+        {VERB_OPTION_SOURCE, "--source"},
 };
 
 static int dispatch_verb(int argc, char *argv[])
@@ -502,6 +511,8 @@ static void help(void)
                "  -o --output=FILE    report --format: the file to write, replaced\n"
                "                      whole (pprof: - for standard output when it\n"
                "                      is not a terminal)\n"
+               "     --source         report TARGET --by function: the SOURCE column\n"
+               "                      (FILE:LINE of each function, when known)\n"
                "\n"
                "See the vprofctl(1) man page for details.\n");
 }
@@ -541,6 +552,7 @@ static int parse_argv(int argc, char *argv[])
                 ARG_CGROUP,
                 ARG_CHILDREN,
                 ARG_FORMAT,
+                ARG_SOURCE,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -561,6 +573,7 @@ static int parse_argv(int argc, char *argv[])
                 {"children", no_argument, NULL, ARG_CHILDREN},
                 {"format", required_argument, NULL, ARG_FORMAT},
                 {"output", required_argument, NULL, 'o'},
+                {"source", no_argument, NULL, ARG_SOURCE},
                 {NULL, 0, NULL, 0},
         };
         int c, r;
@@ -675,6 +688,10 @@ static int parse_argv(int argc, char *argv[])
                                 return log_error_errno(-EINVAL, "Invalid -o value '': expected a file name");
                         arg_output = optarg;
                         arg_verb_options |= VERB_OPTION_OUTPUT;
+                        break;
+                case ARG_SOURCE:
+                        arg_source = true;
+                        arg_verb_options |= VERB_OPTION_SOURCE;
                         break;
                 case 'b':
                         arg_batch = true;

@@ -10,6 +10,7 @@
 #include "bus-names.h"
 #include "bus-query.h"
 #include "bus-rows.h"
+#include "bus-sources.h"
 #include "bus.h"
 #include "log.h"
 #include "manager-attach.h"
@@ -368,6 +369,7 @@ QUEUED(get_stacks)
 QUEUED(get_profile)
 QUEUED(get_module_symbols)
 QUEUED(get_symbol_names)
+QUEUED(get_function_sources)
 QUEUED(get_function_values)
 QUEUED(get_module_values)
 QUEUED(get_thread_values)
@@ -487,6 +489,8 @@ static const sd_bus_vtable profiler_vtable[] = {
                                 SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetSymbolNames", SD_BUS_ARGS("s", target), SD_BUS_RESULT("a(sss)", names),
                                 queued_get_symbol_names, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetFunctionSources", SD_BUS_ARGS("s", target), SD_BUS_RESULT("a(sss)", sources),
+                                queued_get_function_sources, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetFunctionValues",
                                 SD_BUS_ARGS("s", target, "s", sort, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("d", elapsed_total, "d", application_total, "(tt)", window,

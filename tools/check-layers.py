@@ -72,6 +72,8 @@ EXTERNAL_HEADERS = [
     ("libiberty/", "libiberty"),
     ("bpf/", "libbpf"),
     ("systemd/", "libsystemd"),
+    ("elfutils/libdw.h", "libdw"),
+    ("dwarf.h", "libdw"),
     ("elfutils/", "libdebuginfod"),
     ("libsmartcols.h", "smartcols"),
     ("json-c/", "json-c"),
@@ -89,7 +91,7 @@ EXTERNAL_HEADERS = [
 # libraries of the layers it uses, as their meson dependencies carry them.
 EXTERNAL = {
     "common": set(),
-    "common/symbols": {"libelf", "liblzma", "libiberty"},
+    "common/symbols": {"libelf", "liblzma", "libiberty", "libdw"},
     "common/unwind": {"libelf", "nettle"},
     "common/profile": set(),
     # elfutils/debuginfod.h only to check our declarations of the functions the daemon dlopen()s.

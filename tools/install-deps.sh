@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # build
   gcc meson ninja-build pkg-config clang bpftool
-  libbpf-dev libelf-dev liblzma-dev libiberty-dev libsystemd-dev libsmartcols-dev libjson-c-dev libdebuginfod-dev libncurses-dev
+  libbpf-dev libelf-dev libdw-dev liblzma-dev libiberty-dev libsystemd-dev libsmartcols-dev libjson-c-dev libdebuginfod-dev libncurses-dev
   # pprof files (client/pprof/): profile.proto compiled by protoc-c, gzip by zlib
   protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
   # vprof-exporter's HTTP server

@@ -37,6 +37,7 @@ typedef struct Function {
         FunctionKey key; /* key.name points to name */
         char *name;
         char *mangled; /* the symbol's name when name is its demangled form, else NULL */
+        char *source;  /* FILE:LINE of the function's entry, NULL when unknown; not saved */
         uint64_t address; /* the run-time address of the symbol's start, 0 when unknown; not saved */
         uint32_t id;
 } Function;

@@ -8,6 +8,7 @@
 
 #include "profile-internal.h"
 #include "time-util.h"
+#include "utf8.h"
 static const char *const sort_names[_PROFILE_SORT_MAX] = {
         [PROFILE_SORT_INCLUSIVE] = "inclusive",
         [PROFILE_SORT_EXCLUSIVE] = "exclusive",
@@ -273,4 +274,28 @@ int profile_stacks(const Profile *p, size_t limit, ProfileStackRow **ret, size_t
         *ret = rows;
         *ret_n = limit > 0 && limit < n ? limit : n;
         return 0;
+}
+
+/* A function's source: a column of its table (table-schema.h), set where names are resolved, never per sample. */
+int profile_set_source(Profile *p, uint32_t id, const char *source)
+{
+        char *copy;
+
+        assert(p);
+        assert(source);
+
+        if (id >= p->n_functions)
+                return -EINVAL;
+        if (p->functions[id]->source || source[0] == '\0' || id == p->other_id || id == p->unknown_id)
+                return 0;
+        copy = utf8_escape_dup(source);
+        if (!copy)
+                return -ENOMEM;
+        p->functions[id]->source = copy;
+        return 0;
+}
+
+const char *profile_function_source(const Profile *p, uint32_t id)
+{
+        return id < p->n_functions ? p->functions[id]->source : NULL;
 }

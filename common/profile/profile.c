@@ -75,6 +75,7 @@ Profile *profile_free(Profile *p)
         for (size_t i = 0; i < p->n_functions; i++) {
                 free(p->functions[i]->name);
                 free(p->functions[i]->mangled);
+                free(p->functions[i]->source);
                 free(p->functions[i]);
         }
         free(p->functions);

@@ -158,6 +158,11 @@ int profile_function_name(const Profile *p, uint32_t id, const char **ret_module
  * function (the first one given), not for PROFILE_OTHER. NULL when none was set. Not in the saved state. */
 int profile_set_mangled(Profile *p, uint32_t id, const char *mangled);
 const char *profile_function_mangled(const Profile *p, uint32_t id);
+/* Where a function is written, "FILE:LINE" of its entry (the table schema's SOURCE column, GetFunctionSources):
+ * kept once per function (the first one given; "" gives none), not for PROFILE_OTHER, NULL when none was set.
+ * Not in the saved state, the deltas nor the windows' tables. */
+int profile_set_source(Profile *p, uint32_t id, const char *source);
+const char *profile_function_source(const Profile *p, uint32_t id);
 /* The run-time address of the function's symbol start in the process counted, for tools that map functions back
  * to code (pprof): kept once per function (the first one given), not for the reserved rows, not in the saved
  * state (0 after a restore). 0 when none was set or the id is unknown. */

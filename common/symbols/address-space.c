@@ -584,6 +584,42 @@ int address_space_code_attachment(AddressSpace *as, uint64_t addr, const FileAtt
         return 0;
 }
 
+int address_space_code_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64_t *ret_vaddr)
+{
+        _cleanup_close_ int fd = -1;
+        const ProcMap *m;
+        FileEntry *entry;
+        uint64_t vaddr;
+        int r;
+
+        assert(as);
+        assert(ret_fd);
+        assert(ret_vaddr);
+
+        r = address_space_find(as, addr, &m);
+        if (r < 0)
+                return r;
+        if (!m || !m->executable || !m->path || m->path[0] != '/')
+                return -ENOENT;
+        r = address_space_file(as, m, NULL, &entry);
+        if (r < 0)
+                return r;
+        if (!entry->elf)
+                return -ENOENT;
+        r = elf_symbols_offset_to_vaddr(entry->elf, addr - m->start + m->offset, &vaddr);
+        if (r < 0)
+                return r;
+        fd = open_mapping(as, m);
+        if (fd < 0)
+                return fd;
+        /* The path may name a newer file by now: its lines would not be this code's. */
+        if (!file_entry_is(entry, fd))
+                return -ENOENT;
+        *ret_fd = TAKE_FD(fd);
+        *ret_vaddr = vaddr;
+        return 0;
+}
+
 static void file_info_fill(const ProcMap *m, const FileEntry *entry, FileInfo *ret)
 {
         *ret = (FileInfo) {

@@ -51,6 +51,11 @@ int address_space_refresh(AddressSpace *as);
 int address_space_code_attachment(AddressSpace *as, uint64_t addr, const FileAttachmentType *type,
                                   const void **ret_data, uint64_t *ret_bias);
 
+/* For a reader of a file's own sections (line-source.h): the file whose code is mapped at addr, opened anew
+ * (*ret_fd, the caller's) and checked to be the file the symbols came from, and addr's ELF virtual address in it.
+ * -ENOENT when addr is in no executable file mapping, the file is no ELF or is another by now. */
+int address_space_code_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64_t *ret_vaddr);
+
 /* What is known of the file mapped at addr (parsing it if it is new): -ENOENT when addr is in no file
  * mapping. */
 int address_space_file_info(AddressSpace *as, uint64_t addr, FileInfo *ret);

@@ -124,6 +124,30 @@ class ProfileOfKnownWorkload(vprof_env.TestCase):
         self.assertIn("work_alpha", r.stdout)
         self.assertRegex(r.stdout, r"FUNCTION\s+MODULE\s+INCLUSIVE\s+EXCLUSIVE")
 
+    def test_source_column_is_opt_in(self):
+        """--source adds the SOURCE column (the table schema's optional one) through GetFunctionSources on the
+        real bus and policy, read from the demo's DWARF line tables after it exited; the JSON rows are the same
+        rows with a source key. Other tables refuse it."""
+        r = ENV.ctl("report", self.demo.pid, "-n", "5", "--source")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"FUNCTION\s+MODULE\s+SOURCE\s+INCLUSIVE\s+EXCLUSIVE")
+        with_source = ENV.ctl_json("report", self.demo.pid, "--by", "function", "--source")
+        sources = {row["function"]: row.pop("source", None) for row in with_source["functions"]}
+        self.assertEqual(with_source, self.functions)
+        for name in WORK:
+            # FILE:LINE, the line one of the function's own (its first, or its first statement's).
+            path, _, line = sources[name].rpartition(":")
+            self.assertTrue(path.endswith("vprof-demo.c"), sources[name])
+            with open(path) as f:
+                text = f.read().splitlines()
+            self.assertIn(name, text[int(line) - 1] + text[int(line) - 2], sources[name])
+        # Code without a file (the kernel's) has none.
+        self.assertTrue(all(sources[r["function"]] is None for r in with_source["functions"]
+                            if r["module"].startswith("[")))
+        r = ENV.ctl("report", self.demo.pid, "--by", "module", "--source")
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertRegex(r.stderr.strip(), r"^[^\n]*--source needs --by function[^\n]*$")
+
 
 class Client(vprof_env.TestCase):
     def test_top_prints_live_tables(self):

@@ -18,6 +18,7 @@
 #include <systemd/sd-id128.h>
 
 #include "bus-names.h"
+#include "bus-table-row.h"
 #include "bus.h"
 #include "log.h"
 #include "check-main.h"
@@ -565,6 +566,7 @@ static void assert_empty_tables(Peer *p, uint32_t pid)
         } tables[] = {
                 { "GetModules", "st" },         { "GetThreads", "st" },      { "GetModuleSymbols", "s" },
                 { "GetSymbolNames", "s" },     { "GetModuleValues", "st" }, { "GetThreadValues", "st" },
+                { "GetFunctionSources", "s" },
         };
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         const char *target = pid_text(pid);
@@ -754,8 +756,93 @@ START_TEST(test_get_profile)
                 ck_assert_uint_eq(r.other, 5);
                 ck_assert_uint_eq(r.total, 9);
         }
+        /* GetFunctionSources: the functions whose source is known, and only those. */
+        ck_assert_int_eq(profile_set_source(t->profile, frames[1], "app.c:42"), 0);
+        {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+                const char *module, *function, *source;
+
+                ck_assert_msg(call(&p, "GetFunctionSources", &e, &reply, "s", target) >= 0, "%s", e.message);
+                ck_assert_int_gt(sd_bus_message_enter_container(reply, 'a', "(sss)"), 0);
+                ck_assert_int_gt(sd_bus_message_read(reply, "(sss)", &module, &function, &source), 0);
+                ck_assert_str_eq(module, "app");
+                ck_assert_str_eq(function, "main");
+                ck_assert_str_eq(source, "app.c:42");
+                ck_assert_int_eq(sd_bus_message_read(reply, "(sss)", &module, &function, &source), 0);
+        }
         peer_stop(&p);
         kill_sleeper(child);
+}
+END_TEST
+
+/* bus_append_table_row(): a row of every kind and shape made from the table schema reads back with the
+ * signature the interface XML declares (the same strings as tests/unit/test-table-schema.c checks), each cell in
+ * its place. */
+START_TEST(test_table_rows_from_schema)
+{
+        static const char *const declared[_TABLE_KIND_MAX][_TABLE_SHAPE_MAX] = {
+                [TABLE_FUNCTIONS] = {"(ssttdd)", "(ssdddddddddd)"},
+                [TABLE_MODULES] = {"(sttdd)", "(sdddddddddd)"},
+                [TABLE_THREADS] = {"(usttdd)", "(usdddddddddd)"},
+                [TABLE_PROCESSES] = {"(usttdd)", "(usdddddddddd)"},
+        };
+        const ProfileRow p_row = {.name = "work", .module = "app", .tid = 77, .inclusive = 30, .exclusive = 10};
+        Peer p = {};
+
+        peer_start(&p, &default_config);
+        for (TableKind k = 0; k < _TABLE_KIND_MAX; k++)
+                for (TableShape shape = 0; shape < _TABLE_SHAPE_MAX; shape++) {
+                        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+                        const char *sig = declared[k][shape], *name = NULL, *module = NULL;
+                        uint64_t inclusive = 0, exclusive = 0;
+                        double numbers[10] = {};
+                        uint32_t id = 0;
+                        TableRow row;
+
+                        table_row_from_profile(&p_row, 120, &row);
+                        for (size_t i = 0; i < TABLE_N_VALUES; i++)
+                                row.values[i] = 0.5 + (double)i;
+                        ck_assert_int_ge(sd_bus_message_new_method_call(p.client, &m, NULL, VPROF_BUS_PATH,
+                                                                        VPROF_BUS_INTERFACE, "GetFunctions"),
+                                         0);
+                        ck_assert_int_ge(sd_bus_message_open_container(m, 'a', sig), 0);
+                        ck_assert_int_ge(bus_append_table_row(m, k, shape, &row), 0);
+                        ck_assert_int_ge(sd_bus_message_close_container(m), 0);
+                        ck_assert_int_ge(sd_bus_message_seal(m, 1, 0), 0);
+                        ck_assert_int_ge(sd_bus_message_rewind(m, true), 0);
+
+                        ck_assert_int_gt(sd_bus_message_enter_container(m, 'a', sig), 0);
+                        ck_assert_int_gt(sd_bus_message_enter_container(m, 'r', NULL), 0);
+                        if (k == TABLE_FUNCTIONS)
+                                ck_assert_int_ge(sd_bus_message_read(m, "ss", &name, &module), 0);
+                        else if (k == TABLE_MODULES)
+                                ck_assert_int_ge(sd_bus_message_read(m, "s", &name), 0);
+                        else
+                                ck_assert_int_ge(sd_bus_message_read(m, "us", &id, &name), 0);
+                        ck_assert_str_eq(name, "work");
+                        if (k == TABLE_FUNCTIONS)
+                                ck_assert_str_eq(module, "app");
+                        if (k == TABLE_THREADS || k == TABLE_PROCESSES)
+                                ck_assert_uint_eq(id, 77);
+                        if (shape == TABLE_SAMPLING) {
+                                ck_assert_int_ge(sd_bus_message_read(m, "ttdd", &inclusive, &exclusive, &numbers[0],
+                                                                     &numbers[1]),
+                                                 0);
+                                ck_assert_uint_eq(inclusive, 30);
+                                ck_assert_uint_eq(exclusive, 10);
+                                ck_assert_double_eq_tol(numbers[0], 25.0, 1e-9);
+                                ck_assert_double_eq_tol(numbers[1], 100.0 / 12, 1e-9);
+                        } else {
+                                for (size_t i = 0; i < TABLE_N_VALUES; i++) {
+                                        ck_assert_int_ge(sd_bus_message_read_basic(m, 'd', &numbers[i]), 0);
+                                        ck_assert_double_eq(numbers[i], 0.5 + (double)i);
+                                }
+                        }
+                        /* Nothing more in the row. */
+                        ck_assert_int_gt(sd_bus_message_at_end(m, false), 0);
+                        ck_assert_int_ge(sd_bus_message_exit_container(m), 0);
+                }
+        peer_stop(&p);
 }
 END_TEST
 
@@ -845,6 +932,7 @@ static Suite *bus_suite(void)
         tcase_add_test(tc, test_attach_and_detach);
         tcase_add_test(tc, test_windows);
         tcase_add_test(tc, test_get_profile);
+        tcase_add_test(tc, test_table_rows_from_schema);
         tcase_add_test(tc, test_off_cpu_default);
         suite_add_tcase(s, tc);
         return s;

@@ -72,6 +72,33 @@ START_TEST(test_function_address)
 }
 END_TEST
 
+/* A function's source (FILE:LINE): the first one given stays, "" gives none, [other] has none, a name that is not
+ * valid UTF-8 comes back escaped. */
+START_TEST(test_function_source)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        uint32_t id, bad, other;
+
+        ck_assert_int_eq(profile_new(99, &p), 0);
+        profile_set_limits(p, 2, 0);
+        ck_assert_int_eq(profile_intern_function(p, "app", "main", &id), 0);
+        ck_assert_ptr_null(profile_function_source(p, id));
+        ck_assert_int_eq(profile_set_source(p, id, ""), 0);
+        ck_assert_ptr_null(profile_function_source(p, id));
+        ck_assert_int_eq(profile_set_source(p, id, "app.c:12"), 0);
+        ck_assert_int_eq(profile_set_source(p, id, "other.c:1"), 0);
+        ck_assert_str_eq(profile_function_source(p, id), "app.c:12");
+        ck_assert_int_eq(profile_intern_function(p, "app", "bad", &bad), 0);
+        ck_assert_int_eq(profile_set_source(p, bad, "b\xff" "d.c:3"), 0);
+        ck_assert_str_eq(profile_function_source(p, bad), "b\\xffd.c:3");
+        ck_assert_int_eq(profile_intern_function(p, "app", "helper", &other), 0);
+        ck_assert_int_eq(profile_set_source(p, other, "helper.c:7"), 0);
+        ck_assert_ptr_null(profile_function_source(p, other)); /* [other], past the limit */
+        ck_assert_int_eq(profile_set_source(p, 1000, "x.c:1"), -EINVAL);
+        ck_assert_ptr_null(profile_function_source(p, 1000));
+}
+END_TEST
+
 START_TEST(test_function_counts)
 {
         _cleanup_(profile_freep) Profile *p = NULL;
@@ -684,6 +711,7 @@ int main(void)
         tcase_add_test(tc, test_values_modules_threads);
         tcase_add_test(tc, test_values_without_user_stack);
         tcase_add_test(tc, test_function_address);
+        tcase_add_test(tc, test_function_source);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

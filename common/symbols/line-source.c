@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "line-source.h"
+#include "macros.h"
+
+#if HAVE_LIBDW
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+
+/* An address range of a compile unit, for the files without .debug_aranges. */
+typedef struct UnitRange {
+        uint64_t start, end;
+        Dwarf_Die unit;
+} UnitRange;
+
+/* The files a reader opened: few per query (a process's executable and libraries). */
+typedef struct LineFile {
+        dev_t dev;
+        ino_t ino;
+        int fd;
+        Dwarf *dwarf;      /* NULL: the file has no DWARF */
+        UnitRange *ranges; /* by start; made on the first address .debug_aranges does not know */
+        size_t n_ranges;
+        bool indexed;
+} LineFile;
+
+struct LineReader {
+        LineFile *files;
+        size_t n_files;
+};
+
+int line_reader_new(LineReader **ret)
+{
+        LineReader *r = calloc(1, sizeof(*r));
+
+        if (!r)
+                return -ENOMEM;
+        *ret = r;
+        return 0;
+}
+
+LineReader *line_reader_free(LineReader *r)
+{
+        if (!r)
+                return NULL;
+        for (size_t i = 0; i < r->n_files; i++) {
+                if (r->files[i].dwarf)
+                        dwarf_end(r->files[i].dwarf);
+                free(r->files[i].ranges);
+                safe_close(r->files[i].fd);
+        }
+        free(r->files);
+        free(r);
+        return NULL;
+}
+
+/* The reader's file for fd, opened and its DWARF begun on first use; takes fd. */
+static int line_reader_file(LineReader *r, int fd, LineFile **ret)
+{
+        _cleanup_close_ int owned = fd;
+        struct stat st;
+        LineFile *files;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        for (size_t i = 0; i < r->n_files; i++)
+                if (r->files[i].dev == st.st_dev && r->files[i].ino == st.st_ino) {
+                        *ret = &r->files[i];
+                        return 0;
+                }
+        files = reallocarray(r->files, r->n_files + 1, sizeof(*files));
+        if (!files)
+                return -ENOMEM;
+        r->files = files;
+        /* dwarf_begin() reads through the descriptor, which must stay open while the Dwarf lives. */
+        files[r->n_files] = (LineFile){
+                .dev = st.st_dev,
+                .ino = st.st_ino,
+                .fd = TAKE_FD(owned),
+        };
+        files[r->n_files].dwarf = dwarf_begin(files[r->n_files].fd, DWARF_C_READ);
+        *ret = &files[r->n_files++];
+        return 0;
+}
+
+static int range_compare(const void *x, const void *y)
+{
+        const UnitRange *a = x, *b = y;
+
+        return (a->start > b->start) - (a->start < b->start);
+}
+
+/* Every unit's ranges, sorted: libdw 0.188 makes no aranges of its own where the file has none (clang writes
+ * none), and asking each unit for each address would cost units x functions. */
+static int index_units(LineFile *f)
+{
+        Dwarf_CU *cu = NULL, *next;
+        Dwarf_Die die;
+        uint8_t type;
+        size_t allocated = 0;
+
+        f->indexed = true;
+        while (dwarf_get_units(f->dwarf, cu, &next, NULL, &type, &die, NULL) == 0) {
+                Dwarf_Addr base, start, end;
+                ptrdiff_t off = 0;
+
+                cu = next;
+                while ((off = dwarf_ranges(&die, off, &base, &start, &end)) > 0) {
+                        if (f->n_ranges == allocated) {
+                                size_t a = MAX(allocated * 2, (size_t)16);
+                                UnitRange *ranges = reallocarray(f->ranges, a, sizeof(*ranges));
+
+                                if (!ranges)
+                                        return -ENOMEM;
+                                f->ranges = ranges;
+                                allocated = a;
+                        }
+                        f->ranges[f->n_ranges++] = (UnitRange){.start = start, .end = end, .unit = die};
+                }
+        }
+        if (f->n_ranges > 1)
+                qsort(f->ranges, f->n_ranges, sizeof(*f->ranges), range_compare);
+        return 0;
+}
+
+/* The compile unit whose code holds vaddr: through .debug_aranges when the file has them, else through the
+ * index of the units' ranges. 1 with *ret set, 0 when none holds it. */
+static int find_unit(LineFile *f, uint64_t vaddr, Dwarf_Die *ret)
+{
+        size_t lo = 0, hi;
+        int r;
+
+        if (dwarf_addrdie(f->dwarf, vaddr, ret))
+                return 1;
+        if (!f->indexed) {
+                r = index_units(f);
+                if (r < 0)
+                        return r;
+        }
+        /* The last range starting at or below vaddr. */
+        hi = f->n_ranges;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (f->ranges[mid].start <= vaddr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0 || vaddr >= f->ranges[lo - 1].end)
+                return 0;
+        *ret = f->ranges[lo - 1].unit;
+        return 1;
+}
+
+int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t size)
+{
+        Dwarf_Die cu;
+        Dwarf_Line *line;
+        const char *file;
+        LineFile *f = NULL;
+        int lineno, n;
+
+        n = line_reader_file(r, fd, &f);
+        if (n < 0)
+                return n;
+        if (!f->dwarf)
+                return -ENOENT;
+        n = find_unit(f, vaddr, &cu);
+        if (n <= 0)
+                return n < 0 ? n : -ENOENT;
+        line = dwarf_getsrc_die(&cu, vaddr);
+        if (!line || dwarf_lineno(line, &lineno) != 0 || !(file = dwarf_linesrc(line, NULL, NULL)))
+                return -ENOENT;
+        /* A name relative to the unit's compile directory (clang's, sometimes) is made whole with it. */
+        if (file[0] != '/') {
+                Dwarf_Attribute attr;
+                const char *dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
+
+                if (dir && dir[0] == '/') {
+                        n = snprintf(buf, size, "%s/%s:%d", dir, file, lineno);
+                        return n < 0 || (size_t)n >= size ? -ENOBUFS : 0;
+                }
+        }
+        n = snprintf(buf, size, "%s:%d", file, lineno);
+        return n < 0 || (size_t)n >= size ? -ENOBUFS : 0;
+}
+
+#else
+
+struct LineReader {
+        int unused;
+};
+
+int line_reader_new(LineReader **ret)
+{
+        LineReader *r = calloc(1, sizeof(*r));
+
+        if (!r)
+                return -ENOMEM;
+        *ret = r;
+        return 0;
+}
+
+LineReader *line_reader_free(LineReader *r)
+{
+        free(r);
+        return NULL;
+}
+
+int line_reader_lookup(_unused_ LineReader *r, int fd, _unused_ uint64_t vaddr, _unused_ char *buf,
+                       _unused_ size_t size)
+{
+        safe_close(fd);
+        return -EOPNOTSUPP;
+}
+
+#endif

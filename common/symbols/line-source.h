@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "macros.h"
+
+/* Where code is written: the DWARF line table of an ELF file (libdw), for the SOURCE column of the function
+ * tables. A reader keeps each file it opened until it is freed, so that the functions of one query share the
+ * parse of their file's line tables; it is meant to live for one query, not to be cached. Without libdw at build
+ * time every lookup answers -EOPNOTSUPP. */
+typedef struct LineReader LineReader;
+
+int line_reader_new(LineReader **ret);
+LineReader *line_reader_free(LineReader *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(LineReader *, line_reader_free);
+
+/* "FILE:LINE" (FILE as the line table names it, made absolute with the unit's compile directory when it is
+ * relative) of the ELF virtual address vaddr of the file open at fd (the reader takes fd, also on failure;
+ * a file it has open already, by device and inode, is not parsed again). -ENOENT when the file has no line for
+ * vaddr (no DWARF: a stripped file), -ENOBUFS when buf is too small, -EOPNOTSUPP without libdw, -ENOMEM. */
+int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t size);
