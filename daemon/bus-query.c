@@ -72,7 +72,7 @@ int method_get_functions(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         r = run_function_table(userdata, msg, false, &q, &rows, &n, error);
         if (r <= 0)
                 return r < 0 ? r : ASKED_POLKIT;
-        return reply_sampling_rows(msg, ROW_FUNCTION, &q, rows, n);
+        return reply_sampling_rows(msg, TABLE_FUNCTIONS, &q, rows, n);
 }
 
 int method_get_function_values(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -86,12 +86,12 @@ int method_get_function_values(sd_bus_message *msg, void *userdata, sd_bus_error
         r = run_function_table(m, msg, true, &q, &rows, &n, error);
         if (r <= 0)
                 return r < 0 ? r : ASKED_POLKIT;
-        return reply_values_rows(msg, ROW_FUNCTION, &q, m->config.frequency, rows, n);
+        return reply_values_rows(msg, TABLE_FUNCTIONS, &q, m->config.frequency, rows, n);
 }
 
 /* GetModules, GetThreads and their values read (s target, t window_usec) and reply with a whole table. */
 typedef int (*profile_table_fn)(const Profile *p, ProfileSort sort, ProfileRow **ret, size_t *ret_n);
-static int reply_table(sd_bus_message *msg, Manager *m, RowShape shape, profile_table_fn table, bool values,
+static int reply_table(sd_bus_message *msg, Manager *m, TableKind kind, profile_table_fn table, bool values,
                        sd_bus_error *error)
 {
         _cleanup_(query_done) Query q = {};
@@ -109,28 +109,28 @@ static int reply_table(sd_bus_message *msg, Manager *m, RowShape shape, profile_
         r = table(q.profile, values ? PROFILE_SORT_ELAPSED_INCLUSIVE : PROFILE_SORT_INCLUSIVE, &rows, &n);
         if (r < 0)
                 return r;
-        return values ? reply_values_rows(msg, shape, &q, m->config.frequency, rows, n)
-                      : reply_sampling_rows(msg, shape, &q, rows, n);
+        return values ? reply_values_rows(msg, kind, &q, m->config.frequency, rows, n)
+                      : reply_sampling_rows(msg, kind, &q, rows, n);
 }
 
 int method_get_modules(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
-        return reply_table(msg, userdata, ROW_MODULE, profile_modules, false, error);
+        return reply_table(msg, userdata, TABLE_MODULES, profile_modules, false, error);
 }
 
 int method_get_threads(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
-        return reply_table(msg, userdata, ROW_ID, profile_threads, false, error);
+        return reply_table(msg, userdata, TABLE_THREADS, profile_threads, false, error);
 }
 
 int method_get_module_values(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
-        return reply_table(msg, userdata, ROW_MODULE, profile_modules, true, error);
+        return reply_table(msg, userdata, TABLE_MODULES, profile_modules, true, error);
 }
 
 int method_get_thread_values(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
-        return reply_table(msg, userdata, ROW_ID, profile_threads, true, error);
+        return reply_table(msg, userdata, TABLE_THREADS, profile_threads, true, error);
 }
 
 /* GetProcesses and GetProcessValues read (s target, t window_usec): one row a target, from its totals. */

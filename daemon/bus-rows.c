@@ -3,41 +3,29 @@
  * docs/COUNTING.md. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bus-rows.h"
+#include "bus-table-row.h"
 #include "macros.h"
 
-/* A row's struct contents for sd_bus_message_open_container(), and the array's element type, per shape. */
-static const struct {
-        const char *sampling, *sampling_element, *values, *values_element;
-} row_signatures[_ROW_SHAPE_MAX] = {
-#define SHAPE(name)                                                                                            \
-        { name ROW_SAMPLING_NUMBERS, "(" name ROW_SAMPLING_NUMBERS ")", name ROW_VALUES_NUMBERS,                \
-          "(" name ROW_VALUES_NUMBERS ")" }
-        [ROW_FUNCTION] = SHAPE(ROW_FUNCTION_NAME),
-        [ROW_MODULE] = SHAPE(ROW_MODULE_NAME),
-        [ROW_ID] = SHAPE(ROW_ID_NAME),
-#undef SHAPE
-};
-
-static int append_row_name(sd_bus_message *reply, RowShape shape, const ProfileRow *row)
+/* The array's element signature of a table kind's rows in shape. */
+static int element_signature(TableKind kind, TableShape shape, char *buf, size_t size)
 {
-        switch (shape) {
-        case ROW_FUNCTION:
-                return sd_bus_message_append(reply, ROW_FUNCTION_NAME, row->name, row->module);
-        case ROW_MODULE:
-                return sd_bus_message_append(reply, ROW_MODULE_NAME, row->name);
-        default:
-                return sd_bus_message_append(reply, ROW_ID_NAME, row->tid, row->name);
-        }
+        return table_schema_row_signature(kind, shape, false, buf, size);
 }
 
 /* The sampling rows, then the reply sent. */
-static int send_sampling(sd_bus_message *msg, RowShape shape, uint64_t total, uint64_t start_usec,
+static int send_sampling(sd_bus_message *msg, TableKind kind, uint64_t total, uint64_t start_usec,
                          uint64_t end_usec, const ProfileRow *rows, size_t n)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        char element[64];
         int r;
+
+        r = element_signature(kind, TABLE_SAMPLING, element, sizeof(element));
+        if (r < 0)
+                return r;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
@@ -45,22 +33,14 @@ static int send_sampling(sd_bus_message *msg, RowShape shape, uint64_t total, ui
         r = sd_bus_message_append(reply, "t(tt)", total, start_usec, end_usec);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'a', row_signatures[shape].sampling_element);
+        r = sd_bus_message_open_container(reply, 'a', element);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                r = sd_bus_message_open_container(reply, 'r', row_signatures[shape].sampling);
-                if (r < 0)
-                        return r;
-                r = append_row_name(reply, shape, rows + i);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_append(reply, ROW_SAMPLING_NUMBERS, rows[i].inclusive, rows[i].exclusive,
-                                          profile_percent(rows[i].inclusive, total),
-                                          profile_percent(rows[i].exclusive, total));
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_close_container(reply);
+                TableRow row;
+
+                table_row_from_profile(rows + i, total, &row);
+                r = bus_append_table_row(reply, kind, TABLE_SAMPLING, &row);
                 if (r < 0)
                         return r;
         }
@@ -70,9 +50,9 @@ static int send_sampling(sd_bus_message *msg, RowShape shape, uint64_t total, ui
         return sd_bus_send(NULL, reply, NULL);
 }
 
-int reply_sampling_rows(sd_bus_message *msg, RowShape shape, const Query *q, const ProfileRow *rows, size_t n)
+int reply_sampling_rows(sd_bus_message *msg, TableKind kind, const Query *q, const ProfileRow *rows, size_t n)
 {
-        return send_sampling(msg, shape, profile_total(q->profile), q->start_usec, q->end_usec, rows, n);
+        return send_sampling(msg, kind, profile_total(q->profile), q->start_usec, q->end_usec, rows, n);
 }
 
 /* The value tables go out in sample periods (1/Frequency s, the daemon's property), as doubles. A target's
@@ -104,35 +84,40 @@ static double percent(double value, double total)
 
 /* A row's ten values in their order on the bus: EI, EE, AI, AE, their percents of the session's elapsed and
  * application totals, then the off-CPU parts of EI. */
-static int append_values_row(sd_bus_message *reply, RowShape shape, const ProfileRow *row,
+static int append_values_row(sd_bus_message *reply, TableKind kind, const ProfileRow *p,
                              const Periods *inclusive, const Periods *exclusive, const Periods *session)
 {
-        int r;
+        TableRow row;
 
-        r = sd_bus_message_open_container(reply, 'r', row_signatures[shape].values);
-        if (r < 0)
-                return r;
-        r = append_row_name(reply, shape, row);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(reply, ROW_VALUES_NUMBERS, inclusive->elapsed, exclusive->elapsed,
-                                  inclusive->application, exclusive->application,
-                                  percent(inclusive->elapsed, session->elapsed),
-                                  percent(exclusive->elapsed, session->elapsed),
-                                  percent(inclusive->application, session->application),
-                                  percent(exclusive->application, session->application), inclusive->blocked,
-                                  inclusive->preempted);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(reply);
+        table_row_from_profile(p, 0, &row);
+        memcpy(row.values,
+               (const double[TABLE_N_VALUES]){
+                       inclusive->elapsed,
+                       exclusive->elapsed,
+                       inclusive->application,
+                       exclusive->application,
+                       percent(inclusive->elapsed, session->elapsed),
+                       percent(exclusive->elapsed, session->elapsed),
+                       percent(inclusive->application, session->application),
+                       percent(exclusive->application, session->application),
+                       inclusive->blocked,
+                       inclusive->preempted,
+               },
+               sizeof(row.values));
+        return bus_append_table_row(reply, kind, TABLE_VALUES, &row);
 }
 
 /* The head of a values reply: the session's totals and the span, and the rows' array opened. */
-static int values_head(sd_bus_message *msg, RowShape shape, const Periods *session, const Query *q,
+static int values_head(sd_bus_message *msg, TableKind kind, const Periods *session, const Query *q,
                        sd_bus_message **ret)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        char element[64];
         int r;
+
+        r = element_signature(kind, TABLE_VALUES, element, sizeof(element));
+        if (r < 0)
+                return r;
 
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
@@ -141,7 +126,7 @@ static int values_head(sd_bus_message *msg, RowShape shape, const Periods *sessi
                                   q->end_usec);
         if (r < 0)
                 return r;
-        r = sd_bus_message_open_container(reply, 'a', row_signatures[shape].values_element);
+        r = sd_bus_message_open_container(reply, 'a', element);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(reply);
@@ -158,7 +143,7 @@ static int values_send(sd_bus_message *reply)
         return sd_bus_send(NULL, reply, NULL);
 }
 
-int reply_values_rows(sd_bus_message *msg, RowShape shape, const Query *q, uint32_t unit_frequency,
+int reply_values_rows(sd_bus_message *msg, TableKind kind, const Query *q, uint32_t unit_frequency,
                       const ProfileRow *rows, size_t n)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -166,14 +151,14 @@ int reply_values_rows(sd_bus_message *msg, RowShape shape, const Query *q, uint3
         Periods session = to_periods(profile_total_values(q->profile), frequency, unit_frequency);
         int r;
 
-        r = values_head(msg, shape, &session, q, &reply);
+        r = values_head(msg, kind, &session, q, &reply);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
                 Periods inclusive = to_periods(&rows[i].inclusive_values, frequency, unit_frequency),
                         exclusive = to_periods(&rows[i].exclusive_values, frequency, unit_frequency);
 
-                r = append_values_row(reply, shape, rows + i, &inclusive, &exclusive, &session);
+                r = append_values_row(reply, kind, rows + i, &inclusive, &exclusive, &session);
                 if (r < 0)
                         return r;
         }
@@ -257,7 +242,7 @@ int reply_process_rows(sd_bus_message *msg, const Query *q)
                 return -ENOMEM;
         for (size_t i = 0; i < q->n_targets; i++)
                 plain[i] = rows[i].row;
-        return send_sampling(msg, ROW_ID, total, q->start_usec, q->end_usec, plain, q->n_targets);
+        return send_sampling(msg, TABLE_PROCESSES, total, q->start_usec, q->end_usec, plain, q->n_targets);
 }
 
 int reply_process_values(sd_bus_message *msg, const Query *q, uint32_t unit_frequency)
@@ -271,12 +256,12 @@ int reply_process_values(sd_bus_message *msg, const Query *q, uint32_t unit_freq
         r = process_rows(q, unit_frequency, &rows, &total, &session);
         if (r < 0)
                 return r;
-        r = values_head(msg, ROW_ID, &session, q, &reply);
+        r = values_head(msg, TABLE_PROCESSES, &session, q, &reply);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < q->n_targets; i++) {
                 /* A process's exclusive values are its inclusive ones. */
-                r = append_values_row(reply, ROW_ID, &rows[i].row, &rows[i].values, &rows[i].values, &session);
+                r = append_values_row(reply, TABLE_PROCESSES, &rows[i].row, &rows[i].values, &rows[i].values, &session);
                 if (r < 0)
                         return r;
         }

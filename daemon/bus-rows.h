@@ -7,10 +7,13 @@
 
 #include "profile.h"
 #include "query.h"
+#include "table-schema.h"
 
 /* The rows of the table replies (GetFunctions, GetModules, GetThreads, GetProcesses and their *Values twins),
- * marshaled from a Query. The row signatures are written here once: the vtable (bus.c) makes its result
- * signatures of these macros, and bus-rows.c its containers. */
+ * marshaled from a Query by the table schema (common/profile/table-schema.h, bus-table-row.h): each row's
+ * columns and their order are the schema's. The macros below spell the same signatures at compile time for the
+ * vtable (bus.c); tests/unit/test-table-schema.c checks the schema against the interface XML, and the lint test
+ * man-interface-matches-xml the XML against the vtable, so the three cannot drift apart. */
 
 /* The name part of each kind of row, then the numbers of a sampling row (inclusive, exclusive, their percents)
  * or of a values row (ten values, see append_values_row()). */
@@ -24,20 +27,14 @@
 #define ROWS_SAMPLING(name) "a(" name ROW_SAMPLING_NUMBERS ")"
 #define ROWS_VALUES(name) "a(" name ROW_VALUES_NUMBERS ")"
 
-typedef enum RowShape {
-        ROW_FUNCTION,
-        ROW_MODULE,
-        ROW_ID,
-        _ROW_SHAPE_MAX,
-} RowShape;
 
 /* Sends a sampling table: "t(tt)a(...ttdd)", the view's total and span, then rows with their percents of the
  * total. */
-int reply_sampling_rows(sd_bus_message *msg, RowShape shape, const Query *q, const ProfileRow *rows, size_t n);
+int reply_sampling_rows(sd_bus_message *msg, TableKind kind, const Query *q, const ProfileRow *rows, size_t n);
 
 /* Sends a values table: "dd(tt)a(...dddddddddd)", the view's elapsed and application totals and span, then the
  * rows' values, in periods of unit_frequency (the daemon's Frequency). */
-int reply_values_rows(sd_bus_message *msg, RowShape shape, const Query *q, uint32_t unit_frequency,
+int reply_values_rows(sd_bus_message *msg, TableKind kind, const Query *q, uint32_t unit_frequency,
                       const ProfileRow *rows, size_t n);
 
 /* The process tables, one row a target from the query's totals (QUERY_TOTALS), busiest first: sampling counts,

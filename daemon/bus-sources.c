@@ -3,13 +3,13 @@
 #include <stdlib.h>
 
 #include "address-space.h"
-#include "bus-query.h"
 #include "bus-sources.h"
 #include "line-source.h"
 #include "log.h"
 #include "macros.h"
 #include "manager.h"
 #include "profile.h"
+#include "query.h"
 #include "target.h"
 
 /* Where the functions of a target are written (the table schema's SOURCE column): a call of its own beside the
@@ -73,27 +73,26 @@ static int append_sources(sd_bus_message *reply, const Profile *p)
 int method_get_function_sources(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ Target **targets = NULL;
+        _cleanup_(query_done) Query q = {};
         _cleanup_(line_reader_freep) LineReader *lines = NULL;
         Manager *m = userdata;
         const char *spec;
-        size_t n = 0;
         int r;
 
         r = sd_bus_message_read(msg, "s", &spec);
         if (r < 0)
                 return r;
-        manager_sync(m); /* first, as every query */
-        r = spec_targets(m, msg, spec, &targets, &n, error);
+        /* The targets only (no view, no totals): the spec's, or for "" every target the caller may read. */
+        r = query_run(m, msg, &(QueryRequest){ .spec = spec }, &q, error);
         if (r <= 0)
                 return r < 0 ? r : 1; /* 0: polkit was asked, the call is answered when it runs again */
         r = line_reader_new(&lines);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n; i++) {
-                r = read_sources(targets[i], lines);
+        for (size_t i = 0; i < q.n_targets; i++) {
+                r = read_sources(q.targets[i], lines);
                 if (r < 0)
-                        return log_error_errno(r, "Cannot read the sources of PID %d: %m", (int)targets[i]->pid);
+                        return log_error_errno(r, "Cannot read the sources of PID %d: %m", (int)q.targets[i]->pid);
         }
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
@@ -102,8 +101,8 @@ int method_get_function_sources(sd_bus_message *msg, void *userdata, sd_bus_erro
         if (r < 0)
                 return r;
         /* A group's members may name one function alike: the client keeps the first. */
-        for (size_t i = 0; i < n; i++) {
-                r = append_sources(reply, targets[i]->profile);
+        for (size_t i = 0; i < q.n_targets; i++) {
+                r = append_sources(reply, q.targets[i]->profile);
                 if (r < 0)
                         return r;
         }
