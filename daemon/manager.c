@@ -47,6 +47,9 @@ int manager_new(const SamplerConfig *config, Manager **ret)
         r = symbolizer_new(&m->symbolizer);
         if (r < 0)
                 return r;
+        r = query_cache_new(&m->query_cache);
+        if (r < 0)
+                return r;
         /* Records of no target stay unclaimed until the groups take their processes in (manager-groups.h). */
         m->drain = (Drain){
                 .targets = m->targets,
@@ -77,6 +80,7 @@ Manager *manager_free(Manager *m)
                 return NULL;
         /* First: its worker hands debug files to the symbolizer and the targets. */
         debuginfod_free(m->debuginfod);
+        query_cache_free(m->query_cache); /* its views were counted of the targets' windows */
         HASHMAP_FOREACH(t, m->targets)
                 target_free(t);
         hashmap_free(m->targets);

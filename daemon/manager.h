@@ -11,6 +11,7 @@
 #include "drain.h"
 #include "hashmap.h"
 #include "manager-slots.h"
+#include "query-cache.h"
 #include "query-queue.h"
 #include "sampler.h"
 #include "symbolizer.h"
@@ -57,6 +58,7 @@ typedef struct ManagerObserver {
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
+        QueryCache *query_cache; /* the windowed views counted lately (query-cache.h) */
         QueryQueue *queries; /* the queries waiting their turn (query-queue.h); NULL: run as they come (tests) */
         sd_event_source *wakeup_source;
         sd_event_source *drain_timer;

@@ -223,9 +223,10 @@ static int build_merge(Query *q, Target *const *targets, size_t n, uint64_t now_
 
 /* The view of targets (n >= 0) over the window: one target since its attach is its own tables, borrowed;
  * anything else is built, at the members' frequency (a merge needs them all at one), or frequency for none. */
-static int build_view(Query *q, Target *const *targets, size_t n, uint32_t frequency, uint64_t window_usec,
-                      uint64_t now_usec)
+static int build_view(Query *q, QueryCache *cache, Target *const *targets, size_t n, uint32_t frequency,
+                      uint64_t window_usec, uint64_t now_usec)
 {
+        QueryCacheView kept;
         int r;
 
         if (n == 1 && window_usec == 0) {
@@ -233,11 +234,27 @@ static int build_view(Query *q, Target *const *targets, size_t n, uint32_t frequ
                 whole_span(targets[0], now_usec, &q->start_usec, &q->end_usec);
                 return 0;
         }
+        /* The same windows counted lately: that view, exactly what counting again would give. */
+        if (window_usec > 0 && cache && query_cache_get(cache, targets, n, q->after_usec, &kept)) {
+                q->profile = kept.profile;
+                if (kept.start_usec <= kept.end_usec)
+                        span_add(q, kept.start_usec, kept.end_usec);
+                q->inexact = kept.inexact;
+                return 0;
+        }
         r = profile_new(n > 0 ? profile_frequency(targets[0]->profile) : frequency, &q->owned);
         if (r < 0)
                 return r;
         q->profile = q->owned;
-        return window_usec > 0 ? build_window(q, targets, n) : build_merge(q, targets, n, now_usec);
+        if (window_usec == 0)
+                return build_merge(q, targets, n, now_usec);
+        r = build_window(q, targets, n);
+        if (r < 0 || !cache)
+                return r;
+        /* Kept for the next query, which may be this one's twin from another caller; this query borrows it (no
+         * other query runs before this one is answered). Without the memory it stays this query's own. */
+        (void)query_cache_put(cache, targets, n, q->after_usec, &q->owned, q->start_usec, q->end_usec, q->inexact);
+        return 0;
 }
 
 /* One target's totals over the window (its row in the process tables), cheaply: from its buckets' totals,
@@ -288,7 +305,7 @@ static int compute(Query *q, const Manager *m, const QueryRequest *req, size_t n
         q->end_usec = 0;
         q->after_usec = window_after(q->targets, q->n_targets, req->window_usec);
         if (req->needs & QUERY_VIEW) {
-                r = build_view(q, q->targets, n_view, m->config.frequency, req->window_usec, now);
+                r = build_view(q, m->query_cache, q->targets, n_view, m->config.frequency, req->window_usec, now);
                 if (r < 0)
                         return r;
         }

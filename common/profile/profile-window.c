@@ -36,7 +36,24 @@ struct ProfileWindow {
         Bucket *ring; /* allocated slots, the oldest at head */
         uint32_t allocated, head, n;
         size_t data_bytes; /* the encoded entries of the buckets held */
+        uint64_t generation; /* profile_window_generation() */
 };
+
+/* Every window's every state gets a number no other has had, so that a count of windows can be known unchanged
+ * by their numbers alone (a cache of windowed views), with no pointer that a freed window's successor could
+ * reuse. */
+static uint64_t next_generation(void)
+{
+        static uint64_t last;
+
+        return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t profile_window_generation(const ProfileWindow *w)
+{
+        assert(w);
+        return w->generation;
+}
 
 int profile_window_new(uint32_t max_seconds, size_t max_bytes, ProfileWindow **ret)
 {
@@ -51,6 +68,7 @@ int profile_window_new(uint32_t max_seconds, size_t max_bytes, ProfileWindow **r
                 return -ENOMEM;
         w->max_seconds = max_seconds;
         w->max_bytes = max_bytes;
+        w->generation = next_generation();
         *ret = w;
         return 0;
 }
@@ -72,6 +90,7 @@ void profile_window_clear(ProfileWindow *w)
         w->allocated = w->head = w->n = 0;
         w->data_bytes = 0;
         w->frequency = 0;
+        w->generation = next_generation();
 }
 
 ProfileWindow *profile_window_free(ProfileWindow *w)
@@ -299,6 +318,7 @@ int profile_window_push(ProfileWindow *w, const ProfileDelta *d, uint64_t start_
         assert(w);
         assert(d);
 
+        w->generation = next_generation(); /* whatever follows: a failed push may have dropped buckets */
         if (w->n > 0 && w->frequency != profile_delta_frequency(d))
                 return -EINVAL;
         r = encode(d, &data, &size);

@@ -29,6 +29,10 @@ int profile_window_new(uint32_t max_seconds, size_t max_bytes, ProfileWindow **r
 ProfileWindow *profile_window_free(ProfileWindow *w);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ProfileWindow *, profile_window_free);
 
+/* A number that changes with every push and clear of w and that no other window ever had: two counts over
+ * windows of the same generations count the same buckets. */
+uint64_t profile_window_generation(const ProfileWindow *w);
+
 /* The ended delta d of the second [start_usec, end_usec) as the newest bucket. A delta that missed samples
  * (profile_delta_lost() > 0) makes an inexact bucket, which the spans of the windows holding it report. -ENOMEM
  * when the entries could not be kept: the second is still there, empty and inexact. -EINVAL for a delta at
