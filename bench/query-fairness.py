@@ -11,6 +11,7 @@ thread runs `vprofctl status` every 50 ms. Prints the status latencies (median, 
 time the queries took, and whether every answer equalled the lone one.
 
     bench/query-fairness.py [BUILD_DIR] [--queries 500] [--callers 4] [--window 60] [--frequency 10000]
+                            [--distinct-windows]
     (as root, after a build)"""
 import argparse
 import os
@@ -60,19 +61,23 @@ def lone_query(dbus_wire, env, pid, window_usec):
         c.close()
 
 
-def caller(dbus_wire, env, pid, window_usec, n, expected, result):
-    """n pipelined queries on one connection: how many answered, how many equal to expected, when done."""
+def caller(dbus_wire, env, pid, windows, n, expected, result):
+    """n pipelined queries on one connection, over the windows in turn: how many answered, how many equal to the
+    lone answer of their window (expected), when done."""
     c = dbus_wire.Connection(env.socket)
     c.sock.settimeout(600)
     try:
-        serials = {c.send(*BUS, "GetFunctions", "ssut", str(pid), "inclusive", 0, window_usec) for _ in range(n)}
+        serials = {}
+        for i in range(n):
+            w = windows[i % len(windows)]
+            serials[c.send(*BUS, "GetFunctions", "ssut", str(pid), "inclusive", 0, w)] = w
         while serials:
             reply_serial, error, body = c.receive_raw()
             if reply_serial not in serials:
                 continue
-            serials.discard(reply_serial)
+            w = serials.pop(reply_serial)
             result["answered"] += 1
-            result["equal"] += error is None and body == expected
+            result["equal"] += error is None and body == expected[w]
             result["errors"] += error is not None
         result["done"] = time.monotonic()
     finally:
@@ -87,6 +92,10 @@ def main():
     ap.add_argument("--window", type=int, default=60, help="seconds")
     ap.add_argument("--frequency", type=int, default=10000)
     ap.add_argument("--seconds", type=int, default=10, help="of vprof-stacks")
+    ap.add_argument("--distinct-windows", action="store_true",
+                    help="the queries over windows of 10, 15, ... --window s in turn, more than the daemon keeps "
+                         "views of (daemon/query-cache.c): each counts its window, the queue alone keeps status "
+                         "answered")
     a = ap.parse_args()
 
     build = os.path.abspath(a.build)
@@ -98,14 +107,19 @@ def main():
     env = vprof_env.start_env_or_skip(frequency=a.frequency)
     try:
         pid, n_stacks = build_target(env, a.seconds)
-        window_usec = a.window * 1_000_000
-        expected, lone = lone_query(dbus_wire, env, pid, window_usec)
-        print(f"target: vprof-stacks PID {pid}, {n_stacks} stacks, exited; one GetFunctions over a {a.window} s "
-              f"window alone: {lone * 1000:.0f} ms, {len(expected)} bytes")
+        seconds = list(range(10, a.window + 1, 5)) if a.distinct_windows else [a.window]
+        windows = [s * 1_000_000 for s in seconds]
+        expected, lone = {}, []
+        for w in windows:
+            expected[w], took = lone_query(dbus_wire, env, pid, w)
+            lone.append(took)
+        print(f"target: vprof-stacks PID {pid}, {n_stacks} stacks, exited; one GetFunctions over a window of "
+              f"{'/'.join(map(str, seconds))} s alone: {max(lone) * 1000:.0f} ms at most, "
+              f"{len(expected[windows[0]])} bytes")
 
         results = [dict(answered=0, equal=0, errors=0, done=None) for _ in range(a.callers)]
         per = [a.queries // a.callers + (i < a.queries % a.callers) for i in range(a.callers)]
-        threads = [threading.Thread(target=caller, args=(dbus_wire, env, pid, window_usec, per[i], expected,
+        threads = [threading.Thread(target=caller, args=(dbus_wire, env, pid, windows, per[i], expected,
                                                          results[i])) for i in range(a.callers)]
         start = time.monotonic()
         for t in threads:
@@ -133,7 +147,8 @@ def main():
         equal = sum(r["equal"] for r in results)
         errors = sum(r["errors"] for r in results)
         ms = sorted(x * 1000 for x in latencies)
-        print(f"load: {a.queries} GetFunctions over the {a.window} s window from {a.callers} callers, pipelined: "
+        over = f"windows of {len(windows)} lengths" if a.distinct_windows else f"the {a.window} s window"
+        print(f"load: {a.queries} GetFunctions over {over} from {a.callers} callers, pipelined: "
               f"answered in {took:.1f} s ({answered} answers, {errors} errors)")
         print(f"vprofctl status during the load: {len(ms)} runs, median {statistics.median(ms):.0f} ms, "
               f"90th percentile {ms[int(len(ms) * 0.9)]:.0f} ms, worst {ms[-1]:.0f} ms "
