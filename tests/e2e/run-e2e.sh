@@ -38,7 +38,7 @@ ROOTFS_VERSION=1
 SUITE=bookworm
 ROOTFS_PACKAGES=(
   systemd systemd-sysv dbus             # PID 1, the system bus
-  libbpf1 libelf1 liblzma5 libnettle8 libsystemd0 libsmartcols1 libjson-c5 libncursesw6   # vprofd's Depends (its shlibs)
+  libbpf1 libelf1 libdw1 liblzma5 libnettle8 libsystemd0 libsmartcols1 libjson-c5 libncursesw6   # vprofd's Depends (its shlibs)
   libmicrohttpd12                       # the same, for vprof-exporter
   libprotobuf-c1 zlib1g                 # the same, for vprofctl's pprof files
   polkitd                               # vprofd's Recommends: an unprivileged caller is refused through polkit

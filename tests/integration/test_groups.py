@@ -426,10 +426,12 @@ class Children(vprof_env.TestCase):
         self.assertLess(status[len(status) // 2], STATUS_MAX_SECONDS)
         # On a loaded machine the daemon waits for a CPU as the storm does (at a load average of 50, 1.4 s once):
         # the run's length and the slowest answers are bounds on a quiet one only.
-        if quiet:
+        # A daemon built with AddressSanitizer spends several times the CPU on each member and competes with the
+        # storm for the same two CPUs; a vprofctl so built takes over 100 ms to start: their times say nothing of
+        # the daemon as shipped, which the plain build's run of this test (suite 'plain') measures.
+        if quiet and not sanitized(os.environ["VPROFD"]):
             self.assertLess(run, n / rate + 1)
             self.assertLess(answer[-1], STATUS_MAX_SECONDS)
-        # A vprofctl built with AddressSanitizer takes over 100 ms to start: its time says nothing of the daemon.
         if quiet and not sanitized(os.environ["VPROFCTL"]):
             self.assertLess(status[-1], STATUS_MAX_SECONDS)
         self.assertEqual(env.ctl_json("status")["members_refused"], 0)
