@@ -348,13 +348,21 @@ class Children(vprof_env.TestCase):
         demo.wait(30)
         env.ctl("detach", demo.pid)
         self.assertFalse(fork_link_attached(env))
+        # A machine busy with other work starves a storm at nice 19 whatever the daemon does (on a loaded 2-CPU
+        # machine the workload alone took 30 to 40 s for its 10): its run length is a bound only on a quiet one.
+        quiet = os.getloadavg()[0] < (os.cpu_count() or 1)
+        # The storm alone first (plain build only, where its length is a bound): on two CPUs its 15 s of the
+        # children's CPU and the kernel's forks and exits take about 12 s even unprofiled, so "within 11 s"
+        # becomes "within 11 s, or within half again what it takes alone" (the status pollers below start a
+        # vprofctl 15 times a second on the same CPUs: 14.4 s against 11.6 s alone, measured).
+        alone = None
+        if not sanitized(os.environ["VPROFD"]):
+            q = self.storm(env, "--children", n, "--per-second", rate, "--child-ms", 3, nice=19)
+            alone = float(self.finish(q)[1].split()[3])
         p = self.storm(env, "--children", n, "--per-second", rate, "--child-ms", 3, nice=19)
         r = env.ctl("attach", "--children", p.pid)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(fork_link_attached(env))
-        # A machine busy with other work starves a storm at nice 19 whatever the daemon does (on a loaded 2-CPU
-        # machine the workload alone took 30 to 40 s for its 10): its run length is a bound only on a quiet one.
-        quiet = os.getloadavg()[0] < (os.cpu_count() or 1)
 
         # vprofctl status, one call after the other, all through the storm; and the daemon's own answer, a
         # property read on one connection.
@@ -397,7 +405,8 @@ class Children(vprof_env.TestCase):
         g = groups(env)[str(p.pid)]
         in_tables = [c for c in children if c in rows]
         with_samples = [c for c in children if rows.get(c, 0) > 0]
-        figure(f"storm: {len(children)} children ({done}, load average {os.getloadavg()[0]:.1f}); "
+        figure(f"storm: {len(children)} children ({done}; alone {alone or 0:.3f} s; load average "
+               f"{os.getloadavg()[0]:.1f}); "
                f"{len(in_tables)} in the parent's tables, {len(with_samples)} with samples "
                f"({sum(rows.get(c, 0) for c in children)} in all); group members {g['members']}, refused "
                f"{g['refused']}; the daemon's CPU {cpu:.2f} s in {wall:.1f} s, {cpu / g['members'] * 1e6:.0f} us "
@@ -429,8 +438,8 @@ class Children(vprof_env.TestCase):
         # A daemon built with AddressSanitizer spends several times the CPU on each member and competes with the
         # storm for the same two CPUs; a vprofctl so built takes over 100 ms to start: their times say nothing of
         # the daemon as shipped, which the plain build's run of this test (suite 'plain') measures.
-        if quiet and not sanitized(os.environ["VPROFD"]):
-            self.assertLess(run, n / rate + 1)
+        if quiet and alone is not None:
+            self.assertLess(run, max(n / rate + 1, alone * 1.5 + 1))
             self.assertLess(answer[-1], STATUS_MAX_SECONDS)
         if quiet and not sanitized(os.environ["VPROFCTL"]):
             self.assertLess(status[-1], STATUS_MAX_SECONDS)
