@@ -7,6 +7,7 @@
 #include "authz.h"
 #include "bus-groups.h"
 #include "bus-names.h"
+#include "bus-reply.h"
 #include "log.h"
 #include "manager.h"
 #include "manager-groups.h"
@@ -259,8 +260,5 @@ int method_list_groups(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_close_and_send(reply);
 }

@@ -10,6 +10,7 @@
 #include "address-space.h"
 #include "bus-names.h"
 #include "bus-query.h"
+#include "bus-reply.h"
 #include "macros.h"
 #include "manager.h"
 #include "profile-delta.h"
@@ -464,8 +465,5 @@ int method_get_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_close_and_send(reply);
 }

@@ -5,6 +5,7 @@
 
 #include "address-space.h"
 #include "bus-query.h"
+#include "bus-reply.h"
 #include "bus-rows.h"
 #include "macros.h"
 #include "manager.h"
@@ -208,10 +209,7 @@ int method_list_targets(sd_bus_message *msg, void *userdata, sd_bus_error *error
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_close_and_send(reply);
 }
 
 static int append_stack_functions(sd_bus_message *reply, const Profile *p)
@@ -303,10 +301,7 @@ int method_get_stacks(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_close_and_send(reply);
 }
 
 /* Frames without a symbol are named "MODULE+0xOFFSET" (target.c): count them per module. */
@@ -436,10 +431,7 @@ int method_get_module_symbols(sd_bus_message *msg, void *userdata, sd_bus_error 
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_close_and_send(reply);
 }
 
 int method_get_symbol_names(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -473,8 +465,5 @@ int method_get_symbol_names(sd_bus_message *msg, void *userdata, sd_bus_error *e
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_close_and_send(reply);
 }

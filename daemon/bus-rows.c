@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-reply.h"
 #include "bus-rows.h"
 #include "bus-table-row.h"
 #include "macros.h"
@@ -44,10 +45,7 @@ static int send_sampling(sd_bus_message *msg, TableKind kind, uint64_t total, ui
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_close_and_send(reply);
 }
 
 int reply_sampling_rows(sd_bus_message *msg, TableKind kind, const Query *q, const ProfileRow *rows, size_t n)
@@ -133,16 +131,6 @@ static int values_head(sd_bus_message *msg, TableKind kind, const Periods *sessi
         return 0;
 }
 
-static int values_send(sd_bus_message *reply)
-{
-        int r;
-
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
-
 int reply_values_rows(sd_bus_message *msg, TableKind kind, const Query *q, uint32_t unit_frequency,
                       const ProfileRow *rows, size_t n)
 {
@@ -162,7 +150,7 @@ int reply_values_rows(sd_bus_message *msg, TableKind kind, const Query *q, uint3
                 if (r < 0)
                         return r;
         }
-        return values_send(reply);
+        return bus_reply_close_and_send(reply);
 }
 
 /* One row a target: its process's samples, and its values in the daemon's periods (its tables may be of
@@ -265,5 +253,5 @@ int reply_process_values(sd_bus_message *msg, const Query *q, uint32_t unit_freq
                 if (r < 0)
                         return r;
         }
-        return values_send(reply);
+        return bus_reply_close_and_send(reply);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "address-space.h"
+#include "bus-reply.h"
 #include "bus-sources.h"
 #include "line-source.h"
 #include "log.h"
@@ -106,8 +107,5 @@ int method_get_function_sources(sd_bus_message *msg, void *userdata, sd_bus_erro
                 if (r < 0)
                         return r;
         }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return bus_reply_close_and_send(reply);
 }
