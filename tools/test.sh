@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite, from a fresh Debian 12 machine (as root): install the dependencies, build, run the lint
-# and unit tests, the benchmarks' smoke tests and the integration tests that measure the plain build (suite
-# 'plain'), then the unit tests and
+# tests, the benchmarks' smoke tests and the integration tests that measure the plain build (suite 'plain'),
+# then the unit tests and
 # every integration test (real BPF, a private dbus-daemon) with vprofd and the tests built with AddressSanitizer
-# and UBSan, the parser fuzzers under them, and the parser fuzzers once more built with clang and libFuzzer. An
+# and UBSan, and the parser fuzzers built with clang and libFuzzer under the sanitizers. An
 # integration test runs once, under the sanitizers, unless it is in 'plain': the same checks, and the memory
 # errors too (tests/README.md). With CI=true a skipped test fails. Each stage's wall time is printed at the end.
 # Then tools/build-packages.sh builds the Debian and RPM packages from a clean copy and checks them, and last the
@@ -40,25 +40,20 @@ must_pass "dependencies (tools/install-deps.sh)" tools/install-deps.sh
 
 [ -f build/build.ninja ] || meson setup build >/dev/null
 must_pass "build" meson compile -C build
-# The plain build: lint, unit, the benchmarks' smoke tests, and the integration tests whose checks need it
-# (suite 'plain').
-stage "lint, unit, bench, integration 'plain' (build)" \
-  meson test -C build --suite lint --suite unit --suite bench --suite plain --print-errorlogs
+# The plain build: lint, the benchmarks' smoke tests, and the integration tests whose checks need it (suite
+# 'plain'). The unit tests run under the sanitizers below, and in an optimized build in the .deb's build.
+stage "lint, bench, integration 'plain' (build)" \
+  meson test -C build --suite lint --suite bench --suite plain --print-errorlogs
 
 [ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined >/dev/null
 must_pass "build with ASan and UBSan" meson compile -C build-asan
 # Every integration test with the daemon under the sanitizers: they fail on any report in its log.
 stage "unit, integration (build-asan)" env ASAN_OPTIONS=detect_leaks=1 \
   meson test -C build-asan --suite unit --suite integration --print-errorlogs
-# The parser fuzzers (tests/fuzz/run-fuzz.py, 20 s each) under the sanitizers, with their own driver as gcc has no
-# libFuzzer; a run of their own, as they keep every CPU busy and the unit tests have timeouts.
-rm -f build-asan/meson-logs/testlog-fuzz.json
-stage "fuzz (build-asan)" env ASAN_OPTIONS=detect_leaks=1 \
-  meson test -C build-asan --suite fuzz --logbase testlog-fuzz --print-errorlogs
-
-# The parser fuzzers once more, built with clang and libFuzzer (-fsanitize=fuzzer,address,undefined):
-# coverage-guided, they reach much deeper in their 20 s than the blind mutations above. Cheap: meson test builds
-# only the harnesses and their seed fixtures, and the six run in about a minute on two CPUs.
+# The parser fuzzers (tests/fuzz/run-fuzz.py, 20 s each), built with clang and libFuzzer
+# (-fsanitize=fuzzer,address,undefined): coverage-guided, under the sanitizers. Their gcc build's blind mutations
+# (meson test -C build-asan --suite fuzz) reach nothing these do not, and are left to be run by hand. Cheap: meson
+# test builds only the harnesses and their seed fixtures.
 [ -f build-fuzz/build.ninja ] || CC=clang meson setup build-fuzz >/dev/null
 stage "fuzz (build-fuzz, clang and libFuzzer)" meson test -C build-fuzz --suite fuzz --print-errorlogs
 
@@ -83,7 +78,7 @@ print_stages
 
 # One summary line over all the runs, and no silent skips in CI.
 python3 - "$status" build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
-  build-asan/meson-logs/testlog-fuzz.json build-fuzz/meson-logs/testlog.json \
+  build-fuzz/meson-logs/testlog.json \
   build/meson-logs/testlog-e2e.json <<'PY'
 import json, os, sys
 status = int(sys.argv[1])

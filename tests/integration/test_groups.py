@@ -332,9 +332,11 @@ class Children(vprof_env.TestCase):
         return children, done
 
     def test_storm(self):
-        # Issue 28's storm: 500 children a second for 10 s, each burning 3 ms of CPU (about 3 samples at 999 Hz:
-        # enough for every child to have one), attached with --children. MaxTargets= above the children, so that
-        # none gives way to a newer one and every child's tables are there at the end.
+        # Issue 28's storm: 500 children a second for 10 s, each burning 2 ms of CPU (about 2 samples at 999 Hz:
+        # enough for every child to have one; 1 CPU-s a second, half of this 2-CPU machine, so that the storm
+        # alone keeps its schedule: 10.0 s here, where 3 ms a child took 12 s unprofiled), attached with
+        # --children. MaxTargets= above the children, so that none gives way to a newer one and every child's
+        # tables are there at the end.
         n, rate = 5000, 500
         env = self.start_env(frequency=999, extra_args=["--max-targets=8192"])
         # The daemon, the bus and the clients above the storm's priority (as root, whatever nice this test runs
@@ -351,15 +353,7 @@ class Children(vprof_env.TestCase):
         # A machine busy with other work starves a storm at nice 19 whatever the daemon does (on a loaded 2-CPU
         # machine the workload alone took 30 to 40 s for its 10): its run length is a bound only on a quiet one.
         quiet = os.getloadavg()[0] < (os.cpu_count() or 1)
-        # The storm alone first (plain build only, where its length is a bound): on two CPUs its 15 s of the
-        # children's CPU and the kernel's forks and exits take about 12 s even unprofiled, so "within 11 s"
-        # becomes "within 11 s, or within half again what it takes alone" (the status pollers below start a
-        # vprofctl 15 times a second on the same CPUs: 14.4 s against 11.6 s alone, measured).
-        alone = None
-        if not sanitized(os.environ["VPROFD"]):
-            q = self.storm(env, "--children", n, "--per-second", rate, "--child-ms", 3, nice=19)
-            alone = float(self.finish(q)[1].split()[3])
-        p = self.storm(env, "--children", n, "--per-second", rate, "--child-ms", 3, nice=19)
+        p = self.storm(env, "--children", n, "--per-second", rate, "--child-ms", 2, nice=19)
         r = env.ctl("attach", "--children", p.pid)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(fork_link_attached(env))
@@ -405,7 +399,7 @@ class Children(vprof_env.TestCase):
         g = groups(env)[str(p.pid)]
         in_tables = [c for c in children if c in rows]
         with_samples = [c for c in children if rows.get(c, 0) > 0]
-        figure(f"storm: {len(children)} children ({done}; alone {alone or 0:.3f} s; load average "
+        figure(f"storm: {len(children)} children ({done}; load average "
                f"{os.getloadavg()[0]:.1f}); "
                f"{len(in_tables)} in the parent's tables, {len(with_samples)} with samples "
                f"({sum(rows.get(c, 0) for c in children)} in all); group members {g['members']}, refused "
@@ -420,8 +414,13 @@ class Children(vprof_env.TestCase):
         self.assertEqual(len(children), n)
         self.assertEqual(in_tables, children)
         self.assertEqual((g["members"], g["refused"], g["kind"], g["pid"]), (n + 1, 0, "children", p.pid))
-        # Every child with samples: none lost on the way, each counted in its own table.
-        self.assertEqual(with_samples, children)
+        # Every child with samples: none lost on the way, each counted in its own table. A child's 2 ms meet about
+        # two ticks of the CPU's clock; on a loaded machine the scheduler may cut a child at nice 19 into slices
+        # that fall between the ticks (1 in 5000 did at a load average of 3.7): there, one in a thousand may.
+        if quiet:
+            self.assertEqual(with_samples, children)
+        else:
+            self.assertGreaterEqual(len(with_samples), len(children) * 0.999)
         busiest = max(with_samples, key=lambda c: rows[c])
         self.assertIn("fork_child_spin", functions(env, busiest))
         # The parent's PID names it and its children, their tables merged.
@@ -438,8 +437,8 @@ class Children(vprof_env.TestCase):
         # A daemon built with AddressSanitizer spends several times the CPU on each member and competes with the
         # storm for the same two CPUs; a vprofctl so built takes over 100 ms to start: their times say nothing of
         # the daemon as shipped, which the plain build's run of this test (suite 'plain') measures.
-        if quiet and alone is not None:
-            self.assertLess(run, max(n / rate + 1, alone * 1.5 + 1))
+        if quiet and not sanitized(os.environ["VPROFD"]):
+            self.assertLess(run, n / rate + 1)
             self.assertLess(answer[-1], STATUS_MAX_SECONDS)
         if quiet and not sanitized(os.environ["VPROFCTL"]):
             self.assertLess(status[-1], STATUS_MAX_SECONDS)
