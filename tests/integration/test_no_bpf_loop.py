@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""A kernel without bpf_loop() (before 5.17: Debian 11's 5.10, Ubuntu 22.04's 5.15): vprofd loads the kernel's
+"""A kernel without bpf_loop() (before 5.17, such as Ubuntu 22.04's 5.15): vprofd loads the kernel's
 frame-pointer walk instead of the walk by the unwind tables, which steps with bpf_loop(), and says so in status.
 The feature probe is forced with VPROF_FORCE_NO_BPF_LOOP=1 (for tests only): the daemon runs, samples of a
 workload built with frame pointers are kept with their stacks, the loaded program has no call to bpf_loop left

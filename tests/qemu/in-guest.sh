@@ -70,4 +70,29 @@ say daemon_exit $?
 echo "vprof-qemu: begin log"
 cat /tmp/vprofd.log
 echo "vprof-qemu: end log"
+
+# Again as on a kernel without bpf_loop (the probe forced): the frame-pointer walk must load on this kernel too.
+VPROF_FORCE_NO_BPF_LOOP=1 vprofd --frequency 99 --state-directory=/tmp/state-fp >/tmp/vprofd-fp.log 2>&1 &
+daemon=$!
+i=0
+while ! vprofctl status >/dev/null 2>&1; do
+        i=$((i + 1))
+        if [ $i -gt 600 ] || ! kill -0 $daemon 2>/dev/null; then
+                say daemon_fp_failed
+                cat /tmp/vprofd-fp.log
+                finish
+        fi
+        sleep 0.1
+done
+vprof-nofp --seconds 60 &
+workload=$!
+vprofctl attach $workload || say attach_failed
+sleep 3
+echo "vprof-qemu: begin status-fp"
+vprofctl --json status
+echo "vprof-qemu: end status-fp"
+kill $workload
+kill $daemon
+wait $daemon
+say daemon_fp_exit $?
 finish
