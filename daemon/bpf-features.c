@@ -23,3 +23,8 @@ bool bpf_features_have_loop(void)
                 log_debug_errno(r, "Failed to probe for bpf_loop, assuming it is there: %m");
         return r != 0;
 }
+
+bool bpf_features_have_task_pt_regs(void)
+{
+        return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 0;
+}

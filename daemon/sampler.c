@@ -433,6 +433,9 @@ int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdat
                 return log_error_errno(r, "Failed to leave out the cgroup level program: %m");
 
         r = vprof_bpf__load(s->skel);
+        if (r < 0 && !bpf_features_have_task_pt_regs())
+                return log_error_errno(r, "Failed to load the BPF program: the kernel is too old (vprofd needs "
+                                       "Linux 5.15 or later, for bpf_task_pt_regs()): %m");
         if (r < 0)
                 return log_error_errno(r, "Failed to load the BPF program (vprofd needs root, or CAP_BPF and "
                                           "CAP_PERFMON): %m");
