@@ -39,6 +39,7 @@ DaemonStatus *daemon_status_free(DaemonStatus *s)
         free(s->version);
         free(s->event);
         free(s->event_reason);
+        free(s->unwind_walk);
         free(s);
         return NULL;
 }
@@ -246,6 +247,7 @@ static const struct {
         {"SymbolCacheUsed", 't', offsetof(DaemonStatus, symbol_cache_used)},
         {"SymbolFilesSkipped", 't', offsetof(DaemonStatus, symbol_files_skipped)},
         {"SymbolFilesDamaged", 't', offsetof(DaemonStatus, symbol_files_damaged)},
+        {"UnwindWalk", 's', offsetof(DaemonStatus, unwind_walk)},
         {"UnwindTableSize", 't', offsetof(DaemonStatus, unwind_table_size)},
         {"UnwindTableUsed", 't', offsetof(DaemonStatus, unwind_table_used)},
         {"UnwindTablesLoaded", 'u', offsetof(DaemonStatus, unwind_tables_loaded)},

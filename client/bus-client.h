@@ -70,6 +70,7 @@ typedef struct DaemonStatus {
         uint64_t symbol_files_skipped;
         uint64_t symbol_files_damaged;
         /* The unwind tables (0 bytes: the kernel's frame-pointer walk) and how the BPF walks ended. */
+        char *unwind_walk; /* "unwind tables", or "frame pointers (REASON)" */
         uint64_t unwind_table_size;
         uint64_t unwind_table_used;
         uint32_t unwind_tables_loaded;

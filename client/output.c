@@ -325,6 +325,8 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
         if (r >= 0)
                 r = json_add_string(o, "event_reason", s->event_reason);
         if (r >= 0)
+                r = json_add_string(o, "unwind_walk", s->unwind_walk);
+        if (r >= 0)
                 r = json_add_u64(o, "frequency", s->frequency);
         if (r >= 0)
                 r = json_add_u64(o, "cpus", s->cpus);
@@ -402,7 +404,7 @@ static void format_unwind_status(const DaemonStatus *s, char *tables, size_t tab
                                  size_t walks_size, char *fell_back, size_t fell_back_size)
 {
         if (s->unwind_table_size == 0) {
-                snprintf(tables, tables_size, "off (UnwindTableMiB=0): user stacks by frame pointers");
+                snprintf(tables, tables_size, "off");
                 return;
         }
         snprintf(tables, tables_size,
@@ -458,6 +460,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Members refused", members_refused},
                 {"Past the limits", folded},
                 {"Symbol cache", s->symbol_cache_size ? symbols : NULL},
+                {"Unwind", s->unwind_walk},
                 {"Unwind tables", tables},
                 {"Stack walks", s->unwind_table_size ? walks : NULL},
                 {"Walk fallbacks", s->unwind_table_size ? fell_back : NULL},

@@ -54,6 +54,8 @@ DEFINE_PROPERTY_GET(property_get_symbol_files_skipped, "t", symbolizer_skipped_f
 DEFINE_PROPERTY_GET(property_get_unwind_table_size, "t",
                     m->sampler ? sampler_unwind_arena_entries(m->sampler) * (uint64_t)sizeof(struct vprof_unwind_entry)
                                : 0u)
+/* How user stacks are walked and why: "unwind tables", or "frame pointers (REASON)". */
+DEFINE_PROPERTY_GET(property_get_unwind_walk, "s", m->sampler ? sampler_unwind_walk(m->sampler) : "not sampling")
 /* 1 in N kept samples checked by the daemon's CFI interpreter; 0: off. */
 DEFINE_PROPERTY_GET(property_get_unwind_self_check, "u", m->sampler ? sampler_unwind_self_check(m->sampler) : 0u)
 DEFINE_PROPERTY_GET(property_get_symbol_files_damaged, "t", symbolizer_damaged_files(m->symbolizer))
@@ -423,6 +425,7 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("SamplesInOtherStacks", other_stack_samples),
         SD_BUS_PROPERTY("TargetsAtLimit", "u", property_get_counter_u32,
                         offsetof(Manager, stats_snapshot.targets_at_limit), 0),
+        SD_BUS_PROPERTY("UnwindWalk", "s", property_get_unwind_walk, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("UnwindTableSize", "t", property_get_unwind_table_size, 0,
                         SD_BUS_VTABLE_PROPERTY_CONST),
         COUNTER("UnwindTableUsed", unwind.bytes),

@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf-array-write.h"
+#include "bpf-features.h"
 #include "cgroup-util.h"
 #include "cpu-list.h"
 #include "log.h"
@@ -37,6 +38,7 @@ struct Sampler {
          * there. */
         bool arena_on;
         uint32_t n_arena;
+        const char *walk; /* the user stack walk in use, and why: a constant string for status */
         uint32_t self_check; /* 1 in N samples copied for the unwind self-check; 0: off */
         struct vprof_unwind_table *tables;
         struct vprof_mappings *mappings; /* what sampler_set_mappings() fills in for the map */
@@ -266,12 +268,21 @@ static int size_unwind_maps(Sampler *s, const SamplerConfig *config)
         uint32_t mib = config->unwind_table_mib;
         int r;
 
+        s->walk = mib > 0 ? "unwind tables" : "frame pointers (UnwindTableMiB=0)";
 #if !defined(__x86_64__)
         if (mib > 0) {
                 log_info("No unwind tables on this architecture: frame pointers only.");
+                s->walk = "frame pointers (no unwind tables on this architecture)";
                 mib = 0;
         }
 #endif
+        /* Before 5.17 the kernel has no bpf_loop(), which the walk by the tables steps with: the kernel's
+         * frame-pointer walk then, with cfi_walk false, whose branch the verifier drops unvisited. */
+        if (mib > 0 && !bpf_features_have_loop()) {
+                log_notice("The kernel has no bpf_loop(): user stacks by frame pointers, not by unwind tables.");
+                s->walk = "frame pointers (the kernel has no bpf_loop)";
+                mib = 0;
+        }
         if (mib > UINT32_MAX / ((1u << 20) / sizeof(struct vprof_unwind_entry)))
                 return log_error_errno(-EINVAL, "Unwind table arena of %" PRIu32 " MiB too large.", mib);
         s->n_arena = mib * ((1u << 20) / sizeof(struct vprof_unwind_entry));
@@ -422,6 +433,9 @@ int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdat
                 return log_error_errno(r, "Failed to leave out the cgroup level program: %m");
 
         r = vprof_bpf__load(s->skel);
+        if (r < 0 && !bpf_features_have_task_pt_regs())
+                return log_error_errno(r, "Failed to load the BPF program: the kernel is too old (vprofd needs "
+                                       "Linux 5.15 or later, for bpf_task_pt_regs()): %m");
         if (r < 0)
                 return log_error_errno(r, "Failed to load the BPF program (vprofd needs root, or CAP_BPF and "
                                           "CAP_PERFMON): %m");
@@ -673,6 +687,11 @@ int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX])
 uint32_t sampler_unwind_arena_entries(const Sampler *s)
 {
         return s->arena_on ? s->n_arena : 0;
+}
+
+const char *sampler_unwind_walk(const Sampler *s)
+{
+        return s->walk;
 }
 
 uint32_t sampler_unwind_self_check(const Sampler *s)

@@ -90,6 +90,8 @@ int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX]);
 
 /* Entries of the arena, 0 when the walk is off. */
 uint32_t sampler_unwind_arena_entries(const Sampler *s);
+/* The user stack walk in use and why, for status: "unwind tables", or "frame pointers (REASON)". */
+const char *sampler_unwind_walk(const Sampler *s);
 /* N of the self-check's 1 in N as loaded: 0 when it is off (unwind_self_check 0, or the walk off). */
 uint32_t sampler_unwind_self_check(const Sampler *s);
 /* Table id (1 .. VPROF_UNWIND_TABLES_MAX - 1) from now on: its index and rows copied to the arena at first, then

@@ -28,6 +28,8 @@ packages=(
   chromium fonts-dejavu-core
   # the end-to-end test: a Debian 12 root file system, booted with systemd-nspawn
   mmdebstrap systemd-container
+  # the QEMU test: Debian 12's own kernel booted under qemu (TCG without KVM), a busybox root file system
+  qemu-system-x86 busybox-static e2fsprogs
 )
 
 missing=()

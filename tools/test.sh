@@ -74,12 +74,15 @@ else
   stage "end-to-end (e2e, systemd-nspawn)" env VPROF_E2E_DEB="$deb" \
     meson test -C build --suite e2e --logbase testlog-e2e -v
 fi
+# vprofd on Debian 12's own kernel (6.1) under QEMU (tests/qemu/run-qemu.sh).
+rm -f build/meson-logs/testlog-qemu.json
+stage "Debian 12 kernel (qemu)" meson test -C build --suite qemu --logbase testlog-qemu -v
 print_stages
 
 # One summary line over all the runs, and no silent skips in CI.
 python3 - "$status" build/meson-logs/testlog.json build-asan/meson-logs/testlog.json \
   build-fuzz/meson-logs/testlog.json \
-  build/meson-logs/testlog-e2e.json <<'PY'
+  build/meson-logs/testlog-e2e.json build/meson-logs/testlog-qemu.json <<'PY'
 import json, os, sys
 status = int(sys.argv[1])
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}

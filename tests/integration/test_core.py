@@ -182,7 +182,7 @@ class Client(vprof_env.TestCase):
                                   "window_memory",
                                   "samples_in_other_functions", "samples_in_other_stacks", "targets_at_limit",
                                   "symbol_cache_size", "symbol_cache_used", "symbol_files_skipped",
-                                  "symbol_files_damaged", "unwind_table_size", "unwind_table_used",
+                                  "symbol_files_damaged", "unwind_walk", "unwind_table_size", "unwind_table_used",
                                   "unwind_tables_loaded", "unwind_tables_compiled", "unwind_tables_evicted",
                                   "unwind_tables_too_big", "unwind_tables_failed", "unwind_files_without_cfi",
                                   "unwind_compile_usec", "unwind_mappings_dropped", "walks_complete",
@@ -194,6 +194,7 @@ class Client(vprof_env.TestCase):
         self.assertEqual(s["unwind_self_check"], 0)  # off by default
         self.assertEqual(s["window_seconds"], 600)  # the default
         self.assertEqual(s["unwind_table_size"], 32 << 20)  # the default
+        self.assertEqual(s["unwind_walk"], "unwind tables")  # this kernel has bpf_loop
         # The demo's samples were walked: its tables (the demo's, libc's) were compiled and loaded.
         self.assertGreater(s["unwind_tables_compiled"], 0)
         self.assertGreater(s["walks_complete"], 0)

@@ -90,7 +90,8 @@ class FramePointersOnly(vprof_env.TestCase):
             status = env.ctl_json("status")
             self.assertEqual(status["unwind_table_size"], 0)
             self.assertEqual(status["walks_complete"] + status["walks_ended_at_frame_pointer"], 0)
-            self.assertIn("Unwind tables: off (UnwindTableMiB=0)", env.ctl("status").stdout)
+            self.assertIn("Unwind: frame pointers (UnwindTableMiB=0)", env.ctl("status").stdout)
+            self.assertEqual(status["unwind_walk"], "frame pointers (UnwindTableMiB=0)")
         finally:
             problems = env.stop()
         self.assertEqual(problems, [])
