@@ -9,6 +9,7 @@
 #include "demangle.h"
 #include "drain.h"
 #include "log.h"
+#include "maps-change.h"
 #include "unwinder.h"
 #include "utf8.h"
 
@@ -218,6 +219,8 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                 return 0;
         if (_unlikely_(s->exec_count != t->exec_count))
                 follow_exec(d, t, s);
+        if (_unlikely_(s->maps_generation != t->maps_generation))
+                maps_change_sample(d, t, s);
         if (_unlikely_(s->walk_flags & (VPROF_WALK_FELL_BACK | VPROF_WALK_UNKNOWN_PC)) && d->on_unwind)
                 note_walk(d, t, s);
         udepth = complete_user_stack(t, s, user);
@@ -391,6 +394,9 @@ static void record(Drain *d, const void *data, size_t size, bool deferred)
                 break;
         case VPROF_SAMPLE_STACK_COPY:
                 drain_stack_copy(d, data, size);
+                return;
+        case VPROF_SAMPLE_MAPS_CHANGE:
+                maps_change_record(d, data, size);
                 return;
         default: /* VPROF_SAMPLE_FORK */
                 drain_fork(d, data, size, deferred);

@@ -30,6 +30,7 @@ struct Sampler {
         struct bpf_link **links;
         struct bpf_link *switch_link; /* off-CPU tracking, while attached */
         struct bpf_link *exec_link;   /* counts targets' exec() calls */
+        struct bpf_link *maps_links[2]; /* changes of targets' executable mappings (bpf/maps-change.bpf.h) */
         struct bpf_link *fork_link;   /* follows the forks of targets that follow their children, while some do */
         uint64_t off_cpu_dropped;
         /* The unwind tables: n_arena entries (0: the walk is off), written through bpf_array_write() and never
@@ -436,6 +437,19 @@ int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdat
         s->exec_link = bpf_program__attach(s->skel->progs.vprof_exec);
         if (!s->exec_link)
                 return log_error_errno(negative_errno(), "Failed to attach the exec program: %m");
+        {
+                struct bpf_program *maps_progs[ELEMENTSOF(s->maps_links)] = {
+                        s->skel->progs.vprof_sys_enter,
+                        s->skel->progs.vprof_sys_exit,
+                };
+
+                for (size_t i = 0; i < ELEMENTSOF(maps_progs); i++) {
+                        s->maps_links[i] = bpf_program__attach(maps_progs[i]);
+                        if (!s->maps_links[i])
+                                return log_error_errno(negative_errno(), "Failed to attach %s: %m",
+                                                       bpf_program__name(maps_progs[i]));
+                }
+        }
 
         /* The records go straight to fn: libbpf's callback has its signature. */
         s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), fn, userdata, NULL);
@@ -458,6 +472,8 @@ Sampler *sampler_free(Sampler *s)
                 close_events(s);
         bpf_link__destroy(s->switch_link);
         bpf_link__destroy(s->exec_link);
+        for (size_t i = 0; i < ELEMENTSOF(s->maps_links); i++)
+                bpf_link__destroy(s->maps_links[i]);
         bpf_link__destroy(s->fork_link);
         ring_buffer__free(s->ring);
         if (s->tables)
