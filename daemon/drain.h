@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "hashmap.h"
+#include "maps-change.h"
 #include "symbolizer.h"
 #include "target.h"
 #include "unwind-self-check.h"
@@ -26,10 +27,7 @@ typedef struct DrainStats {
         uint64_t off_cpu_failed_preempted;
         uint64_t forks_malformed;   /* fork records shorter than struct vprof_fork (cannot happen) */
         uint64_t forks_lost;        /* fork records not kept for want of memory: their children no members */
-        /* Changes of executable mappings (daemon/maps-change.h). */
-        uint64_t maps_changes_stale;  /* the maps read for a change already showed a later one */
-        uint64_t maps_samples_stale;  /* samples of a generation older than their target's: named with later maps */
-        uint64_t maps_changes_missed; /* samples of a newer generation than the last record: maps read for them */
+        MapsChangeStats maps;       /* changes of executable mappings (maps-change.h) */
 } DrainStats;
 
 /* A record whose user stack the BPF walk could not finish with the tables it had: addr is the lookup address

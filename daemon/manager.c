@@ -744,9 +744,9 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                 .members_refused = m->members_refused + stats[VPROF_STAT_FORKS_LOST] + m->drain.stats.forks_lost,
                 .mapping_changes = stats[VPROF_STAT_MAPS_CHANGES],
                 .mapping_changes_lost = stats[VPROF_STAT_MAPS_CHANGES_LOST],
-                .mapping_changes_stale = m->drain.stats.maps_changes_stale,
-                .mapping_changes_missed = m->drain.stats.maps_changes_missed,
-                .samples_stale_mappings = m->drain.stats.maps_samples_stale,
+                .mapping_changes_stale = m->drain.stats.maps.stale,
+                .mapping_changes_missed = m->drain.stats.maps.missed,
+                .samples_stale_mappings = m->drain.stats.maps.samples_stale,
         };
         if (m->unwind_tables)
                 unwind_tables_get_stats(m->unwind_tables, &ret->unwind);

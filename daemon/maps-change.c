@@ -38,7 +38,7 @@ static void reload(Target *t)
 
 /* The record's change made to the address space as it was, which /proc may no longer show: a file unmapped, or
  * mapped again (a library loaded anew). Only a file that no snapshot had yet makes the maps be read. */
-static void apply(Drain *d, Target *t, const struct vprof_maps_change *c)
+static void apply(Target *t, const struct vprof_maps_change *c, MapsChangeStats *stats)
 {
         AddressSpaceChange change = {
                 .start = c->start,
@@ -60,7 +60,7 @@ static void apply(Drain *d, Target *t, const struct vprof_maps_change *c)
         if (r == -ENOENT) {
                 reload(t);
                 if (!maps_show(address_space_maps(t->address_space, NULL), c)) {
-                        d->stats.maps_changes_stale++;
+                        stats->stale++;
                         log_debug("The maps of %d moved on past change %" PRIu32 " at %" PRIx64 " before it was "
                                   "read.", (int)t->pid, c->generation, (uint64_t)c->start);
                 }
@@ -75,31 +75,25 @@ static void apply(Drain *d, Target *t, const struct vprof_maps_change *c)
         frame_cache_clear(t->user_frames);
 }
 
-void maps_change_record(Drain *d, const struct vprof_maps_change *c, size_t size)
+bool maps_change_apply(Target *t, const struct vprof_maps_change *c, MapsChangeStats *stats)
 {
-        Target *t;
-
-        if (size < sizeof(*c)) {
-                d->stats.malformed++;
-                return;
-        }
-        t = hashmap_get(d->targets, UINT64_TO_PTR((uint64_t)c->header.tgid));
-        if (!t || t->exited || !t->address_space)
-                return;
+        if (t->exited || !t->address_space)
+                return false;
         t->maps_generation = c->generation;
         /* exec(): the samples' exec_count makes the drain read the new image (follow_exec). */
         if (c->kind == VPROF_MAPS_EXEC)
-                return;
-        apply(d, t, c);
+                return false;
+        apply(t, c, stats);
+        return c->kind == VPROF_MAPS_MMAP;
 }
 
-void maps_change_sample(Drain *d, Target *t, const struct vprof_sample *s)
+void maps_change_sample(Target *t, const struct vprof_sample *s, MapsChangeStats *stats)
 {
         if ((int32_t)(s->maps_generation - t->maps_generation) < 0) {
-                d->stats.maps_samples_stale++;
+                stats->samples_stale++;
                 return;
         }
-        d->stats.maps_changes_missed++;
+        stats->missed++;
         t->maps_generation = s->maps_generation;
         if (t->address_space && !t->exited)
                 reload(t);

@@ -252,59 +252,6 @@ static bool same_mapping(const ProcMap *a, const ProcMap *b)
                a->dev_major == b->dev_major && a->dev_minor == b->dev_minor && a->deleted == b->deleted;
 }
 
-static int address_space_replace(AddressSpace *as, ProcMaps *maps);
-
-/* Re-read the maps of a process that is still there: 1 when the snapshot was replaced, 0 when it stays. */
-static int address_space_reread(AddressSpace *as)
-{
-        _cleanup_(proc_maps_freep) ProcMaps *maps = NULL;
-        uint64_t now = now_usec(CLOCK_MONOTONIC), start_time;
-        int r;
-
-        if (as->gone || now - as->last_read_usec < REREAD_INTERVAL_USEC)
-                return 0;
-        as->last_read_usec = now;
-
-        r = proc_maps_read(as->pid, &maps);
-        if (r == -ENOMEM)
-                return r;
-        if (r == -ESRCH)
-                as->gone = true;
-        if (r < 0)
-                return 0;
-
-        /* A process on its way out has no memory map left: keep the snapshot from its life. And a PID
-         * may now belong to another process: its maps say nothing about ours. */
-        if (maps->n == 0)
-                as->gone = true;
-        else if (as->start_time != 0) {
-                r = read_start_time(as->pid, &start_time);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0 || start_time != as->start_time)
-                        as->gone = true;
-        }
-        if (as->gone) {
-                log_debug("Process %d is gone, keeping its last memory map", (int)as->pid);
-                return 0;
-        }
-        if (as->follows_changes) {
-                ProcMaps *merged = NULL;
-
-                r = proc_maps_merge(as->maps, maps, &merged);
-                if (r < 0)
-                        return r;
-                proc_maps_free(maps);
-                maps = merged;
-        }
-        r = address_space_replace(as, maps);
-        if (r < 0)
-                return r;
-        TAKE_PTR(maps);
-        as->generation = MAX(now, as->generation + 1);
-        return 1;
-}
-
 static const KnownFile *known_file(const AddressSpace *as, uint32_t dev_major, uint32_t dev_minor, uint64_t inode)
 {
         for (size_t i = 0; i < MIN(as->n_known, (size_t)KNOWN_FILES_MAX); i++)
@@ -371,9 +318,62 @@ static int address_space_replace(AddressSpace *as, ProcMaps *maps)
         return 0;
 }
 
+/* Re-read the maps of a process that is still there: 1 when the snapshot was replaced, 0 when it stays. */
+static int address_space_reread(AddressSpace *as)
+{
+        _cleanup_(proc_maps_freep) ProcMaps *maps = NULL;
+        uint64_t now = now_usec(CLOCK_MONOTONIC), start_time;
+        int r;
+
+        if (as->gone || now - as->last_read_usec < REREAD_INTERVAL_USEC)
+                return 0;
+        as->last_read_usec = now;
+
+        r = proc_maps_read(as->pid, &maps);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -ESRCH)
+                as->gone = true;
+        if (r < 0)
+                return 0;
+
+        /* A process on its way out has no memory map left: keep the snapshot from its life. And a PID
+         * may now belong to another process: its maps say nothing about ours. */
+        if (maps->n == 0)
+                as->gone = true;
+        else if (as->start_time != 0) {
+                r = read_start_time(as->pid, &start_time);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || start_time != as->start_time)
+                        as->gone = true;
+        }
+        if (as->gone) {
+                log_debug("Process %d is gone, keeping its last memory map", (int)as->pid);
+                return 0;
+        }
+        if (as->follows_changes) {
+                ProcMaps *merged = NULL;
+
+                r = proc_maps_merge(as->maps, maps, &merged);
+                if (r < 0)
+                        return r;
+                proc_maps_free(maps);
+                maps = merged;
+        }
+        r = address_space_replace(as, maps);
+        if (r < 0)
+                return r;
+        TAKE_PTR(maps);
+        as->generation = MAX(now, as->generation + 1);
+        return 1;
+}
+
+
 int address_space_apply(AddressSpace *as, const AddressSpaceChange *c)
 {
-        ProcMapChange change = { .start = c->start, .end = c->end };
+        ProcMapChange change = { .start = c->start, .end = c->end, .offset = c->offset, .inode = c->inode,
+                                 .dev_major = c->dev_major, .dev_minor = c->dev_minor };
         _cleanup_(proc_maps_freep) ProcMaps *maps = NULL;
         const KnownFile *k = NULL;
         int r;
@@ -393,10 +393,6 @@ int address_space_apply(AddressSpace *as, const AddressSpaceChange *c)
                         change.path = k->path;
                 if (!change.path)
                         return -ENOENT;
-                change.offset = c->offset;
-                change.inode = c->inode;
-                change.dev_major = c->dev_major;
-                change.dev_minor = c->dev_minor;
         }
         r = proc_maps_apply(as->maps, &change, &maps);
         if (r < 0)
