@@ -137,8 +137,10 @@ static __always_inline void maps_changed(__u32 tgid, __u32 tid, __u32 kind, __u6
         c->dev = v ? v->dev : 0;
         c->prot = prot;
         count(VPROF_STAT_MAPS_CHANGES);
-        /* At once: the daemon pushes the new mappings to the walk after reading this. */
-        bpf_ringbuf_submit(c, BPF_RB_FORCE_WAKEUP);
+        /* New code at once: the daemon pushes its table to the walk after reading this. An unmapping waits for
+         * the next wakeup: a library loaded and unloaded thousands of times a second would otherwise wake the
+         * daemon as often. */
+        bpf_ringbuf_submit(c, kind == VPROF_MAPS_MMAP ? BPF_RB_FORCE_WAKEUP : wakeup_flag());
 }
 
 static __always_inline bool target_ids(__u32 *tgid, __u32 *tid)

@@ -437,19 +437,6 @@ int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdat
         s->exec_link = bpf_program__attach(s->skel->progs.vprof_exec);
         if (!s->exec_link)
                 return log_error_errno(negative_errno(), "Failed to attach the exec program: %m");
-        {
-                struct bpf_program *maps_progs[ELEMENTSOF(s->maps_links)] = {
-                        s->skel->progs.vprof_sys_enter,
-                        s->skel->progs.vprof_sys_exit,
-                };
-
-                for (size_t i = 0; i < ELEMENTSOF(maps_progs); i++) {
-                        s->maps_links[i] = bpf_program__attach(maps_progs[i]);
-                        if (!s->maps_links[i])
-                                return log_error_errno(negative_errno(), "Failed to attach %s: %m",
-                                                       bpf_program__name(maps_progs[i]));
-                }
-        }
 
         /* The records go straight to fn: libbpf's callback has its signature. */
         s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), fn, userdata, NULL);
@@ -526,6 +513,35 @@ int sampler_add_member(Sampler *s, uint32_t tgid, uint64_t flags, uint32_t group
                 return negative_errno();
         /* EEXIST: the fork program put it there, with the bit, and counts its exec() calls there. */
         set_target_bit(s, tgid, true);
+        return 0;
+}
+
+int sampler_follow_maps(Sampler *s, bool on)
+{
+        struct bpf_program *progs[ELEMENTSOF(s->maps_links)] = {
+                s->skel->progs.vprof_sys_enter,
+                s->skel->progs.vprof_sys_exit,
+        };
+        int r;
+
+        if (on == !!s->maps_links[0])
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(progs); i++) {
+                if (!on) {
+                        bpf_link__destroy(s->maps_links[i]);
+                        s->maps_links[i] = NULL;
+                        continue;
+                }
+                s->maps_links[i] = bpf_program__attach(progs[i]);
+                if (!s->maps_links[i]) {
+                        r = negative_errno();
+                        for (size_t j = 0; j <= i; j++) {
+                                bpf_link__destroy(s->maps_links[j]);
+                                s->maps_links[j] = NULL;
+                        }
+                        return log_error_errno(r, "Failed to attach %s: %m", bpf_program__name(progs[i]));
+                }
+        }
         return 0;
 }
 
