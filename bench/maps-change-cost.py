@@ -41,6 +41,12 @@ def dlopen_rate(env, build, seconds, attach):
     return loads / seconds
 
 
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pingpong_ns(binary, rounds):
     out = subprocess.run([binary, str(rounds)], capture_output=True, text=True, check=True).stdout
     return float(out.split()[0])
@@ -68,7 +74,7 @@ def main():
     env.daemon.terminate()
     env.daemon.wait()
     env.daemon = None
-    rate, ns = {}, {}
+    rate, ns, daemon_cpu = {}, {}, {}
     try:
         for _ in range(args.rounds):
             conditions = [("alone", None, False)]
@@ -79,7 +85,11 @@ def main():
                     os.environ["VPROFD"] = vprofd
                     env.start_daemon()
                 try:
+                    cpu = cpu_seconds(env.daemon.pid) if env.daemon else 0.0
                     rate.setdefault(name, []).append(dlopen_rate(env, build, args.seconds, attach))
+                    if env.daemon:
+                        daemon_cpu.setdefault(name, []).append(
+                            100 * (cpu_seconds(env.daemon.pid) - cpu) / args.seconds)
                     if not attach:
                         ns.setdefault(name, []).append(pingpong_ns(pingpong, args.pingpong_rounds))
                     if attach:
@@ -104,6 +114,9 @@ def main():
     base = statistics.median(rate["alone"])
     for name, values in rate.items():
         row(name, values, "loads/s", base)
+    print("vprofd's CPU time while vprof-dlopen runs, % of a CPU (median)")
+    for name, values in daemon_cpu.items():
+        row(name, values, "%", None)
     print(f"pipe-pingpong, {args.pingpong_rounds} round trips x {args.rounds} rounds: ns per round trip (median)")
     base = statistics.median(ns["alone"])
     for name, values in ns.items():
