@@ -3,15 +3,18 @@
  * calls that make, unmap or re-protect executable memory bump the target's maps_generation and send a record in
  * the samples' ring buffer, so that the daemon names each sample with the mappings it was taken in, and a
  * library unloaded and another loaded at its address does not keep the first one's names and table. Part of the
- * one compilation unit of vprof.bpf.c, which includes it after its maps and helpers. Each program costs any other
- * process a bitmap word; a target, one VMA lookup per range it touches. */
+ * one compilation unit of vprof.bpf.c, which includes it after its maps and helpers. Attached only while some
+ * target runs (sampler_follow_maps()): every system call of the machine then costs a comparison of its number
+ * (munmap, mprotect) or of its result and number (mmap with PROT_EXEC), and the bitmap word of its process for
+ * those; a target, one VMA lookup per VMA of the range it touches (MAPS_CHANGE_MAX_VMAS at most). Not seen:
+ * mremap(), pkey_mprotect(), shmat() and 32-bit system calls. */
 
 #define VM_EXEC_FLAG 0x00000004ul /* the kernel's VM_EXEC */
 #define PROT_EXEC_FLAG 0x4ul
 #define ENOENT_ERRNO 2
 /* VMAs looked at in one munmap() or mprotect() range: a library has four or five. A longer range is taken for a
- * change (as is a VMA lookup that could not take the lock): a record too many costs the daemon a read of the
- * maps; one too few, wrong names. */
+ * change (as is a VMA lookup that could not take the lock): a record too many costs the daemon a change of its
+ * snapshot; one too few, wrong names. More did not pass the verifier's complexity limit (16). */
 #define MAPS_CHANGE_MAX_VMAS 8
 
 struct vma_scan {
