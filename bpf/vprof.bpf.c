@@ -263,6 +263,8 @@ static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
         /* A process of an attached cgroup that is no target yet: the daemon makes it one of the group's. */
         s->exec_count = target ? (__u16)target->exec_count : 0;
         s->group = target ? target->group : group;
+        s->maps_generation = target ? target->maps_generation : 0;
+        s->maps_reserved = 0;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
         /* The kernel callchain is empty exactly when the sample interrupted user code, which tells the mode
          * on every architecture (reading regs->cs would be x86 only). */
@@ -443,6 +445,8 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
         s->window_words = 0;
         s->exec_count = (__u16)target->exec_count;
         s->group = target->group;
+        s->maps_generation = target->maps_generation;
+        s->maps_reserved = 0;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
         s->user_depth = capture_user_stack(ctx, s, 0, tgid);
 
@@ -480,6 +484,8 @@ int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct 
         switch_in(next);
         return 0;
 }
+
+#include "maps-change.bpf.h"
 
 /* A process of an attached cgroup that is no target exec()ed: the daemon hears of it, to make it a member before
  * its first sample. A full ring loses the news only: its samples make it a member later. */
@@ -526,6 +532,7 @@ int BPF_PROG(vprof_exec, struct task_struct *p, pid_t old_pid, struct linux_binp
          * the new mappings. */
         if (cfi_walk)
                 bpf_map_delete_elem(&proc_mappings, &tgid);
+        maps_changed(tgid, tid, VPROF_MAPS_EXEC, 0, 0, NULL, 0);
         return 0;
 }
 

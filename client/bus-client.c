@@ -274,6 +274,11 @@ static const struct {
         {"UnwindSelfCheckUnchecked", 't', offsetof(DaemonStatus, self_check_unchecked)},
         {"UnwindSelfCheckLost", 't', offsetof(DaemonStatus, self_check_lost)},
         {"MembersRefused", 't', offsetof(DaemonStatus, members_refused)},
+        {"MappingChanges", 't', offsetof(DaemonStatus, mapping_changes)},
+        {"MappingChangesLost", 't', offsetof(DaemonStatus, mapping_changes_lost)},
+        {"MappingChangesStale", 't', offsetof(DaemonStatus, mapping_changes_stale)},
+        {"MappingChangesMissed", 't', offsetof(DaemonStatus, mapping_changes_missed)},
+        {"SamplesWithStaleMappings", 't', offsetof(DaemonStatus, samples_stale_mappings)},
 };
 
 /* Reads the variant of one property into s; properties unknown to this client, or of another type than it

@@ -97,6 +97,11 @@ typedef struct DaemonStatus {
         uint64_t self_check_unchecked;
         uint64_t self_check_lost;
         uint64_t members_refused; /* processes that groups could not take in */
+        uint64_t mapping_changes; /* changes of targets' executable mappings, in order with the samples */
+        uint64_t mapping_changes_lost;
+        uint64_t mapping_changes_stale;
+        uint64_t mapping_changes_missed;
+        uint64_t samples_stale_mappings;
         StatusMemory memory;
 } DaemonStatus;
 

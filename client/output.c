@@ -308,6 +308,11 @@ static const struct {
         {"self_check_unchecked", offsetof(DaemonStatus, self_check_unchecked)},
         {"self_check_lost", offsetof(DaemonStatus, self_check_lost)},
         {"members_refused", offsetof(DaemonStatus, members_refused)},
+        {"mapping_changes", offsetof(DaemonStatus, mapping_changes)},
+        {"mapping_changes_lost", offsetof(DaemonStatus, mapping_changes_lost)},
+        {"mapping_changes_stale", offsetof(DaemonStatus, mapping_changes_stale)},
+        {"mapping_changes_missed", offsetof(DaemonStatus, mapping_changes_missed)},
+        {"samples_with_stale_mappings", offsetof(DaemonStatus, samples_stale_mappings)},
 };
 
 static int status_json(const DaemonStatus *s, OutputFlags flags)
@@ -430,7 +435,8 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
                 off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[128], exited[64], tables[192],
-                walks[192], fell_back[192], self_check[160], windows[96], members_refused[32], memory[256];
+                walks[192], fell_back[192], self_check[160], windows[96], members_refused[32], memory[256],
+                mapping_changes[192];
         const struct {
                 const char *key;
                 const char *value;
@@ -465,6 +471,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Stack walks", s->unwind_table_size ? walks : NULL},
                 {"Walk fallbacks", s->unwind_table_size ? fell_back : NULL},
                 {"Walk self-check", s->unwind_self_check ? self_check : "off"},
+                {"Mapping changes", mapping_changes},
                 {"Memory", memory},
         };
         int width = 0;
@@ -514,6 +521,11 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                  s->targets_at_limit, s->other_function_samples, s->other_stack_samples);
         format_unwind_status(s, tables, sizeof(tables), walks, sizeof(walks), fell_back, sizeof(fell_back));
         status_memory_format(&s->memory, memory, sizeof(memory));
+        snprintf(mapping_changes, sizeof(mapping_changes),
+                 "%" PRIu64 " seen, %" PRIu64 " lost, %" PRIu64 " read late, %" PRIu64 " missed; %" PRIu64
+                 " samples named with later mappings",
+                 s->mapping_changes, s->mapping_changes_lost, s->mapping_changes_stale, s->mapping_changes_missed,
+                 s->samples_stale_mappings);
         snprintf(self_check, sizeof(self_check),
                  "1 in %" PRIu32 " samples: %" PRIu64 " agreed, %" PRIu64 " disagreed, %" PRIu64 " unchecked, %" PRIu64
                  " lost",

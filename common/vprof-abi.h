@@ -78,6 +78,8 @@ struct vprof_sample {
         __u64 user_bp;
         __u64 user_window[VPROF_STACK_WINDOW_WORDS]; /* user stack at user_sp, upwards; with the CFI walk, only
                                                       * when frame 0 took the frame-pointer step */
+        __u32 maps_generation; /* the target's mapping generation (struct vprof_target) when taken */
+        __u32 maps_reserved;   /* 0 */
         __u64 frames[VPROF_MAX_FRAMES];
 };
 
@@ -111,8 +113,8 @@ enum {
 #define VPROF_SAMPLE_SIZE(n_frames) (VPROF_SAMPLE_HEADER_SIZE + (n_frames) * sizeof(__u64))
 
 VPROF_ASSERT_RECORD(struct vprof_sample);
-_Static_assert(VPROF_SAMPLE_HEADER_SIZE == 208 && sizeof(struct vprof_sample) == 208 + 8 * VPROF_MAX_FRAMES,
-               "struct vprof_sample is 208 bytes and its frames");
+_Static_assert(VPROF_SAMPLE_HEADER_SIZE == 216 && sizeof(struct vprof_sample) == 216 + 8 * VPROF_MAX_FRAMES,
+               "struct vprof_sample is 216 bytes and its frames");
 
 enum {
         VPROF_SAMPLE_KERNEL_MODE = 1u << 0,     /* the CPU was executing kernel code for the target */
@@ -127,10 +129,11 @@ enum {
         VPROF_FORK_NOT_FOLLOWED = 1u << 9,      /* the fork's child is not in the targets map: it was full */
         VPROF_FORK_EXEC = 1u << 10,             /* not a fork: a process of an attached cgroup, no target, exec()ed
                                                  * (a service's main process started or restarted) */
+        VPROF_SAMPLE_MAPS_CHANGE = 1u << 11,    /* a struct vprof_maps_change, not a struct vprof_sample */
 };
 
-/* The flags that say which record a header begins: neither, a struct vprof_sample. */
-#define VPROF_RECORD_TYPE_MASK (VPROF_SAMPLE_STACK_COPY | VPROF_SAMPLE_FORK)
+/* The flags that say which record a header begins: none, a struct vprof_sample. */
+#define VPROF_RECORD_TYPE_MASK (VPROF_SAMPLE_STACK_COPY | VPROF_SAMPLE_FORK | VPROF_SAMPLE_MAPS_CHANGE)
 
 /* A target that follows its children (VPROF_TARGET_CHILDREN) forked a process: the BPF program put the child
  * in the targets map and the bitmap at once, with the parent's flags and group, so that its first samples are
@@ -149,6 +152,35 @@ struct vprof_fork {
 
 VPROF_ASSERT_RECORD(struct vprof_fork);
 _Static_assert(sizeof(struct vprof_fork) == 40, "struct vprof_fork is 40 bytes");
+
+/* A target's executable mappings changed: a mapping with PROT_EXEC made (mmap), executable memory unmapped
+ * (munmap) or its PROT_EXEC added or taken away (mprotect). The program bumps the target's maps_generation and
+ * sends this record in the ring buffer, where it comes between the samples taken before the change and those
+ * taken after, each of which carries the generation it was taken in. The daemon reads the mappings afresh here
+ * and checks them against the record's, so that the samples after it are named with the new ones. The change is
+ * seen on the way into the system call (munmap, mprotect) or out of it (mmap, whose address is known only
+ * then): the thread that makes it is in the kernel meanwhile, and no code of the range may run. */
+enum vprof_maps_change_kind {
+        VPROF_MAPS_MMAP = 1,     /* [start, end) is the new executable mapping at the syscall's exit */
+        VPROF_MAPS_MUNMAP = 2,   /* [start, end) is unmapped, and held executable memory */
+        VPROF_MAPS_MPROTECT = 3, /* [start, end) gains or loses PROT_EXEC */
+        VPROF_MAPS_EXEC = 4,     /* exec(): a new image (the daemon reads it with the exec_count of the samples) */
+};
+
+struct vprof_maps_change {
+        VPROF_RECORD_HEADER;  /* flags: VPROF_SAMPLE_MAPS_CHANGE */
+        __u32 generation;     /* the target's maps_generation from this change on */
+        __u32 kind;           /* enum vprof_maps_change_kind */
+        __u64 time_ns;        /* bpf_ktime_get_ns() of the change */
+        __u64 start, end;     /* the range, [start, end) */
+        __u64 offset;         /* VPROF_MAPS_MMAP: the file offset of start; else 0 */
+        __u64 inode;          /* VPROF_MAPS_MMAP: the file's inode, 0 for anonymous memory */
+        __u32 dev;            /* VPROF_MAPS_MMAP: the file's device, the kernel's dev_t (major << 20 | minor) */
+        __u32 prot;           /* VPROF_MAPS_MPROTECT: the new protection; VPROF_MAPS_MMAP: 4 (PROT_EXEC) */
+};
+
+VPROF_ASSERT_RECORD(struct vprof_maps_change);
+_Static_assert(sizeof(struct vprof_maps_change) == 72, "struct vprof_maps_change is 72 bytes");
 
 /* The unwind self-check (UnwindSelfCheck=N, bpf: self_check_every): for 1 in N kept samples whose user stack the
  * unwind tables walked, a second record follows the sample's: the top of the user stack, the registers and the
@@ -219,6 +251,10 @@ enum vprof_stat {
          * child that the targets map had no room for is followed only in its record (VPROF_FORK_NOT_FOLLOWED). */
         VPROF_STAT_FORKS_FOLLOWED,
         VPROF_STAT_FORKS_LOST,
+        /* Changes of a target's executable mappings (struct vprof_maps_change): sent, or lost for want of room in
+         * the ring buffer (the generation moved all the same: the daemon sees the gap in the next sample's). */
+        VPROF_STAT_MAPS_CHANGES,
+        VPROF_STAT_MAPS_CHANGES_LOST,
         _VPROF_STAT_MAX,
 };
 
@@ -241,6 +277,9 @@ struct vprof_target {
         __u32 exec_count; /* counted by the program: each record carries it, so the daemon sees exactly which
                            * records came after an exec(), whose addresses are the new image's */
         __u32 group;      /* the daemon's group of targets it belongs to, which its records carry; 0: none */
+        __u32 maps_generation; /* counted by the program at each change of its executable mappings (struct
+                                * vprof_maps_change), which each record carries */
+        __u32 maps_reserved;   /* 0 */
 };
 
 /* Attached cgroups (cgroup_targets): by cgroup v2 id, the inode number of its directory, the group (nonzero)

@@ -218,6 +218,8 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                 return 0;
         if (_unlikely_(s->exec_count != t->exec_count))
                 follow_exec(d, t, s);
+        if (_unlikely_(s->maps_generation != t->maps_generation))
+                maps_change_sample(t, s, &d->stats.maps);
         if (_unlikely_(s->walk_flags & (VPROF_WALK_FELL_BACK | VPROF_WALK_UNKNOWN_PC)) && d->on_unwind)
                 note_walk(d, t, s);
         udepth = complete_user_stack(t, s, user);
@@ -353,6 +355,23 @@ static void drain_fork(Drain *d, const struct vprof_fork *f, size_t size, bool d
                 d->stats.forks_lost++;
 }
 
+/* A change of a target's executable mappings, made where it comes in the ring (maps-change.h); of no target,
+ * nothing to change. */
+static void drain_maps_change(Drain *d, const struct vprof_maps_change *c, size_t size)
+{
+        Target *t;
+
+        if (size < sizeof(*c)) {
+                d->stats.malformed++;
+                return;
+        }
+        t = hashmap_get(d->targets, UINT64_TO_PTR((uint64_t)c->header.tgid));
+        /* The new mapping's table found (or compiled) now, so that the push after this read gives it to the walk:
+         * not at the first sample that falls back in it, a wakeup later. */
+        if (t && maps_change_apply(t, c, &d->stats.maps) && d->on_unwind)
+                d->on_unwind(d->unwind_userdata, t, c->start, false);
+}
+
 static void count_unclaimed(Drain *d, const struct vprof_record_header *h)
 {
         if (h->flags & VPROF_SAMPLE_OFF_CPU)
@@ -391,6 +410,9 @@ static void record(Drain *d, const void *data, size_t size, bool deferred)
                 break;
         case VPROF_SAMPLE_STACK_COPY:
                 drain_stack_copy(d, data, size);
+                return;
+        case VPROF_SAMPLE_MAPS_CHANGE:
+                drain_maps_change(d, data, size);
                 return;
         default: /* VPROF_SAMPLE_FORK */
                 drain_fork(d, data, size, deferred);

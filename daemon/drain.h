@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "hashmap.h"
+#include "maps-change.h"
 #include "symbolizer.h"
 #include "target.h"
 #include "unwind-self-check.h"
@@ -26,6 +27,7 @@ typedef struct DrainStats {
         uint64_t off_cpu_failed_preempted;
         uint64_t forks_malformed;   /* fork records shorter than struct vprof_fork (cannot happen) */
         uint64_t forks_lost;        /* fork records not kept for want of memory: their children no members */
+        MapsChangeStats maps;       /* changes of executable mappings (maps-change.h) */
 } DrainStats;
 
 /* A record whose user stack the BPF walk could not finish with the tables it had: addr is the lookup address

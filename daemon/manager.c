@@ -254,6 +254,14 @@ static void update_drain_timer(Manager *m)
                                                                           : SD_EVENT_OFF);
 }
 
+/* The programs that follow the targets' mappings run while some target runs: they run on every system call. A
+ * failure leaves the names to the maps read on a miss, as without them. */
+static void update_maps_programs(Manager *m)
+{
+        if (m->sampler)
+                (void)sampler_follow_maps(m->sampler, any_running_target(m));
+}
+
 uint64_t manager_close_interval(const Manager *m)
 {
         return m->window_seconds > 0 ? USEC_PER_SEC : m->journal_usec;
@@ -486,6 +494,7 @@ int manager_start_sampling(Manager *m)
 static void targets_changed(Manager *m, bool members_only)
 {
         update_drain_timer(m);
+        update_maps_programs(m);
         update_close_timer(m);
         update_idle_timer(m);
         manager_notify_status(m, NULL);
@@ -742,6 +751,11 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                 .walks_unknown_pc = stats[VPROF_STAT_UNWIND_UNKNOWN_PC],
                 .walks_no_mappings = stats[VPROF_STAT_UNWIND_NO_MAPPINGS],
                 .members_refused = m->members_refused + stats[VPROF_STAT_FORKS_LOST] + m->drain.stats.forks_lost,
+                .mapping_changes = stats[VPROF_STAT_MAPS_CHANGES],
+                .mapping_changes_lost = stats[VPROF_STAT_MAPS_CHANGES_LOST],
+                .mapping_changes_stale = m->drain.stats.maps.stale,
+                .mapping_changes_missed = m->drain.stats.maps.missed,
+                .samples_stale_mappings = m->drain.stats.maps.samples_stale,
         };
         if (m->unwind_tables)
                 unwind_tables_get_stats(m->unwind_tables, &ret->unwind);

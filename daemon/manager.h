@@ -37,6 +37,11 @@ typedef struct ManagerStats {
         uint64_t walks_fell_back, walks_no_row, walks_bad_rule, walks_unknown_pc, walks_no_mappings;
         UnwindTablesStats unwind;
         UnwindSelfCheckStats self_check; /* all 0 without UnwindSelfCheck= */
+        /* Changes of targets' executable mappings (daemon/maps-change.h): sent by the BPF program, lost for want
+         * of room in the ring buffer, read by the daemon after the process had moved on, found missing from a
+         * sample's generation; and samples named with mappings later than theirs. */
+        uint64_t mapping_changes, mapping_changes_lost, mapping_changes_stale, mapping_changes_missed;
+        uint64_t samples_stale_mappings;
 } ManagerStats;
 
 /* Whoever keeps the tables in files (the state store, state-store.h) hears of the targets' changes through

@@ -31,6 +31,8 @@ struct Sampler {
         struct bpf_link **links;
         struct bpf_link *switch_link; /* off-CPU tracking, while attached */
         struct bpf_link *exec_link;   /* counts targets' exec() calls */
+        struct bpf_link *maps_links[2]; /* changes of targets' executable mappings (bpf/maps-change.bpf.h) */
+        bool maps_unsupported;          /* no bpf_find_vma(): those programs not loaded */
         struct bpf_link *fork_link;   /* follows the forks of targets that follow their children, while some do */
         uint64_t off_cpu_dropped;
         /* The unwind tables: n_arena entries (0: the walk is off), written through bpf_array_write() and never
@@ -382,6 +384,19 @@ static int map_unwind_maps(Sampler *s)
         return 0;
 }
 
+/* Without bpf_find_vma() (Linux 5.17; probed with a kprobe program, which has the same helpers) the programs that
+ * follow mapping changes are left out: a target's maps are read again only for an address outside them. A failure
+ * here fails the load. */
+static void leave_out_maps_programs(Sampler *s)
+{
+        if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) > 0)
+                return;
+        log_info("The kernel has no bpf_find_vma(): mapping changes are not followed in order with the samples.");
+        s->maps_unsupported = true;
+        (void)bpf_program__set_autoload(s->skel->progs.vprof_sys_enter, false);
+        (void)bpf_program__set_autoload(s->skel->progs.vprof_sys_exit, false);
+}
+
 int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdata, Sampler **ret)
 {
         _cleanup_(sampler_freep) Sampler *s = NULL;
@@ -431,6 +446,7 @@ int sampler_new(const SamplerConfig *config, sampler_record_fn fn, void *userdat
         r = bpf_program__set_autoload(s->skel->progs.vprof_cgroup_level, in_cgroup_namespace());
         if (r < 0)
                 return log_error_errno(r, "Failed to leave out the cgroup level program: %m");
+        leave_out_maps_programs(s);
 
         r = vprof_bpf__load(s->skel);
         if (r < 0 && !bpf_features_have_task_pt_regs())
@@ -472,6 +488,7 @@ Sampler *sampler_free(Sampler *s)
                 close_events(s);
         bpf_link__destroy(s->switch_link);
         bpf_link__destroy(s->exec_link);
+        (void)sampler_follow_maps(s, false);
         bpf_link__destroy(s->fork_link);
         ring_buffer__free(s->ring);
         if (s->tables)
@@ -524,6 +541,25 @@ int sampler_add_member(Sampler *s, uint32_t tgid, uint64_t flags, uint32_t group
                 return negative_errno();
         /* EEXIST: the fork program put it there, with the bit, and counts its exec() calls there. */
         set_target_bit(s, tgid, true);
+        return 0;
+}
+
+int sampler_follow_maps(Sampler *s, bool on)
+{
+        if (s->maps_unsupported || on == !!s->maps_links[0])
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(s->maps_links); i++) {
+                struct bpf_program *p = i == 0 ? s->skel->progs.vprof_sys_enter : s->skel->progs.vprof_sys_exit;
+                int r;
+
+                bpf_link__destroy(s->maps_links[i]);
+                s->maps_links[i] = on ? bpf_program__attach(p) : NULL;
+                if (on && !s->maps_links[i]) {
+                        r = negative_errno();
+                        (void)sampler_follow_maps(s, false);
+                        return log_error_errno(r, "Failed to attach %s: %m", bpf_program__name(p));
+                }
+        }
         return 0;
 }
 

@@ -61,6 +61,11 @@ int sampler_add_member(Sampler *s, uint32_t tgid, uint64_t flags, uint32_t group
  * they are forked (struct vprof_fork): on while some target has the flag, since it runs on every fork. */
 int sampler_follow_forks(Sampler *s, bool on);
 
+/* Attach or detach the programs that send the changes of targets' executable mappings in order with their
+ * samples (bpf/maps-change.bpf.h): on while some target runs, since they run on every system call of the machine
+ * (and put every task on the kernel's slower system-call path). */
+int sampler_follow_maps(Sampler *s, bool on);
+
 /* The samples of processes in cgroup id (cgroup-util.h) and below it, targets or not, are kept for group
  * (nonzero). level: the cgroup's in the daemon's paths (cgroup_path_level()), which the sampler takes from the
  * root of its cgroup namespace to the hierarchy's. -EEXIST when it is attached, -E2BIG when VPROF_MAX_CGROUPS

@@ -56,6 +56,7 @@ struct Target {
 
         AddressSpace *address_space; /* NULL for a target restored after its process was gone */
         uint16_t exec_count;         /* the image the address space is of: records carry theirs */
+        uint32_t maps_generation;    /* the mappings the address space is of (struct vprof_maps_change) */
         Profile *profile;
         /* What the profile gained since the manager last closed a second (manager_close_second()): the
          * journal's record and the newest bucket of the window. NULL with neither a journal nor windows. */

@@ -28,6 +28,15 @@
  * daemon's next drain of samples, so code mapped since the last read is found on the next miss after it. */
 #define REREAD_INTERVAL_USEC (100 * USEC_PER_MSEC)
 
+/* Files remembered from earlier snapshots, by device and inode (AddressSpace.known). */
+#define KNOWN_FILES_MAX 32
+
+typedef struct KnownFile {
+        uint64_t inode;
+        uint32_t dev_major, dev_minor;
+        char *path;
+} KnownFile;
+
 /* How often a process's perf map file is looked at for changes, while its JIT code is being sampled. */
 #define PERF_MAP_CHECK_USEC USEC_PER_SEC
 
@@ -54,6 +63,14 @@ struct AddressSpace {
         /* The vDSO's functions, from the image at vdso_start (0: not read yet; a new one after an exec). */
         VdsoSymbols *vdso;
         uint64_t vdso_start;
+
+        /* The files of the executable mappings of earlier snapshots, newest last, a ring: the path of a file
+         * mapped again (dlopen() after dlclose()) once /proc shows it no longer (address_space_apply()). */
+        KnownFile known[KNOWN_FILES_MAX];
+        size_t n_known;
+        /* Kept up to date by changes in the order of the samples (address_space_apply()): a reading of /proc,
+         * which may be ahead of them, only adds mappings where the snapshot has none. */
+        bool follows_changes;
 };
 
 static void file_ref(FileEntry *e)
@@ -78,8 +95,8 @@ static bool same_inode(int fd, const ProcMap *m)
 
 /* Open the file of a mapping: through map_files, which reaches a deleted file and one in another mount
  * namespace but needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE) and a live process; else by the path as the
- * process sees it under its root; else by the path as we see it. The paths are checked against the mapping's
- * inode number, as they may name a different file (a package upgrade, another namespace). Only a regular
+ * process sees it under its root; else by the path as we see it. Each is checked against the mapping's inode
+ * number, as it may be a different file (a package upgrade, another namespace, another mapping there by now). Only a regular
  * file is opened for reading (open-util.h): the path is the target's to turn into a FIFO or a device
  * meanwhile. */
 static int open_mapping(const AddressSpace *as, const ProcMap *m)
@@ -91,8 +108,11 @@ static int open_mapping(const AddressSpace *as, const ProcMap *m)
                 snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)as->pid,
                          m->start, m->end);
                 fd = open_regular(path, 0);
-                if (fd >= 0)
+                /* The file mapped there now, which a snapshot kept by changes in order (a library unloaded
+                 * and another loaded at its address) may not have yet. */
+                if (fd >= 0 && same_inode(fd, m))
                         return fd;
+                safe_close(fd);
         }
 
         /* A deleted file's path names nothing, or a new file that replaced it. */
@@ -218,6 +238,8 @@ AddressSpace *address_space_free(AddressSpace *as)
                 file_unref(as->files[i]);
         proc_maps_free(as->maps);
         free(as->files);
+        for (size_t i = 0; i < MIN(as->n_known, (size_t)KNOWN_FILES_MAX); i++)
+                free(as->known[i].path);
         perf_map_free(as->perf_map);
         vdso_symbols_free(as->vdso);
         free(as);
@@ -230,11 +252,76 @@ static bool same_mapping(const ProcMap *a, const ProcMap *b)
                a->dev_major == b->dev_major && a->dev_minor == b->dev_minor && a->deleted == b->deleted;
 }
 
+static const KnownFile *known_file(const AddressSpace *as, uint32_t dev_major, uint32_t dev_minor, uint64_t inode)
+{
+        for (size_t i = 0; i < MIN(as->n_known, (size_t)KNOWN_FILES_MAX); i++)
+                if (as->known[i].inode == inode && as->known[i].dev_major == dev_major &&
+                    as->known[i].dev_minor == dev_minor)
+                        return &as->known[i];
+        return NULL;
+}
+
+/* The files of m's executable mappings remembered, for when they are mapped again. Out of memory, one is not. */
+static void remember_files(AddressSpace *as, const ProcMaps *m)
+{
+        for (size_t i = 0; i < m->n; i++) {
+                const ProcMap *p = &m->maps[i];
+                KnownFile *k;
+                char *path;
+
+                if (!p->executable || !p->path || p->path[0] != '/' || p->deleted || p->inode == 0 ||
+                    known_file(as, p->dev_major, p->dev_minor, p->inode))
+                        continue;
+                path = strdup(p->path);
+                if (!path)
+                        return;
+                k = &as->known[as->n_known++ % KNOWN_FILES_MAX];
+                if (as->n_known > KNOWN_FILES_MAX)
+                        free(k->path);
+                *k = (KnownFile){ .inode = p->inode, .dev_major = p->dev_major, .dev_minor = p->dev_minor,
+                                  .path = path };
+        }
+}
+
+/* The snapshot replaced by maps, which it takes on success. */
+static int address_space_replace(AddressSpace *as, ProcMaps *maps)
+{
+        _cleanup_free_ FileEntry **files = NULL;
+
+        files = calloc(MAX(maps->n, (size_t)1), sizeof(FileEntry *));
+        if (!files)
+                return -ENOMEM;
+        /* Mappings that did not change keep their file, so a dlopen() does not reopen every library. Both
+         * lists are sorted by start. */
+        for (size_t i = 0, j = 0; i < maps->n && j < as->maps->n;) {
+                if (as->maps->maps[j].start < maps->maps[i].start)
+                        j++;
+                else if (as->maps->maps[j].start > maps->maps[i].start)
+                        i++;
+                else {
+                        if (same_mapping(&as->maps->maps[j], &maps->maps[i])) {
+                                files[i] = as->files[j];
+                                file_ref(files[i]);
+                        }
+                        i++;
+                        j++;
+                }
+        }
+
+        remember_files(as, as->maps);
+        for (size_t i = 0; i < as->maps->n; i++)
+                file_unref(as->files[i]);
+        proc_maps_free(as->maps);
+        free(as->files);
+        as->maps = maps;
+        as->files = TAKE_PTR(files);
+        return 0;
+}
+
 /* Re-read the maps of a process that is still there: 1 when the snapshot was replaced, 0 when it stays. */
 static int address_space_reread(AddressSpace *as)
 {
         _cleanup_(proc_maps_freep) ProcMaps *maps = NULL;
-        _cleanup_free_ FileEntry **files = NULL;
         uint64_t now = now_usec(CLOCK_MONOTONIC), start_time;
         int r;
 
@@ -265,35 +352,58 @@ static int address_space_reread(AddressSpace *as)
                 log_debug("Process %d is gone, keeping its last memory map", (int)as->pid);
                 return 0;
         }
+        if (as->follows_changes) {
+                ProcMaps *merged = NULL;
 
-        files = calloc(maps->n, sizeof(FileEntry *));
-        if (!files)
-                return -ENOMEM;
-        /* Mappings that did not change keep their file, so a dlopen() does not reopen every library. Both
-         * lists are sorted by start. */
-        for (size_t i = 0, j = 0; i < maps->n && j < as->maps->n;) {
-                if (as->maps->maps[j].start < maps->maps[i].start)
-                        j++;
-                else if (as->maps->maps[j].start > maps->maps[i].start)
-                        i++;
-                else {
-                        if (same_mapping(&as->maps->maps[j], &maps->maps[i])) {
-                                files[i] = as->files[j];
-                                file_ref(files[i]);
-                        }
-                        i++;
-                        j++;
-                }
+                r = proc_maps_merge(as->maps, maps, &merged);
+                if (r < 0)
+                        return r;
+                proc_maps_free(maps);
+                maps = merged;
         }
-
-        for (size_t i = 0; i < as->maps->n; i++)
-                file_unref(as->files[i]);
-        proc_maps_free(as->maps);
-        free(as->files);
-        as->maps = TAKE_PTR(maps);
-        as->files = TAKE_PTR(files);
+        r = address_space_replace(as, maps);
+        if (r < 0)
+                return r;
+        TAKE_PTR(maps);
         as->generation = MAX(now, as->generation + 1);
         return 1;
+}
+
+
+int address_space_apply(AddressSpace *as, const AddressSpaceChange *c)
+{
+        ProcMapChange change = { .start = c->start, .end = c->end, .offset = c->offset, .inode = c->inode,
+                                 .dev_major = c->dev_major, .dev_minor = c->dev_minor };
+        _cleanup_(proc_maps_freep) ProcMaps *maps = NULL;
+        const KnownFile *k = NULL;
+        int r;
+
+        assert(as);
+
+        if (c->mapped) {
+                /* The file of a mapping now, else of an earlier snapshot. */
+                for (size_t i = 0; i < as->maps->n && !change.path; i++) {
+                        const ProcMap *p = &as->maps->maps[i];
+
+                        if (p->inode == c->inode && p->dev_major == c->dev_major && p->dev_minor == c->dev_minor &&
+                            p->path && p->path[0] == '/' && !p->deleted)
+                                change.path = p->path;
+                }
+                if (!change.path && (k = known_file(as, c->dev_major, c->dev_minor, c->inode)))
+                        change.path = k->path;
+                if (!change.path)
+                        return -ENOENT;
+        }
+        r = proc_maps_apply(as->maps, &change, &maps);
+        if (r < 0)
+                return r;
+        r = address_space_replace(as, maps);
+        if (r < 0)
+                return r;
+        TAKE_PTR(maps);
+        as->generation = MAX(now_usec(CLOCK_MONOTONIC), as->generation + 1);
+        as->follows_changes = true;
+        return 0;
 }
 
 static const char *mapping_module(const ProcMap *m)
@@ -546,6 +656,16 @@ int address_space_refresh(AddressSpace *as)
 {
         assert(as);
 
+        return address_space_reread(as);
+}
+
+int address_space_reload(AddressSpace *as)
+{
+        assert(as);
+
+        /* The state now, whole: what the caller was told of comes before it. */
+        as->follows_changes = false;
+        as->last_read_usec = 0;
         return address_space_reread(as);
 }
 

@@ -42,6 +42,22 @@ const ProcMaps *address_space_maps(const AddressSpace *as, uint64_t *ret_generat
 /* Read the maps again now, unless they were read less than 100 ms ago or the process is gone: 1 when they were
  * replaced, 0 when not, -ENOMEM. For a caller told that an address is in none of them. */
 int address_space_refresh(AddressSpace *as);
+/* The same at once, however recent the last reading: for a caller told that the mappings changed. */
+int address_space_reload(AddressSpace *as);
+
+/* A change of the process's mappings that the caller saw happen, in the order it happened: [start, end)
+ * unmapped, or mapped executable from the file of (dev, inode) at offset. */
+typedef struct AddressSpaceChange {
+        uint64_t start, end;
+        bool mapped;
+        uint64_t offset, inode;
+        uint32_t dev_major, dev_minor;
+} AddressSpaceChange;
+
+/* The change made to the snapshot, without reading /proc, which may show a later state by now: a new mapping
+ * is named after a mapping of its file in this snapshot or an earlier one. 0; -ENOENT when none had that file
+ * (the caller reads the maps then), -EINVAL for an empty range, -ENOMEM. */
+int address_space_apply(AddressSpace *as, const AddressSpaceChange *c);
 
 /* For a layer above that reads more of a file than its symbols (the unwinder): the attachment of type
  * (symbolizer.h) of the file whose code is mapped at addr, loaded on first use, and the bias of the segment

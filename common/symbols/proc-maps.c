@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,6 +324,101 @@ int proc_maps_copy(const ProcMaps *m, ProcMaps **ret)
         blob->pub.maps = TAKE_PTR(maps);
         *ret = &blob->pub;
         return 0;
+}
+
+static void print_map(FILE *f, uint64_t start, uint64_t end, const ProcMap *m, uint64_t offset)
+{
+        fprintf(f, "%" PRIx64 "-%" PRIx64 " %c%c%cp %08" PRIx64 " %02" PRIx32 ":%02" PRIx32 " %" PRIu64 "%s%s%s\n",
+                start, end, m->readable ? 'r' : '-', m->writable ? 'w' : '-', m->executable ? 'x' : '-', offset,
+                m->dev_major, m->dev_minor, m->inode, m->path ? "                    " : "", m->path ?: "",
+                m->deleted ? DELETED_SUFFIX : "");
+}
+
+/* Written as the kernel writes the file and parsed back: one parser, one layout of the result. */
+int proc_maps_apply(const ProcMaps *m, const ProcMapChange *c, ProcMaps **ret)
+{
+        const ProcMap new_map = { .start = c->start, .end = c->end, .offset = c->offset, .inode = c->inode,
+                                  .dev_major = c->dev_major, .dev_minor = c->dev_minor, .readable = true,
+                                  .executable = true, .path = (char *)c->path };
+        _cleanup_free_ char *text = NULL;
+        bool added = !c->path;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        assert(m);
+        assert(c);
+        assert(ret);
+
+        if (c->start >= c->end || (c->path && strchr(c->path, '\n')))
+                return -EINVAL;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        for (size_t i = 0; i <= m->n; i++) {
+                const ProcMap *p = i < m->n ? &m->maps[i] : NULL;
+
+                if (p && p->path && strchr(p->path, '\n'))
+                        continue; /* cannot be written back; a miss there reads the maps again */
+                if (p && p->end <= c->start) {
+                        print_map(f, p->start, p->end, p, p->offset);
+                        continue;
+                }
+                if (p && p->start < c->start)
+                        print_map(f, p->start, c->start, p, p->offset);
+                if (!added) {
+                        print_map(f, c->start, c->end, &new_map, c->offset);
+                        added = true;
+                }
+                if (!p)
+                        break;
+                if (p->start >= c->end)
+                        print_map(f, p->start, p->end, p, p->offset);
+                else if (p->end > c->end)
+                        print_map(f, c->end, p->end, p, p->offset + (c->end - p->start));
+        }
+        r = fflush(f) == 0 && !ferror(f) ? 0 : -ENOMEM;
+        fclose(f);
+        if (r < 0)
+                return r;
+        return proc_maps_parse(text, ret);
+}
+
+int proc_maps_merge(const ProcMaps *m, const ProcMaps *fresh, ProcMaps **ret)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0, j = 0;
+        FILE *f;
+        int r;
+
+        assert(m);
+        assert(fresh);
+        assert(ret);
+
+        f = open_memstream(&text, &size);
+        if (!f)
+                return -ENOMEM;
+        /* Both sorted by start: one pass, the fresh mapping kept only where m has none. */
+        for (size_t i = 0; i < fresh->n; i++) {
+                const ProcMap *p = &fresh->maps[i];
+
+                while (j < m->n && m->maps[j].end <= p->start) {
+                        if (!m->maps[j].path || !strchr(m->maps[j].path, '\n'))
+                                print_map(f, m->maps[j].start, m->maps[j].end, &m->maps[j], m->maps[j].offset);
+                        j++;
+                }
+                if ((j < m->n && m->maps[j].start < p->end) || (p->path && strchr(p->path, '\n')))
+                        continue;
+                print_map(f, p->start, p->end, p, p->offset);
+        }
+        for (; j < m->n; j++)
+                if (!m->maps[j].path || !strchr(m->maps[j].path, '\n'))
+                        print_map(f, m->maps[j].start, m->maps[j].end, &m->maps[j], m->maps[j].offset);
+        r = fflush(f) == 0 && !ferror(f) ? 0 : -ENOMEM;
+        fclose(f);
+        if (r < 0)
+                return r;
+        return proc_maps_parse(text, ret);
 }
 
 ProcMaps *proc_maps_free(ProcMaps *m)

@@ -190,7 +190,9 @@ class Client(vprof_env.TestCase):
                                   "walks_bad", "walks_fell_back", "walks_outside_cfi", "walks_bad_rule",
                                   "walks_unknown_pc", "walks_no_mappings", "unwind_self_check",
                                   "self_check_agreed", "self_check_disagreed", "self_check_unchecked",
-                                  "self_check_lost", "members_refused", "memory"})
+                                  "self_check_lost", "members_refused", "mapping_changes",
+                                  "mapping_changes_lost", "mapping_changes_stale", "mapping_changes_missed",
+                                  "samples_with_stale_mappings", "memory"})
         self.assertEqual(s["unwind_self_check"], 0)  # off by default
         self.assertEqual(s["window_seconds"], 600)  # the default
         self.assertEqual(s["unwind_table_size"], 32 << 20)  # the default

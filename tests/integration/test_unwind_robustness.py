@@ -18,10 +18,8 @@ the samples of targets, kept or lost; and the well-behaved target's stacks must 
 (main and _start in every sample, its functions near their truth). Then two busy targets on both CPUs at 999 Hz
 for 20 s lose no sample.
 
-What vprof-dlopen's own profile shows is not checked: the daemon reads a process's maps again only for an
-address outside every mapping it knows (address_space_find(), at most every 100 ms), and keeps the names of the
-user addresses it resolved (resolve_frame()'s frame cache), so a library unloaded and replaced by another at the
-same addresses keeps the first one's name, and its walks use the mappings (the table) of the last snapshot."""
+What vprof-dlopen's own profile shows is not checked here: test_maps_change.py checks that a library replaced by
+another at the same addresses is named and walked after the one mapped when each sample was taken."""
 import json
 import os
 import shutil

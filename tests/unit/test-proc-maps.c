@@ -263,6 +263,78 @@ START_TEST(test_read_gone)
 }
 END_TEST
 
+/* A library unloaded (its whole range, cutting the mappings across its ends), then another mapped where its code
+ * was: the maps as the kernel would have written them after each change. */
+START_TEST(test_apply)
+{
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL, *unmapped = NULL, *mapped = NULL;
+        ProcMapChange unmap = { .start = 0x451000, .end = 0x652000 };
+        ProcMapChange map = { .start = 0x500000, .end = 0x510000, .path = "/lib/b lib.so", .offset = 0x1000,
+                              .inode = 42, .dev_major = 0xfd, .dev_minor = 3 };
+        const ProcMap *p;
+
+        ck_assert_int_eq(proc_maps_parse(maps_text, &m), 0);
+        ck_assert_int_eq(proc_maps_apply(m, &unmap, &unmapped), 0);
+        /* [0x400000, 0x452000) cut at 0x451000, [0x651000, 0x652000) gone, [0x652000, ...) kept. */
+        ck_assert_uint_eq(unmapped->n, 8);
+        p = &unmapped->maps[0];
+        ck_assert(p->start == 0x400000 && p->end == 0x451000 && p->offset == 0 && p->executable);
+        ck_assert_str_eq(p->path, "/usr/bin/my prog");
+        ck_assert_uint_eq(unmapped->maps[1].start, 0x652000);
+        ck_assert_uint_eq(unmapped->maps[1].offset, 0x52000);
+        ck_assert_ptr_null(proc_maps_find(unmapped, 0x500000));
+        /* Everything else as it was, the deleted file and the anonymous mapping included. */
+        ck_assert(unmapped->maps[4].deleted);
+        ck_assert_str_eq(unmapped->maps[4].path, "/tmp/gone lib.so");
+        ck_assert_ptr_null(unmapped->maps[3].path);
+        ck_assert_str_eq(unmapped->maps[7].path, "[vsyscall]");
+
+        ck_assert_int_eq(proc_maps_apply(unmapped, &map, &mapped), 0);
+        ck_assert_uint_eq(mapped->n, 9);
+        p = proc_maps_find(mapped, 0x50abcd);
+        ck_assert_ptr_nonnull(p);
+        ck_assert(p == &mapped->maps[1] && p->start == 0x500000 && p->end == 0x510000 && p->offset == 0x1000);
+        ck_assert(p->executable && p->readable && !p->writable && !p->deleted);
+        ck_assert(p->inode == 42 && p->dev_major == 0xfd && p->dev_minor == 3);
+        ck_assert_str_eq(p->path, "/lib/b lib.so");
+        for (size_t i = 1; i < mapped->n; i++)
+                ck_assert_uint_lt(mapped->maps[i - 1].start, mapped->maps[i].start);
+
+        /* A range across the middle of one mapping splits it, the second part at its offset. */
+        proc_maps_free(TAKE_PTR(mapped));
+        unmap = (ProcMapChange){ .start = 0x410000, .end = 0x420000 };
+        ck_assert_int_eq(proc_maps_apply(m, &unmap, &mapped), 0);
+        ck_assert_uint_eq(mapped->n, 10);
+        ck_assert(mapped->maps[0].end == 0x410000 && mapped->maps[1].start == 0x420000);
+        ck_assert_uint_eq(mapped->maps[1].offset, 0x20000);
+
+        unmap = (ProcMapChange){ .start = 0x500000, .end = 0x500000 };
+        ck_assert_int_eq(proc_maps_apply(m, &unmap, &unmapped), -EINVAL);
+        map.path = "/lib/new\nline.so";
+        ck_assert_int_eq(proc_maps_apply(m, &map, &unmapped), -EINVAL);
+}
+END_TEST
+
+/* A newer reading adds what the snapshot has no mapping for, and changes nothing that it has. */
+START_TEST(test_merge)
+{
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL, *fresh = NULL, *merged = NULL;
+
+        ck_assert_int_eq(proc_maps_parse("00400000-00452000 r-xp 00000000 08:02 1 /bin/a\n"
+                                         "00500000-00510000 r-xp 00001000 08:02 2 /lib/old.so\n", &m), 0);
+        ck_assert_int_eq(proc_maps_parse("00400000-00452000 r-xp 00000000 08:02 1 /bin/a\n"
+                                         "00480000-00490000 r-xp 00000000 08:02 4 /lib/new.so\n"
+                                         "00500000-00510000 r-xp 00001000 08:02 3 /lib/later.so\n"
+                                         "00600000-00610000 rw-p 00000000 00:00 0\n", &fresh), 0);
+        ck_assert_int_eq(proc_maps_merge(m, fresh, &merged), 0);
+        ck_assert_uint_eq(merged->n, 4);
+        ck_assert_str_eq(merged->maps[1].path, "/lib/new.so");
+        ck_assert_str_eq(merged->maps[2].path, "/lib/old.so");
+        ck_assert_uint_eq(merged->maps[2].inode, 2);
+        ck_assert_ptr_null(merged->maps[3].path);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("proc-maps");
@@ -276,6 +348,8 @@ int main(void)
         tcase_add_test(tc, test_malformed);
         tcase_add_test(tc, test_read_self);
         tcase_add_test(tc, test_read_gone);
+        tcase_add_test(tc, test_apply);
+        tcase_add_test(tc, test_merge);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
