@@ -90,8 +90,9 @@ class NoBpfLoop(vprof_env.TestCase):
         self.assertTrue(sample, f"no vprof_sample among the daemon's programs {sorted(ids)}")
         self.assertIn("bpf_get_stack", sample[0])  # the kernel's frame-pointer walk
         # Neither the sampler nor the off-CPU program (which walks with the tables too when they are on).
+        # A call, not the source lines the dump quotes (the mapping-change programs' pruned branch names it).
         for xlated in dumps.values():
-            self.assertNotIn("bpf_loop", xlated, xlated.splitlines()[0])
+            self.assertNotIn("call bpf_loop#", xlated, xlated.splitlines()[0])
 
 if __name__ == "__main__":
     vprof_env.main()
