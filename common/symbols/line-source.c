@@ -192,6 +192,24 @@ int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t 
         return n < 0 || (size_t)n >= size ? -ENOBUFS : 0;
 }
 
+int line_reader_inline(LineReader *r, int fd, uint64_t vaddr, InlineFrame *frames, size_t max)
+{
+        Dwarf_Die cu;
+        LineFile *f = NULL;
+        int n;
+
+        n = line_reader_file(r, fd, &f);
+        if (n < 0)
+                return n;
+        if (!f->dwarf)
+                return -ENOENT;
+        n = find_unit(f, vaddr, &cu);
+        if (n <= 0)
+                return n < 0 ? n : -ENOENT;
+        n = inline_frames_walk(&cu, vaddr, frames, max);
+        return n == 0 ? -ENOENT : n;
+}
+
 #else
 
 struct LineReader {
@@ -216,6 +234,13 @@ LineReader *line_reader_free(LineReader *r)
 
 int line_reader_lookup(_unused_ LineReader *r, int fd, _unused_ uint64_t vaddr, _unused_ char *buf,
                        _unused_ size_t size)
+{
+        safe_close(fd);
+        return -EOPNOTSUPP;
+}
+
+int line_reader_inline(_unused_ LineReader *r, int fd, _unused_ uint64_t vaddr, _unused_ InlineFrame *frames,
+                       _unused_ size_t max)
 {
         safe_close(fd);
         return -EOPNOTSUPP;
