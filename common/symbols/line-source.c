@@ -45,6 +45,11 @@ int line_reader_new(LineReader **ret)
         return 0;
 }
 
+size_t line_reader_files(const LineReader *r)
+{
+        return r ? r->n_files : 0;
+}
+
 LineReader *line_reader_free(LineReader *r)
 {
         if (!r)
@@ -230,6 +235,11 @@ LineReader *line_reader_free(LineReader *r)
 {
         free(r);
         return NULL;
+}
+
+size_t line_reader_files(_unused_ const LineReader *r)
+{
+        return 0;
 }
 
 int line_reader_lookup(_unused_ LineReader *r, int fd, _unused_ uint64_t vaddr, _unused_ char *buf,

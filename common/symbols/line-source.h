@@ -29,3 +29,6 @@ int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t 
  * -EOPNOTSUPP without libdw, -ENOMEM, -E2BIG when the DWARF is past the walk's bounds. The names live as long as
  * the reader. */
 int line_reader_inline(LineReader *r, int fd, uint64_t vaddr, InlineFrame *frames, size_t max);
+
+/* The files the reader holds open. */
+size_t line_reader_files(const LineReader *r);
