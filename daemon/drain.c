@@ -74,7 +74,7 @@ static size_t expand_inlined(Drain *d, Target *t, const Symbol *sym, uint64_t lo
                 if (line_reader_new(&d->inline_reader) < 0)
                         goto only;
         }
-        if (address_space_code_file(t->address_space, lookup_addr, &fd, &vaddr) < 0)
+        if (address_space_dwarf_file(t->address_space, lookup_addr, &fd, &vaddr) < 0)
                 goto only;
         d->stats.inline_expansions++;
         n = line_reader_inline(d->inline_reader, fd, vaddr, frames, ELEMENTSOF(frames));

@@ -14,9 +14,12 @@ Exclusive truths are scaled by the user share of the samples, as test_accuracy.p
 the thread's time (interrupts) counts in kernel functions."""
 import json
 import os
+import re
 import signal
+import subprocess
 import sys
 import time
+import unittest
 
 import vprof_env
 
@@ -83,6 +86,43 @@ class Inline(vprof_env.TestCase):
             errors.append(f"run_batch inclusive {rows['run_batch']['inclusive_percent']:.2f}% under its stages' "
                           f"{stages:.2f}%")
         self.assertEqual(errors, [])
+
+    def test_python_debug_file(self):
+        """Debian's python3.11, stripped, its DWARF in python3.11-dbg's debug file: the exclusive samples of
+        functions that are no symbol of it (only inlined, as Py_INCREF or _PyFrame_SetStackPointer) are a good
+        share of the samples, as perf --inline shows (about half of the leaf samples here)."""
+        python = "/usr/bin/python3.11"
+        if not os.path.exists(python):
+            raise unittest.SkipTest("no /usr/bin/python3.11")
+        m = re.search(r"Build ID: ([0-9a-f]+)", subprocess.run(["eu-readelf", "-n", python], capture_output=True,
+                                                                text=True).stdout)
+        debug = m and f"/usr/lib/debug/.build-id/{m.group(1)[:2]}/{m.group(1)[2:]}.debug"
+        if not debug or not os.path.exists(debug):
+            raise unittest.SkipTest("no debug file of python3.11 (python3.11-dbg)")
+        symbols = set()
+        for line in subprocess.run(["nm", "--defined-only", debug], capture_output=True, text=True).stdout.split("\n"):
+            parts = line.split()
+            if len(parts) == 3:
+                symbols.add(parts[2])
+        env = ENV
+        p = subprocess.Popen([python, "-c", "import time\nend = time.time() + 5\nd = {}\n"
+                              "while time.time() < end:\n    d[len(d) % 1000] = [str(i) for i in range(50)]\n"])
+        try:
+            r = env.ctl("attach", p.pid)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            time.sleep(4)
+            report = env.ctl_json("report", p.pid)
+        finally:
+            p.wait(30)
+        rows = [r for r in report["functions"] if r["module"] == "python3.11"]
+        inlined = [r for r in rows if r["function"] not in symbols]
+        share = sum(r["exclusive_percent"] for r in inlined)
+        print(f"\npython3.11: {report['total_samples']} samples, {len(inlined)} inlined functions, "
+              f"{share:.1f}% of the samples exclusive in them; top: "
+              f"{[(r['function'], r['exclusive_percent']) for r in sorted(inlined, key=lambda r: -r['exclusive_percent'])[:5]]}",
+              file=sys.stderr)
+        self.assertGreater(len(inlined), 5)
+        self.assertGreater(share, 10.0)
 
 
 def setUpModule():
