@@ -246,6 +246,8 @@ static const struct {
         {"SymbolCacheUsed", 't', offsetof(DaemonStatus, symbol_cache_used)},
         {"SymbolFilesSkipped", 't', offsetof(DaemonStatus, symbol_files_skipped)},
         {"SymbolFilesDamaged", 't', offsetof(DaemonStatus, symbol_files_damaged)},
+        {"InlineExpansions", 't', offsetof(DaemonStatus, inline_expansions)},
+        {"InlineAddresses", 't', offsetof(DaemonStatus, inline_addresses)},
         {"UnwindTableSize", 't', offsetof(DaemonStatus, unwind_table_size)},
         {"UnwindTableUsed", 't', offsetof(DaemonStatus, unwind_table_used)},
         {"UnwindTablesLoaded", 'u', offsetof(DaemonStatus, unwind_tables_loaded)},

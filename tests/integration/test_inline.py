@@ -86,6 +86,10 @@ class Inline(vprof_env.TestCase):
             errors.append(f"run_batch inclusive {rows['run_batch']['inclusive_percent']:.2f}% under its stages' "
                           f"{stages:.2f}%")
         self.assertEqual(errors, [])
+        # vprofctl status counts the lookups: the workload's few addresses, most of them in inlined code.
+        status = env.ctl_json("status")
+        self.assertGreater(status["inline_addresses"], 0)
+        self.assertLessEqual(status["inline_addresses"], status["inline_expansions"])
 
     def test_python_debug_file(self):
         """Debian's python3.11, stripped, its DWARF in python3.11-dbg's debug file: the exclusive samples of
