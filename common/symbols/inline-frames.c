@@ -33,6 +33,14 @@ static bool tag_holds_functions(int tag)
                       DW_TAG_module);
 }
 
+static bool scope_artificial(Dwarf_Die *die)
+{
+        Dwarf_Attribute attr;
+        bool flag = false;
+
+        return dwarf_formflag(dwarf_attr_integrate(die, DW_AT_artificial, &attr), &flag) == 0 && flag;
+}
+
 /* Down from parent to the scopes holding vaddr; 1 when a subprogram below parent holds it, 0 when none does,
  * -E2BIG past the walk's bounds. */
 static int walk_children(Walk *w, Dwarf_Die *parent, unsigned depth)
@@ -73,10 +81,15 @@ static int walk_children(Walk *w, Dwarf_Die *parent, unsigned depth)
                                         return r < 0 ? r : 1;
                                 continue;
                         }
-                        if (w->n_scopes < ELEMENTSOF(w->scopes))
-                                w->scopes[w->n_scopes++] = child;
-                        else
-                                w->n_inlined_dropped++;
+                        /* An artificial function (GCC's __attribute__((artificial)): the intrinsics of
+                         * immintrin.h, a program's own measuring helpers) is no frame: its code is its
+                         * caller's, as debuggers step it. What it inlined in turn still is. */
+                        if (tag == DW_TAG_subprogram || !scope_artificial(&child)) {
+                                if (w->n_scopes < ELEMENTSOF(w->scopes))
+                                        w->scopes[w->n_scopes++] = child;
+                                else
+                                        w->n_inlined_dropped++;
+                        }
                         r = walk_children(w, &child, depth + 1);
                         return r < 0 ? r : 1;
                 }

@@ -6,7 +6,8 @@
 
 /* The functions GCC inlined at an address: the chain of DW_TAG_inlined_subroutine scopes of a compile unit that
  * hold it, innermost first, ended by the DW_TAG_subprogram they were inlined into, as `eu-addr2line -i -f` and
- * `perf report --inline` show them. The walk goes down the unit's DIE tree itself: dwarf_getscopes() misses the
+ * `perf report --inline` show them, less the functions declared artificial (GCC's __attribute__((artificial)):
+ * intrinsics such as immintrin.h's), whose code counts as their caller's, as debuggers step it. The walk goes down the unit's DIE tree itself: dwarf_getscopes() misses the
  * inlined scopes of LTO builds (Debian's python3.11). DWARF is untrusted: the depth of the walk, the DIEs it
  * visits and the chain's length are bounded. */
 
