@@ -248,6 +248,7 @@ static const struct {
         {"SymbolFilesDamaged", 't', offsetof(DaemonStatus, symbol_files_damaged)},
         {"InlineExpansions", 't', offsetof(DaemonStatus, inline_expansions)},
         {"InlineAddresses", 't', offsetof(DaemonStatus, inline_addresses)},
+        {"InlineFilesSize", 't', offsetof(DaemonStatus, inline_files_size)},
         {"UnwindTableSize", 't', offsetof(DaemonStatus, unwind_table_size)},
         {"UnwindTableUsed", 't', offsetof(DaemonStatus, unwind_table_used)},
         {"UnwindTablesLoaded", 'u', offsetof(DaemonStatus, unwind_tables_loaded)},

@@ -387,6 +387,8 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
         if (r >= 0)
                 r = json_add_u64(o, "inline_addresses", s->inline_addresses);
         if (r >= 0)
+                r = json_add_u64(o, "inline_files_size", s->inline_files_size);
+        if (r >= 0)
                 r = json_add_u64(o, "unwind_tables_loaded", s->unwind_tables_loaded);
         if (r >= 0)
                 r = json_add_u64(o, "unwind_self_check", s->unwind_self_check);
@@ -509,9 +511,10 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 snprintf(windows, sizeof(windows), "off (WindowSeconds=0): tables since the attach only");
         snprintf(symbols, sizeof(symbols),
                  "%.1f of %.0f MiB; %" PRIu64 " files skipped, %" PRIu64 " damaged; inlined functions at %" PRIu64
-                 " of %" PRIu64 " new addresses",
+                 " of %" PRIu64 " new addresses (%.1f MiB of DWARF files open)",
                  (double)s->symbol_cache_used / (1 << 20), (double)s->symbol_cache_size / (1 << 20),
-                 s->symbol_files_skipped, s->symbol_files_damaged, s->inline_addresses, s->inline_expansions);
+                 s->symbol_files_skipped, s->symbol_files_damaged, s->inline_addresses, s->inline_expansions,
+                 (double)s->inline_files_size / (1 << 20));
         snprintf(folded, sizeof(folded),
                  "%" PRIu32 " targets; samples in [other] functions %" PRIu64 ", in no stack %" PRIu64,
                  s->targets_at_limit, s->other_function_samples, s->other_stack_samples);

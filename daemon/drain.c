@@ -69,7 +69,8 @@ static size_t expand_inlined(Drain *d, Target *t, const Symbol *sym, uint64_t lo
 
         if (room < 2)
                 goto only;
-        if (!d->inline_reader || line_reader_files(d->inline_reader) >= DRAIN_INLINE_FILES_MAX) {
+        if (!d->inline_reader || line_reader_files(d->inline_reader) >= DRAIN_INLINE_FILES_MAX ||
+            line_reader_bytes(d->inline_reader) > symbolizer_budget(d->symbolizer) / 2) {
                 d->inline_reader = line_reader_free(d->inline_reader);
                 if (line_reader_new(&d->inline_reader) < 0)
                         goto only;

@@ -62,11 +62,12 @@ typedef struct Drain {
         UnwindSelfCheck self_check; /* the stack copies' comparisons (UnwindSelfCheck=); idle without copies */
         DrainPending pending;
         /* The DWARF of the files whose inlined functions new addresses were looked up in (made on first use,
-         * started over past DRAIN_INLINE_FILES_MAX files: the names it gives are copied into the profiles). */
+         * started over past DRAIN_INLINE_FILES_MAX files or half the symbol cache's budget of file bytes: the
+         * names it gives are copied into the profiles). */
         LineReader *inline_reader;
 } Drain;
 
-#define DRAIN_INLINE_FILES_MAX 32
+#define DRAIN_INLINE_FILES_MAX 16
 
 /* Frees the records still waiting. */
 void drain_done(Drain *d);

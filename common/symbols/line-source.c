@@ -23,6 +23,7 @@ typedef struct UnitRange {
 typedef struct LineFile {
         dev_t dev;
         ino_t ino;
+        off_t size;
         int fd;
         Dwarf *dwarf;      /* NULL: the file has no DWARF */
         UnitRange *ranges; /* by start; made on the first address .debug_aranges does not know */
@@ -48,6 +49,15 @@ int line_reader_new(LineReader **ret)
 size_t line_reader_files(const LineReader *r)
 {
         return r ? r->n_files : 0;
+}
+
+uint64_t line_reader_bytes(const LineReader *r)
+{
+        uint64_t bytes = 0;
+
+        for (size_t i = 0; r && i < r->n_files; i++)
+                bytes += (uint64_t)MAX(r->files[i].size, (off_t)0);
+        return bytes;
 }
 
 LineReader *line_reader_free(LineReader *r)
@@ -87,6 +97,7 @@ static int line_reader_file(LineReader *r, int fd, LineFile **ret)
         files[r->n_files] = (LineFile){
                 .dev = st.st_dev,
                 .ino = st.st_ino,
+                .size = st.st_size,
                 .fd = TAKE_FD(owned),
         };
         files[r->n_files].dwarf = dwarf_begin(files[r->n_files].fd, DWARF_C_READ);
@@ -238,6 +249,11 @@ LineReader *line_reader_free(LineReader *r)
 }
 
 size_t line_reader_files(_unused_ const LineReader *r)
+{
+        return 0;
+}
+
+uint64_t line_reader_bytes(_unused_ const LineReader *r)
 {
         return 0;
 }

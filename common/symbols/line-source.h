@@ -30,5 +30,7 @@ int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t 
  * the reader. */
 int line_reader_inline(LineReader *r, int fd, uint64_t vaddr, InlineFrame *frames, size_t max);
 
-/* The files the reader holds open. */
+/* The files the reader holds open, and their size in bytes: what libdw may map and read of them, a measure of
+ * its memory (sections it decompresses take more). */
 size_t line_reader_files(const LineReader *r);
+uint64_t line_reader_bytes(const LineReader *r);

@@ -183,6 +183,7 @@ class Client(vprof_env.TestCase):
                                   "samples_in_other_functions", "samples_in_other_stacks", "targets_at_limit",
                                   "symbol_cache_size", "symbol_cache_used", "symbol_files_skipped",
                                   "symbol_files_damaged", "inline_expansions", "inline_addresses",
+                                  "inline_files_size",
                                   "unwind_table_size", "unwind_table_used",
                                   "unwind_tables_loaded", "unwind_tables_compiled", "unwind_tables_evicted",
                                   "unwind_tables_too_big", "unwind_tables_failed", "unwind_files_without_cfi",

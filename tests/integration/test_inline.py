@@ -127,6 +127,8 @@ class Inline(vprof_env.TestCase):
               file=sys.stderr)
         self.assertGreater(len(inlined), 5)
         self.assertGreater(share, 10.0)
+        # The debug file stays open for the next new addresses, and status says so.
+        self.assertGreaterEqual(env.ctl_json("status")["inline_files_size"], os.path.getsize(debug))
 
 
 def setUpModule():
