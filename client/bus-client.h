@@ -69,6 +69,9 @@ typedef struct DaemonStatus {
         uint64_t symbol_cache_used;
         uint64_t symbol_files_skipped;
         uint64_t symbol_files_damaged;
+        uint64_t inline_expansions; /* new user addresses looked up for inlined functions */
+        uint64_t inline_addresses;  /* of those, in inlined code */
+        uint64_t inline_files_size; /* bytes of the files whose DWARF is held open for them */
         /* The unwind tables (0 bytes: the kernel's frame-pointer walk) and how the BPF walks ended. */
         char *unwind_walk; /* "unwind tables", or "frame pointers (REASON)" */
         uint64_t unwind_table_size;

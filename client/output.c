@@ -390,6 +390,12 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
         if (r >= 0)
                 r = json_add_u64(o, "symbol_files_damaged", s->symbol_files_damaged);
         if (r >= 0)
+                r = json_add_u64(o, "inline_expansions", s->inline_expansions);
+        if (r >= 0)
+                r = json_add_u64(o, "inline_addresses", s->inline_addresses);
+        if (r >= 0)
+                r = json_add_u64(o, "inline_files_size", s->inline_files_size);
+        if (r >= 0)
                 r = json_add_u64(o, "unwind_tables_loaded", s->unwind_tables_loaded);
         if (r >= 0)
                 r = json_add_u64(o, "unwind_self_check", s->unwind_self_check);
@@ -434,7 +440,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
 {
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
-                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[128], exited[64], tables[192],
+                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[192], exited[64], tables[192],
                 walks[192], fell_back[192], self_check[160], windows[96], members_refused[32], memory[256],
                 mapping_changes[192];
         const struct {
@@ -513,9 +519,12 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                          s->window_seconds, (double)s->window_memory / (1 << 20));
         else
                 snprintf(windows, sizeof(windows), "off (WindowSeconds=0): tables since the attach only");
-        snprintf(symbols, sizeof(symbols), "%.1f of %.0f MiB; %" PRIu64 " files skipped, %" PRIu64 " damaged",
+        snprintf(symbols, sizeof(symbols),
+                 "%.1f of %.0f MiB; %" PRIu64 " files skipped, %" PRIu64 " damaged; inlined functions at %" PRIu64
+                 " of %" PRIu64 " new addresses (%.1f MiB of DWARF files open)",
                  (double)s->symbol_cache_used / (1 << 20), (double)s->symbol_cache_size / (1 << 20),
-                 s->symbol_files_skipped, s->symbol_files_damaged);
+                 s->symbol_files_skipped, s->symbol_files_damaged, s->inline_addresses, s->inline_expansions,
+                 (double)s->inline_files_size / (1 << 20));
         snprintf(folded, sizeof(folded),
                  "%" PRIu32 " targets; samples in [other] functions %" PRIu64 ", in no stack %" PRIu64,
                  s->targets_at_limit, s->other_function_samples, s->other_stack_samples);

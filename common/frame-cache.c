@@ -46,6 +46,7 @@ FrameCache *frame_cache_free(FrameCache *c)
 {
         if (c) {
                 free(c->slots);
+                free(c->chains);
                 free(c);
         }
         return NULL;
@@ -59,6 +60,7 @@ void frame_cache_clear(FrameCache *c)
                 return;
         memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
         c->n_entries = 0;
+        c->n_chain_words = 0;
 }
 
 static void insert(FrameCache *c, uint64_t key, uint32_t id)
@@ -117,6 +119,42 @@ int frame_cache_put(FrameCache *c, uint64_t addr, uint32_t id)
         }
         insert(c, key, id);
         return 0;
+}
+
+int frame_cache_put_chain(FrameCache *c, uint64_t addr, const uint32_t *ids, size_t n)
+{
+        size_t at;
+
+        assert(c);
+
+        if (n < 2 || n > 255)
+                return -EINVAL;
+        /* The chains are bounded as the slots are: a few words an entry on average (max_entries * 8 words). A
+         * full cache starts over here, not in frame_cache_put(), whose start-over would lose this chain. */
+        if (c->n_entries >= c->max_entries || c->n_chain_words + 1 + n > c->max_entries * 8 ||
+            c->n_chain_words + 1 + n >= FRAME_CACHE_CHAIN)
+                frame_cache_clear(c);
+        if (c->n_chain_words + 1 + n > c->allocated_chain_words) {
+                size_t a = MAX(c->allocated_chain_words * 2, c->n_chain_words + 1 + n + 256);
+                uint32_t *chains = reallocarray(c->chains, a, sizeof(*chains));
+
+                if (!chains) {
+                        frame_cache_clear(c);
+                        return -ENOMEM;
+                }
+                c->chains = chains;
+                c->allocated_chain_words = a;
+        }
+        at = c->n_chain_words;
+        c->chains[at] = (uint32_t)n;
+        memcpy(c->chains + at + 1, ids, n * sizeof(*ids));
+        c->n_chain_words += 1 + n;
+        return frame_cache_put(c, addr, FRAME_CACHE_CHAIN | (uint32_t)at);
+}
+
+size_t frame_cache_memory(const FrameCache *c)
+{
+        return c ? (c->mask + 1) * sizeof(*c->slots) + c->allocated_chain_words * sizeof(*c->chains) : 0;
 }
 
 size_t frame_cache_size(const FrameCache *c)

@@ -18,8 +18,15 @@ typedef struct FrameSlot {
         uint32_t value; /* function id */
 } FrameSlot;
 
+/* A value with this bit is no function id but a chain of them (an address in inlined code: the inlined functions,
+ * innermost first, then the function they were inlined into): frame_cache_chain() reads it. */
+#define FRAME_CACHE_CHAIN UINT32_C(0x80000000)
+
 typedef struct FrameCache {
         FrameSlot *slots;
+        /* The chains, one after the other: their length, then their ids. Emptied with the slots. */
+        uint32_t *chains;
+        size_t n_chain_words, allocated_chain_words;
         size_t mask;      /* slots - 1: a power of two, at least twice n_entries; grows up to twice max_entries */
         size_t n_entries;
         size_t max_entries;
@@ -32,7 +39,21 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(FrameCache *, frame_cache_free);
 void frame_cache_clear(FrameCache *c);
 /* Replaces the value of an address cached already; -ENOMEM (the cache is then cleared, still usable). */
 int frame_cache_put(FrameCache *c, uint64_t addr, uint32_t id);
+/* Caches the function ids of an address in inlined code, n (2 to 255) of them, innermost first: frame_cache_get()
+ * then gives a value with FRAME_CACHE_CHAIN. -EINVAL for a bad n, -ENOMEM (the cache is then cleared). */
+int frame_cache_put_chain(FrameCache *c, uint64_t addr, const uint32_t *ids, size_t n);
 size_t frame_cache_size(const FrameCache *c);
+/* The memory the cache holds, slots and chains, in bytes. */
+size_t frame_cache_memory(const FrameCache *c);
+
+/* The ids of the chain of a value with FRAME_CACHE_CHAIN, and their number. */
+static inline const uint32_t *frame_cache_chain(const FrameCache *c, uint32_t value, size_t *ret_n)
+{
+        const uint32_t *chain = c->chains + (value & ~FRAME_CACHE_CHAIN);
+
+        *ret_n = chain[0];
+        return chain + 1;
+}
 
 static inline size_t frame_cache_slot(const FrameCache *c, uint64_t key)
 {

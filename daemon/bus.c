@@ -60,6 +60,9 @@ DEFINE_PROPERTY_GET(property_get_unwind_walk, "s", m->sampler ? sampler_unwind_w
 DEFINE_PROPERTY_GET(property_get_unwind_self_check, "u", m->sampler ? sampler_unwind_self_check(m->sampler) : 0u)
 DEFINE_PROPERTY_GET(property_get_symbol_files_damaged, "t", symbolizer_damaged_files(m->symbolizer))
 DEFINE_PROPERTY_GET(property_get_window_memory, "t", manager_window_memory(m))
+DEFINE_PROPERTY_GET(property_get_inline_expansions, "t", m->drain.stats.inline_expansions)
+DEFINE_PROPERTY_GET(property_get_inline_addresses, "t", m->drain.stats.inline_addresses)
+DEFINE_PROPERTY_GET(property_get_inline_files_size, "t", line_reader_bytes(m->drain.inline_reader))
 
 /* Where the RSS goes (memory.h), bytes by part; read at each call. */
 static int property_get_memory(sd_bus *bus _unused_, const char *path _unused_, const char *interface _unused_,
@@ -421,6 +424,9 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_PROPERTY("SymbolCacheUsed", "t", property_get_symbol_cache_used, 0, 0),
         SD_BUS_PROPERTY("SymbolFilesSkipped", "t", property_get_symbol_files_skipped, 0, 0),
         SD_BUS_PROPERTY("SymbolFilesDamaged", "t", property_get_symbol_files_damaged, 0, 0),
+        SD_BUS_PROPERTY("InlineExpansions", "t", property_get_inline_expansions, 0, 0),
+        SD_BUS_PROPERTY("InlineAddresses", "t", property_get_inline_addresses, 0, 0),
+        SD_BUS_PROPERTY("InlineFilesSize", "t", property_get_inline_files_size, 0, 0),
         COUNTER("SamplesInOtherFunctions", other_function_samples),
         COUNTER("SamplesInOtherStacks", other_stack_samples),
         SD_BUS_PROPERTY("TargetsAtLimit", "u", property_get_counter_u32,

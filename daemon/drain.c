@@ -55,12 +55,62 @@ static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint64_t add
  * without frame pointers (most distribution libraries) read junk there, and everything after it is junk too. */
 #define FRAME_NOT_CODE UINT32_MAX
 
-static int resolve_frame(Drain *d, Target *t, uint64_t addr, bool kernel, bool return_address, uint32_t *ret_id)
+/* The functions inlined at a new user address, looked up in its file's DWARF (inline-frames.h): ids[0..n) of them,
+ * innermost first, then id, the function they were inlined into, as the symbols name it (ELF symbols win over
+ * DWARF for the outermost: the same name as without DWARF). 1 (only id) when the address is in no inlined code,
+ * its file has no DWARF, or there is no room. */
+static size_t expand_inlined(Drain *d, Target *t, const Symbol *sym, uint64_t lookup_addr, uint64_t start,
+                             uint32_t id, uint32_t *ids, size_t room)
+{
+        InlineFrame frames[INLINE_FRAMES_MAX + 1];
+        uint64_t vaddr;
+        size_t m = 0;
+        int fd, n;
+
+        if (room < 2)
+                goto only;
+        if (!d->inline_reader || line_reader_files(d->inline_reader) >= DRAIN_INLINE_FILES_MAX ||
+            line_reader_bytes(d->inline_reader) > symbolizer_budget(d->symbolizer) / 2) {
+                d->inline_reader = line_reader_free(d->inline_reader);
+                if (line_reader_new(&d->inline_reader) < 0)
+                        goto only;
+        }
+        if (address_space_dwarf_file(t->address_space, lookup_addr, &fd, &vaddr) < 0)
+                goto only;
+        d->stats.inline_expansions++;
+        n = line_reader_inline(d->inline_reader, fd, vaddr, frames, ELEMENTSOF(frames));
+        if (n < 2)
+                goto only;
+        d->stats.inline_addresses++;
+        /* frames[n - 1] is the subprogram: id stands for it. */
+        for (int i = 0; i < n - 1 && m + 1 < room; i++) {
+                _cleanup_free_ char *demangled = NULL;
+                const char *name = frames[i].function ?: "[inlined]";
+
+                if (demangle_symbol(name, &demangled) < 0 ||
+                    profile_intern_function(t->profile, sym->module, demangled ?: name, &ids[m]) < 0)
+                        goto only;
+                /* Where its code is: the function it was inlined into. */
+                (void)profile_set_function_address(t->profile, ids[m], start);
+                m++;
+        }
+        ids[m++] = id;
+        return m;
+only:
+        ids[0] = id;
+        return 1;
+}
+
+/* The function ids of a frame into ids[0..room) (room >= 1): the function at addr, preceded by the functions
+ * inlined there, innermost first (only the function when they do not fit). Their number, or -errno. */
+static int resolve_frame(Drain *d, Target *t, uint64_t addr, bool kernel, bool return_address, uint32_t *ids,
+                         size_t room)
 {
         FrameCache *cache = kernel ? t->kernel_frames : t->user_frames;
         uint64_t key = return_address ? addr - 1 : addr;
         Symbol sym;
         uint32_t id;
+        size_t n;
         int r;
 
         /* Kernel names cached before kallsyms was read again may have changed. */
@@ -69,8 +119,21 @@ static int resolve_frame(Drain *d, Target *t, uint64_t addr, bool kernel, bool r
                 t->kallsyms_generation = symbolizer_kallsyms_generation(d->symbolizer);
         }
         /* The hot path: most frames of a busy target were seen before. */
-        if (frame_cache_get(cache, key, ret_id))
-                return 0;
+        if (frame_cache_get(cache, key, &id)) {
+                const uint32_t *chain;
+
+                if (_likely_(!(id & FRAME_CACHE_CHAIN))) {
+                        ids[0] = id;
+                        return 1;
+                }
+                chain = frame_cache_chain(cache, id, &n);
+                if (n > room) {
+                        ids[0] = chain[n - 1]; /* the function itself */
+                        return 1;
+                }
+                memcpy(ids, chain, n * sizeof(*ids));
+                return (int)n;
+        }
 
         if (kernel)
                 r = symbolizer_resolve_kernel(d->symbolizer, addr, &sym);
@@ -79,23 +142,29 @@ static int resolve_frame(Drain *d, Target *t, uint64_t addr, bool kernel, bool r
         if (r < 0)
                 return r;
         if (return_address && !sym.code) {
-                *ret_id = FRAME_NOT_CODE;
-                return 0;
+                ids[0] = FRAME_NOT_CODE;
+                return 1;
         }
         r = intern_symbol(t, &sym, kernel, addr, &id);
         if (r < 0)
                 return r;
+        /* Inlined functions: in the user code of files, from their DWARF (a return address's call is at key). */
+        n = 1;
+        ids[0] = id;
+        if (!kernel && sym.code && !sym.transient && sym.function)
+                n = expand_inlined(d, t, &sym, key, addr - sym.offset, id, ids,
+                                   MIN(room, (size_t)INLINE_FRAMES_MAX + 1));
         /* Only code is cached: an address outside it may become code later (dlopen, exec), and the
          * symbolizer re-reads the maps for it, at most every 100 ms. Nor are names that may change (JIT code,
          * a kernel address before kallsyms is read again). A full cache starts over rather than
-         * grow with every address a JIT or a huge binary ever ran: it only saves lookups. */
-        if (sym.code && !sym.transient) {
-                r = frame_cache_put(cache, key, id);
+         * grow with every address a JIT or a huge binary ever ran: it only saves lookups. A user frame without
+         * room for all its inlined functions is not cached: another stack may have room for them. */
+        if (sym.code && !sym.transient && (kernel || room > INLINE_FRAMES_MAX)) {
+                r = n > 1 ? frame_cache_put_chain(cache, key, ids, n) : frame_cache_put(cache, key, id);
                 if (r < 0)
                         return r;
         }
-        *ret_id = id;
-        return 0;
+        return (int)n;
 }
 
 /* What the record counts as, and for how long: on-CPU samples by mode, off-CPU intervals by kind. An interval
@@ -203,7 +272,8 @@ static void note_walk(Drain *d, Target *t, const struct vprof_sample *s)
 
 int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
 {
-        uint32_t frames[VPROF_MAX_KERNEL_FRAMES + VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS];
+        /* Twice the frames: room for the functions inlined in them (resolve_frame()). */
+        uint32_t frames[VPROF_MAX_KERNEL_FRAMES + 2 * (VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS)];
         uint64_t user[VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS];
         unsigned kdepth = s->kernel_depth, udepth;
         char comm[PROC_COMM_ESCAPED_SIZE];
@@ -227,7 +297,7 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
         /* Innermost first: the kernel frames of a kernel-mode sample, then the user frames. Frame 0 of each
          * stack is an interrupted instruction, the others are return addresses. */
         for (unsigned i = 0; i < kdepth; i++) {
-                r = resolve_frame(d, t, s->frames[i], true, i > 0, &frames[n]);
+                r = resolve_frame(d, t, s->frames[i], true, i > 0, &frames[n], 1);
                 if (r < 0)
                         return r;
                 n++;
@@ -237,12 +307,14 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                 /* After a signal frame the walk gives the interrupted instruction, not a return address. */
                 bool exact = user[i] & VPROF_FRAME_EXACT;
 
-                r = resolve_frame(d, t, user[i] & ~VPROF_FRAME_EXACT, false, i > 0 && !exact, &frames[n]);
+                /* Room for the inlined functions of this frame, keeping one for each frame after it. */
+                r = resolve_frame(d, t, user[i] & ~VPROF_FRAME_EXACT, false, i > 0 && !exact, &frames[n],
+                                  ELEMENTSOF(frames) - n - (udepth - 1 - i));
                 if (r < 0)
                         return r;
                 if (frames[n] == FRAME_NOT_CODE)
                         break;
-                n++;
+                n += r;
         }
         if (n == 0) {
                 /* No stack could be read: the sample still counts, under a name that says so. */
@@ -479,6 +551,7 @@ void drain_members(Drain *d)
 
 void drain_done(Drain *d)
 {
+        d->inline_reader = line_reader_free(d->inline_reader);
         free(d->pending.data);
         hashmap_free(d->pending.pids);
         d->pending = (DrainPending){};

@@ -6,6 +6,7 @@
 
 #include "hashmap.h"
 #include "maps-change.h"
+#include "line-source.h"
 #include "symbolizer.h"
 #include "target.h"
 #include "unwind-self-check.h"
@@ -28,6 +29,8 @@ typedef struct DrainStats {
         uint64_t forks_malformed;   /* fork records shorter than struct vprof_fork (cannot happen) */
         uint64_t forks_lost;        /* fork records not kept for want of memory: their children no members */
         MapsChangeStats maps;       /* changes of executable mappings (maps-change.h) */
+        uint64_t inline_expansions; /* new user addresses looked up in their file's DWARF for inlined functions */
+        uint64_t inline_addresses;  /* of those, in inlined code: expanded into several frames */
 } DrainStats;
 
 /* A record whose user stack the BPF walk could not finish with the tables it had: addr is the lookup address
@@ -60,7 +63,13 @@ typedef struct Drain {
         DrainStats stats;
         UnwindSelfCheck self_check; /* the stack copies' comparisons (UnwindSelfCheck=); idle without copies */
         DrainPending pending;
+        /* The DWARF of the files whose inlined functions new addresses were looked up in (made on first use,
+         * started over past DRAIN_INLINE_FILES_MAX files or half the symbol cache's budget of file bytes: the
+         * names it gives are copied into the profiles). */
+        LineReader *inline_reader;
 } Drain;
+
+#define DRAIN_INLINE_FILES_MAX 16
 
 /* Frees the records still waiting. */
 void drain_done(Drain *d);

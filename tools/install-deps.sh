@@ -14,8 +14,9 @@ packages=(
   # SHA-256 of the call frame information that keys the daemon's shared unwind tables
   nettle-dev
   # tests (libclang-rt-14-dev: libFuzzer, for the parser fuzzers built with clang; tmux: the terminal that
-  # integration-top drives vprofctl top in)
-  check xz-utils python3 rustc dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd libclang-rt-14-dev
+  # integration-top drives vprofctl top in; python3.11 with python3.11-dbg, elfutils and binutils: the inline
+  # reader against addr2line on Debian's python3.11)
+  check xz-utils python3 python3.11 python3.11-dbg elfutils binutils rustc dbus dbus-bin util-linux groff-base libxml2-utils systemd polkitd libclang-rt-14-dev
   tmux
   # integration-pprof: go tool pprof reads the pprof files
   golang-go

@@ -704,8 +704,9 @@ int address_space_code_attachment(AddressSpace *as, uint64_t addr, const FileAtt
         return 0;
 }
 
-int address_space_code_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64_t *ret_vaddr)
+static int code_file(AddressSpace *as, uint64_t addr, bool dwarf, int *ret_fd, uint64_t *ret_vaddr)
 {
+        char root[64];
         _cleanup_close_ int fd = -1;
         const ProcMap *m;
         FileEntry *entry;
@@ -729,6 +730,17 @@ int address_space_code_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64
         r = elf_symbols_offset_to_vaddr(entry->elf, addr - m->start + m->offset, &vaddr);
         if (r < 0)
                 return r;
+        if (dwarf) {
+                /* A separate debug file has the file's addresses; found again as the symbols found it. */
+                fd = symbolizer_open_debug_file(as->symbolizer, entry, address_space_root(as, root));
+                if (fd == -ENOMEM)
+                        return fd;
+                if (fd >= 0) {
+                        *ret_fd = TAKE_FD(fd);
+                        *ret_vaddr = vaddr;
+                        return 0;
+                }
+        }
         fd = open_mapping(as, m);
         if (fd < 0)
                 return fd;
@@ -738,6 +750,16 @@ int address_space_code_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64
         *ret_fd = TAKE_FD(fd);
         *ret_vaddr = vaddr;
         return 0;
+}
+
+int address_space_code_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64_t *ret_vaddr)
+{
+        return code_file(as, addr, false, ret_fd, ret_vaddr);
+}
+
+int address_space_dwarf_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64_t *ret_vaddr)
+{
+        return code_file(as, addr, true, ret_fd, ret_vaddr);
 }
 
 static void file_info_fill(const ProcMap *m, const FileEntry *entry, FileInfo *ret)

@@ -71,6 +71,9 @@ int address_space_code_attachment(AddressSpace *as, uint64_t addr, const FileAtt
  * (*ret_fd, the caller's) and checked to be the file the symbols came from, and addr's ELF virtual address in it.
  * -ENOENT when addr is in no executable file mapping, the file is no ELF or is another by now. */
 int address_space_code_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64_t *ret_vaddr);
+/* The same for the file's DWARF (inline-frames.h): its separate debug file when it has one (the one its symbols
+ * came from, else one by build-id), else the file itself. */
+int address_space_dwarf_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64_t *ret_vaddr);
 
 /* What is known of the file mapped at addr (parsing it if it is new): -ENOENT when addr is in no file
  * mapping. */

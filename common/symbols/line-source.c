@@ -23,6 +23,7 @@ typedef struct UnitRange {
 typedef struct LineFile {
         dev_t dev;
         ino_t ino;
+        off_t size;
         int fd;
         Dwarf *dwarf;      /* NULL: the file has no DWARF */
         UnitRange *ranges; /* by start; made on the first address .debug_aranges does not know */
@@ -43,6 +44,20 @@ int line_reader_new(LineReader **ret)
                 return -ENOMEM;
         *ret = r;
         return 0;
+}
+
+size_t line_reader_files(const LineReader *r)
+{
+        return r ? r->n_files : 0;
+}
+
+uint64_t line_reader_bytes(const LineReader *r)
+{
+        uint64_t bytes = 0;
+
+        for (size_t i = 0; r && i < r->n_files; i++)
+                bytes += (uint64_t)MAX(r->files[i].size, (off_t)0);
+        return bytes;
 }
 
 LineReader *line_reader_free(LineReader *r)
@@ -82,6 +97,7 @@ static int line_reader_file(LineReader *r, int fd, LineFile **ret)
         files[r->n_files] = (LineFile){
                 .dev = st.st_dev,
                 .ino = st.st_ino,
+                .size = st.st_size,
                 .fd = TAKE_FD(owned),
         };
         files[r->n_files].dwarf = dwarf_begin(files[r->n_files].fd, DWARF_C_READ);
@@ -192,6 +208,24 @@ int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t 
         return n < 0 || (size_t)n >= size ? -ENOBUFS : 0;
 }
 
+int line_reader_inline(LineReader *r, int fd, uint64_t vaddr, InlineFrame *frames, size_t max)
+{
+        Dwarf_Die cu;
+        LineFile *f = NULL;
+        int n;
+
+        n = line_reader_file(r, fd, &f);
+        if (n < 0)
+                return n;
+        if (!f->dwarf)
+                return -ENOENT;
+        n = find_unit(f, vaddr, &cu);
+        if (n <= 0)
+                return n < 0 ? n : -ENOENT;
+        n = inline_frames_walk(&cu, vaddr, frames, max);
+        return n == 0 ? -ENOENT : n;
+}
+
 #else
 
 struct LineReader {
@@ -214,8 +248,25 @@ LineReader *line_reader_free(LineReader *r)
         return NULL;
 }
 
+size_t line_reader_files(_unused_ const LineReader *r)
+{
+        return 0;
+}
+
+uint64_t line_reader_bytes(_unused_ const LineReader *r)
+{
+        return 0;
+}
+
 int line_reader_lookup(_unused_ LineReader *r, int fd, _unused_ uint64_t vaddr, _unused_ char *buf,
                        _unused_ size_t size)
+{
+        safe_close(fd);
+        return -EOPNOTSUPP;
+}
+
+int line_reader_inline(_unused_ LineReader *r, int fd, _unused_ uint64_t vaddr, _unused_ InlineFrame *frames,
+                       _unused_ size_t max)
 {
         safe_close(fd);
         return -EOPNOTSUPP;

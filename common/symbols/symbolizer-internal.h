@@ -66,6 +66,12 @@ struct Symbolizer {
  * for debug files under, NULL for ours (a process gone has none left). */
 int symbolizer_get_file(Symbolizer *s, int fd, const char *path, const char *root, FileEntry **ret);
 
+/* The separate debug file of entry, for an attachment or the DWARF of its code: the one its symbols came from,
+ * opened again; else, for a file with .symtab, whose debug file was never looked for, one by its build-id (a
+ * .gnu_debuglink is recorded for stripped files only). root as for symbolizer_get_file(). The descriptor, -1
+ * when there is none, or -ENOMEM. */
+int symbolizer_open_debug_file(Symbolizer *s, const FileEntry *entry, const char *root);
+
 /* Loads the attachment of type of entry from the file open at fd (-1: the file could not be opened again, it
  * gets none), once: counted in the budget, or dropped when it does not fit. path and root as for
  * symbolizer_get_file(), for finding the file's debug file. 0, or -ENOMEM. */

@@ -562,10 +562,7 @@ static int take_debug_fd(int fd, DebugFileKind kind _unused_, const char *path _
         return *ret < 0 ? negative_errno() : 1;
 }
 
-/* The separate debug file of entry, for an attachment: the one its symbols came from, opened again; else,
- * for a file with .symtab, whose debug file was never looked for, one by its build-id (a .gnu_debuglink is
- * recorded for stripped files only). The descriptor, -1 when there is none, or -ENOMEM. */
-static int file_entry_open_debug_file(Symbolizer *s, const FileEntry *entry, const char *root)
+int symbolizer_open_debug_file(Symbolizer *s, const FileEntry *entry, const char *root)
 {
         DebugFileQuery q;
         int fd = -1, r;
@@ -609,7 +606,7 @@ int symbolizer_load_attachment(Symbolizer *s, FileEntry *entry, const FileAttach
                 return 0;
         start = now_usec(CLOCK_MONOTONIC);
         if (fd >= 0 && type->load_with_debug) {
-                debug_fd = file_entry_open_debug_file(s, entry, root);
+                debug_fd = symbolizer_open_debug_file(s, entry, root);
                 if (debug_fd == -ENOMEM)
                         return debug_fd;
                 r = type->load_with_debug(fd, debug_fd, &data, &bytes);

@@ -81,11 +81,13 @@ class Names(vprof_env.TestCase):
         self.assertIn(spin, rows, f"functions: {list(rows)[:10]}")
         self.assertEqual(rows[spin]["module"], "vprof-rust")
         self.assertTrue(rows[spin]["mangled"].startswith("_RNv"), rows[spin])
-        self.assertGreater(rows[spin]["exclusive_percent"], 80.0, rows[spin])
+        # Inclusive: the core functions rustc inlined into it (wrapping arithmetic) are frames of their own
+        # (COUNTING.md), with some of its exclusive samples.
+        self.assertGreater(rows[spin]["inclusive_percent"], 80.0, rows[spin])
         # The generic caller is on every one of those stacks.
         self.assertIn(churn, rows, f"functions: {list(rows)[:10]}")
-        self.assertGreaterEqual(rows[churn]["inclusive"], rows[spin]["exclusive"])
-        print(f"\nnames: {spin} {rows[spin]['exclusive_percent']:.1f}% exclusive, mangled {rows[spin]['mangled']}",
+        self.assertGreaterEqual(rows[churn]["inclusive"], rows[spin]["inclusive"])
+        print(f"\nnames: {spin} {rows[spin]['inclusive_percent']:.1f}% inclusive, mangled {rows[spin]['mangled']}",
               end="", file=sys.stderr)
 
     def test_jit_code_named_by_perf_map(self):

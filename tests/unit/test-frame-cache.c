@@ -41,6 +41,52 @@ START_TEST(test_put_get)
 END_TEST
 
 /* A full cache starts over instead of growing: the newest address is kept, and the table stays bounded. */
+/* An address in inlined code: its chain of ids, innermost first; through growth, a full cache starting over,
+ * and a clear, every chain read back is the one put (chains and slots start over together). */
+START_TEST(test_chains)
+{
+        _cleanup_(frame_cache_freep) FrameCache *c = NULL;
+        const uint32_t *chain;
+        uint32_t id = 0, ids[40];
+        size_t n;
+
+        ck_assert_int_eq(frame_cache_new(1000, &c), 0);
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++)
+                ids[i] = (uint32_t)(100 + i);
+        ck_assert_int_eq(frame_cache_put_chain(c, 0x1000, ids, 1), -EINVAL);
+        ck_assert_int_eq(frame_cache_put_chain(c, 0x1000, ids, 256), -EINVAL);
+        for (uint64_t a = 0; a < 5000; a++) {
+                size_t len = 2 + a % 30;
+
+                ids[0] = (uint32_t)a;
+                if (a % 3 == 0)
+                        ck_assert_int_eq(frame_cache_put(c, a * 8, (uint32_t)a), 0);
+                else
+                        ck_assert_int_eq(frame_cache_put_chain(c, a * 8, ids, len), 0);
+                /* Everything still cached reads back whole. */
+                for (uint64_t b = a >= 20 ? a - 20 : 0; b <= a; b++) {
+                        if (!frame_cache_get(c, b * 8, &id))
+                                continue;
+                        if (b % 3 == 0) {
+                                ck_assert_uint_eq(id, b);
+                                continue;
+                        }
+                        ck_assert(id & FRAME_CACHE_CHAIN);
+                        chain = frame_cache_chain(c, id, &n);
+                        ck_assert_uint_eq(n, 2 + b % 30);
+                        ck_assert_uint_eq(chain[0], b);
+                        for (size_t k = 1; k < n; k++)
+                                ck_assert_uint_eq(chain[k], 100 + k);
+                }
+                ck_assert_uint_le(frame_cache_size(c), 1000);
+        }
+        ck_assert_uint_gt(frame_cache_memory(c), 0);
+        frame_cache_clear(c);
+        ck_assert(!frame_cache_get(c, 4999 * 8, &id));
+        ck_assert_uint_eq(c->n_chain_words, 0);
+}
+END_TEST
+
 START_TEST(test_full_starts_over)
 {
         _cleanup_(frame_cache_freep) FrameCache *c = NULL;
@@ -80,6 +126,7 @@ int main(void)
 
         tcase_add_test(tc, test_put_get);
         tcase_add_test(tc, test_full_starts_over);
+        tcase_add_test(tc, test_chains);
         tcase_add_test(tc, test_bad_arguments);
         suite_add_tcase(s, tc);
         return run_suite(s);

@@ -9,7 +9,7 @@
 
 /* No inlining, and no clones either (GCC's split_alpha.constprop.0 would be a name the truth lacks). */
 #define SPLIT_NOINLINE __attribute__((noinline, noclone))
-#define SPLIT_INLINE static inline __attribute__((always_inline))
+#define SPLIT_INLINE static inline __attribute__((always_inline, artificial))
 
 /* The recursion: split_recurse at depths SPLIT_DEPTH..0, split_lib_bounce at SPLIT_DEPTH..1 between them. */
 #define SPLIT_DEPTH 4
@@ -42,6 +42,8 @@ typedef uint64_t (*split_callback)(unsigned depth, uint64_t x);
 uint64_t split_lib_outer(uint64_t x);
 uint64_t split_lib_bounce(unsigned depth, uint64_t x, split_callback fn);
 
+/* The helpers below are the measure, not the work: artificial, so that a profiler expanding inlined functions
+ * (vprof, from DWARF: COUNTING.md) counts their code in the function they are inlined into, as the truth does. */
 SPLIT_INLINE uint64_t split_cpu_ns(void)
 {
         struct timespec ts;
