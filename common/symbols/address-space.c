@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "address-space.h"
+#include "address-space-internal.h"
 #include "elf-symbols.h"
 #include "log.h"
 #include "open-util.h"
@@ -28,15 +29,6 @@
  * daemon's next drain of samples, so code mapped since the last read is found on the next miss after it. */
 #define REREAD_INTERVAL_USEC (100 * USEC_PER_MSEC)
 
-/* Files remembered from earlier snapshots, by device and inode (AddressSpace.known). */
-#define KNOWN_FILES_MAX 32
-
-typedef struct KnownFile {
-        uint64_t inode;
-        uint32_t dev_major, dev_minor;
-        char *path;
-} KnownFile;
-
 /* How often a process's perf map file is looked at for changes, while its JIT code is being sampled. */
 #define PERF_MAP_CHECK_USEC USEC_PER_SEC
 
@@ -44,34 +36,6 @@ typedef struct KnownFile {
  * only a file with one gets an attachment loaded. */
 static FileEntry file_unopenable = { .attachment_loaded = true };
 
-struct AddressSpace {
-        Symbolizer *symbolizer;
-        pid_t pid;
-        uint64_t start_time;     /* of the process, to tell it from a later one with its PID; 0: unknown */
-        ProcMaps *maps;
-        FileEntry **files;       /* per mapping: NULL until an address in it is resolved */
-        uint64_t last_read_usec;
-        uint64_t generation;     /* moves with every new snapshot: the read time, unique per process */
-        bool gone;               /* exited: the snapshot is all there will be */
-
-        /* JIT code: the perf map file, as last read, and what it was then (size, mtime, inode). */
-        PerfMap *perf_map;
-        pid_t nspid;             /* the PID as the process sees it, in the file's name; 0: not known yet */
-        uint64_t perf_map_checked_usec;
-        struct stat perf_map_stat;
-
-        /* The vDSO's functions, from the image at vdso_start (0: not read yet; a new one after an exec). */
-        VdsoSymbols *vdso;
-        uint64_t vdso_start;
-
-        /* The files of the executable mappings of earlier snapshots, newest last, a ring: the path of a file
-         * mapped again (dlopen() after dlclose()) once /proc shows it no longer (address_space_apply()). */
-        KnownFile known[KNOWN_FILES_MAX];
-        size_t n_known;
-        /* Kept up to date by changes in the order of the samples (address_space_apply()): a reading of /proc,
-         * which may be ahead of them, only adds mappings where the snapshot has none. */
-        bool follows_changes;
-};
 
 static void file_ref(FileEntry *e)
 {
@@ -99,7 +63,7 @@ static bool same_inode(int fd, const ProcMap *m)
  * number, as it may be a different file (a package upgrade, another namespace, another mapping there by now). Only a regular
  * file is opened for reading (open-util.h): the path is the target's to turn into a FIFO or a device
  * meanwhile. */
-static int open_mapping(const AddressSpace *as, const ProcMap *m)
+int address_space_open_mapping(const AddressSpace *as, const ProcMap *m)
 {
         char path[PATH_MAX + 64];
         int fd, k;
@@ -406,7 +370,7 @@ int address_space_apply(AddressSpace *as, const AddressSpaceChange *c)
         return 0;
 }
 
-static const char *mapping_module(const ProcMap *m)
+const char *address_space_mapping_module(const ProcMap *m)
 {
         const char *slash;
 
@@ -421,7 +385,7 @@ static const char *mapping_module(const ProcMap *m)
 }
 
 /* The mapping holding addr (NULL when none does), re-reading the maps on a miss. */
-static int address_space_find(AddressSpace *as, uint64_t addr, const ProcMap **ret)
+int address_space_find(AddressSpace *as, uint64_t addr, const ProcMap **ret)
 {
         const ProcMap *m;
         int r;
@@ -439,7 +403,7 @@ static int address_space_find(AddressSpace *as, uint64_t addr, const ProcMap **r
 }
 
 /* Whether the file open at fd is the one entry was made from. */
-static bool file_entry_is(const FileEntry *entry, int fd)
+bool address_space_file_entry_is(const FileEntry *entry, int fd)
 {
         struct stat st;
 
@@ -450,7 +414,7 @@ static bool file_entry_is(const FileEntry *entry, int fd)
 
 /* The root of the process, to look for its debug files under: NULL once it is gone (ours is the best guess
  * then). */
-static const char *address_space_root(const AddressSpace *as, char buf[static 64])
+const char *address_space_root(const AddressSpace *as, char buf[static 64])
 {
         if (as->gone)
                 return NULL;
@@ -460,8 +424,7 @@ static const char *address_space_root(const AddressSpace *as, char buf[static 64
 
 /* The cache entry of a file mapping, opening the file the first time. type: load its attachment of that type
  * too, on first use; with the file open already when the entry is new, else opened again. */
-static int address_space_file(AddressSpace *as, const ProcMap *m, const FileAttachmentType *type,
-                              FileEntry **ret)
+int address_space_file(AddressSpace *as, const ProcMap *m, const FileAttachmentType *type, FileEntry **ret)
 {
         _cleanup_close_ int fd = -1;
         size_t idx = (size_t)(m - as->maps->maps);
@@ -470,7 +433,7 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, const FileAtta
         int r;
 
         if (!entry) {
-                fd = open_mapping(as, m);
+                fd = address_space_open_mapping(as, m);
                 if (fd < 0) {
                         log_debug_errno(fd, "Cannot open %s of process %d: %m", m->path, (int)as->pid);
                         entry = &file_unopenable;
@@ -488,9 +451,9 @@ static int address_space_file(AddressSpace *as, const ProcMap *m, const FileAtta
 
         if (type && entry->elf && !entry->attachment_loaded) {
                 if (fd < 0) {
-                        fd = open_mapping(as, m);
+                        fd = address_space_open_mapping(as, m);
                         /* The path may name a newer file by now: its data would not be this code's. */
-                        if (fd >= 0 && !file_entry_is(entry, fd))
+                        if (fd >= 0 && !address_space_file_entry_is(entry, fd))
                                 fd = safe_close(fd);
                 }
                 r = symbolizer_load_attachment(as->symbolizer, entry, type, fd, m->path,
@@ -611,7 +574,7 @@ int address_space_resolve(AddressSpace *as, uint64_t addr, bool return_address, 
                 return 0;
         }
 
-        module = mapping_module(m);
+        module = address_space_mapping_module(m);
         if (!m->path || strncmp(m->path, "[anon", 5) == 0) {
                 /* JIT code and the like: the absolute address is what a perf map file names. */
                 return address_space_resolve_anonymous(as, m, a, adjust, module, ret);
@@ -702,118 +665,4 @@ int address_space_code_attachment(AddressSpace *as, uint64_t addr, const FileAtt
         *ret_data = entry->attachment;
         *ret_bias = addr - vaddr;
         return 0;
-}
-
-static int code_file(AddressSpace *as, uint64_t addr, bool dwarf, int *ret_fd, uint64_t *ret_vaddr)
-{
-        char root[64];
-        _cleanup_close_ int fd = -1;
-        const ProcMap *m;
-        FileEntry *entry;
-        uint64_t vaddr;
-        int r;
-
-        assert(as);
-        assert(ret_fd);
-        assert(ret_vaddr);
-
-        r = address_space_find(as, addr, &m);
-        if (r < 0)
-                return r;
-        if (!m || !m->executable || !m->path || m->path[0] != '/')
-                return -ENOENT;
-        r = address_space_file(as, m, NULL, &entry);
-        if (r < 0)
-                return r;
-        if (!entry->elf)
-                return -ENOENT;
-        r = elf_symbols_offset_to_vaddr(entry->elf, addr - m->start + m->offset, &vaddr);
-        if (r < 0)
-                return r;
-        if (dwarf) {
-                /* A separate debug file has the file's addresses; found again as the symbols found it. */
-                fd = symbolizer_open_debug_file(as->symbolizer, entry, address_space_root(as, root));
-                if (fd == -ENOMEM)
-                        return fd;
-                if (fd >= 0) {
-                        *ret_fd = TAKE_FD(fd);
-                        *ret_vaddr = vaddr;
-                        return 0;
-                }
-        }
-        fd = open_mapping(as, m);
-        if (fd < 0)
-                return fd;
-        /* The path may name a newer file by now: its lines would not be this code's. */
-        if (!file_entry_is(entry, fd))
-                return -ENOENT;
-        *ret_fd = TAKE_FD(fd);
-        *ret_vaddr = vaddr;
-        return 0;
-}
-
-int address_space_code_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64_t *ret_vaddr)
-{
-        return code_file(as, addr, false, ret_fd, ret_vaddr);
-}
-
-int address_space_dwarf_file(AddressSpace *as, uint64_t addr, int *ret_fd, uint64_t *ret_vaddr)
-{
-        return code_file(as, addr, true, ret_fd, ret_vaddr);
-}
-
-static void file_info_fill(const ProcMap *m, const FileEntry *entry, FileInfo *ret)
-{
-        *ret = (FileInfo) {
-                .module = mapping_module(m),
-                .path = m->name,
-                .source = entry->source,
-                .debug_file = entry->debug_file,
-                .build_id = elf_symbols_build_id(entry->elf),
-                .n_symbols = elf_symbols_count(entry->elf),
-                .load_usec = entry->load_usec,
-        };
-}
-
-int address_space_file_info(AddressSpace *as, uint64_t addr, FileInfo *ret)
-{
-        const ProcMap *m;
-        FileEntry *entry;
-        int r;
-
-        assert(as);
-        assert(ret);
-
-        r = address_space_find(as, addr, &m);
-        if (r < 0)
-                return r;
-        if (!m || !m->path || m->path[0] != '/')
-                return -ENOENT;
-        r = address_space_file(as, m, NULL, &entry);
-        if (r < 0)
-                return r;
-        file_info_fill(m, entry, ret);
-        return 0;
-}
-
-int address_space_module_info(AddressSpace *as, const char *module, FileInfo *ret)
-{
-        assert(as);
-        assert(module);
-        assert(ret);
-
-        for (size_t i = 0; i < as->maps->n; i++) {
-                const ProcMap *m = &as->maps->maps[i];
-                FileEntry *entry;
-                int r;
-
-                if (!m->path || m->path[0] != '/' || strcmp(mapping_module(m), module) != 0)
-                        continue;
-                r = address_space_file(as, m, NULL, &entry);
-                if (r < 0)
-                        return r;
-                file_info_fill(m, entry, ret);
-                return 0;
-        }
-        return -ENOENT;
 }
