@@ -598,6 +598,35 @@ void unwind_tables_note(UnwindTables *u, Target *t, uint64_t addr, bool unknown_
                 p->dirty = true;
 }
 
+static void push_target(UnwindTables *u, Target *t, bool force);
+
+void unwind_tables_prefetch(UnwindTables *u, Target *t)
+{
+        uint64_t addrs[VPROF_MAX_MAPPINGS];
+        const ProcMaps *maps;
+        size_t n = 0;
+
+        if (!u || !t->address_space || t->exited)
+                return;
+        /* The addresses first: a note may read the maps again, and free the ones iterated. */
+        maps = address_space_maps(t->address_space, NULL);
+        for (size_t i = 0; maps && i < maps->n && n < ELEMENTSOF(addrs); i++) {
+                const ProcMap *m = &maps->maps[i];
+
+                if (m->executable && m->path && m->path[0] == '/' && m->start < m->end)
+                        addrs[n++] = m->start;
+        }
+        for (size_t i = 0; i < n; i++) {
+                size_t before = hashmap_size(u->by_file);
+
+                unwind_tables_note(u, t, addrs[i], false);
+                u->stats.prefetched += hashmap_size(u->by_file) > before;
+        }
+        /* Its mappings now, with the tables loaded already (another target's): not at the next drain, which
+         * may be DRAIN_INTERVAL_USEC away, with the walks of its samples until then by frame pointers. */
+        push_target(u, t, false);
+}
+
 /* The slots that no mapping references any more lose their files: a file's device and inode stand for it only
  * while something maps it (the inode may be reused after). */
 static void slot_unref(UnwindTables *u, Slot *s)
