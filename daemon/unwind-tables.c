@@ -598,33 +598,22 @@ void unwind_tables_note(UnwindTables *u, Target *t, uint64_t addr, bool unknown_
                 p->dirty = true;
 }
 
-static void push_target(UnwindTables *u, Target *t, bool force);
-
-void unwind_tables_prefetch(UnwindTables *u, Target *t)
+/* Every file of code in t's maps asked for as a fallback in it would ask: those not known yet start compiling. */
+static void note_files(UnwindTables *u, Target *t)
 {
         uint64_t addrs[VPROF_MAX_MAPPINGS];
-        const ProcMaps *maps;
+        const ProcMaps *maps = address_space_maps(t->address_space, NULL);
         size_t n = 0;
 
-        if (!u || !t->address_space || t->exited)
-                return;
         /* The addresses first: a note may read the maps again, and free the ones iterated. */
-        maps = address_space_maps(t->address_space, NULL);
-        for (size_t i = 0; maps && i < maps->n && n < ELEMENTSOF(addrs); i++) {
-                const ProcMap *m = &maps->maps[i];
-
-                if (m->executable && m->path && m->path[0] == '/' && m->start < m->end)
-                        addrs[n++] = m->start;
-        }
-        for (size_t i = 0; i < n; i++) {
-                size_t before = hashmap_size(u->by_file);
-
+        for (size_t i = 0; maps && i < maps->n && n < ELEMENTSOF(addrs); i++)
+                if (maps->maps[i].executable && maps->maps[i].path && maps->maps[i].path[0] == '/')
+                        addrs[n++] = maps->maps[i].start;
+        for (size_t i = 0, before; i < n; i++) {
+                before = hashmap_size(u->by_file);
                 unwind_tables_note(u, t, addrs[i], false);
                 u->stats.prefetched += hashmap_size(u->by_file) > before;
         }
-        /* Its mappings now, with the tables loaded already (another target's): not at the next drain, which
-         * may be DRAIN_INTERVAL_USEC away, with the walks of its samples until then by frame pointers. */
-        push_target(u, t, false);
 }
 
 /* The slots that no mapping references any more lose their files: a file's device and inode stand for it only
@@ -674,6 +663,11 @@ static void push_target(UnwindTables *u, Target *t, bool force)
         p = pushed_get(u, t->pid);
         if (p && !force && !p->dirty && p->generation == generation)
                 return;
+        /* New maps (a new target, dlopen(), exec()): all new files' tables at once, before any fallback. */
+        if (!p || p->generation != generation) {
+                note_files(u, t);
+                maps = address_space_maps(t->address_space, &generation);
+        }
 
         for (size_t i = 0; i < maps->n; i++) {
                 const ProcMap *pm = &maps->maps[i];
@@ -745,6 +739,13 @@ static void push_target(UnwindTables *u, Target *t, bool force)
         p->generation = generation;
         p->push_usec = now_usec(CLOCK_MONOTONIC);
         p->dirty = false;
+}
+
+/* Now, not at the next drain (up to DRAIN_INTERVAL_USEC away), with the tables another target loaded. */
+void unwind_tables_prefetch(UnwindTables *u, Target *t)
+{
+        if (u)
+                push_target(u, t, false);
 }
 
 void unwind_tables_sync(UnwindTables *u)
