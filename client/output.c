@@ -409,7 +409,7 @@ static void format_unwind_status(const DaemonStatus *s, char *tables, size_t tab
         snprintf(tables, tables_size,
                  "%" PRIu32 " loaded, %.1f of %.0f MiB; %" PRIu64 " compiled in %.1f ms, %" PRIu64
                  " evicted, %" PRIu64 " too big, %" PRIu64 " failed, %" PRIu64 " files without CFI; %" PRIu64
-                 " files asked for at an attach",
+                 " asked for before any fallback",
                  s->unwind_tables_loaded, (double)s->unwind_table_used / (1 << 20),
                  (double)s->unwind_table_size / (1 << 20), s->unwind_tables_compiled,
                  (double)s->unwind_compile_usec / 1000.0, s->unwind_tables_evicted, s->unwind_tables_too_big,

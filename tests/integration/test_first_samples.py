@@ -55,6 +55,8 @@ class FirstSamples(vprof_env.TestCase):
               f"{prefetched} files' tables asked for at the attach, compiled in {compile_ms:.1f} ms", end="")
         self.assertGreater(total, 200)  # about 2,000 at 999 Hz, fewer on a loaded machine
         self.assertLessEqual(cut, MAX_CUT_PERCENT)
+        self.assertRegex(ENV.ctl("status").stdout,
+                         rf"files without CFI; {after['unwind_files_prefetched']} asked for before any fallback")
         return prefetched
 
     def test_program_without_frame_pointers(self):
