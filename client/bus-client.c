@@ -261,6 +261,7 @@ static const struct {
         {"UnwindFilesWithoutCFI", 't', offsetof(DaemonStatus, unwind_files_without_cfi)},
         {"UnwindCompileUSec", 't', offsetof(DaemonStatus, unwind_compile_usec)},
         {"UnwindMappingsDropped", 't', offsetof(DaemonStatus, unwind_mappings_dropped)},
+        {"UnwindFilesPrefetched", 't', offsetof(DaemonStatus, unwind_files_prefetched)},
         {"WalksComplete", 't', offsetof(DaemonStatus, walks_complete)},
         {"WalksEndedAtFramePointer", 't', offsetof(DaemonStatus, walks_end_fp)},
         {"WalksAtDepthLimit", 't', offsetof(DaemonStatus, walks_depth)},

@@ -293,6 +293,7 @@ static const struct {
         {"unwind_files_without_cfi", offsetof(DaemonStatus, unwind_files_without_cfi)},
         {"unwind_compile_usec", offsetof(DaemonStatus, unwind_compile_usec)},
         {"unwind_mappings_dropped", offsetof(DaemonStatus, unwind_mappings_dropped)},
+        {"unwind_files_prefetched", offsetof(DaemonStatus, unwind_files_prefetched)},
         {"walks_complete", offsetof(DaemonStatus, walks_complete)},
         {"walks_ended_at_frame_pointer", offsetof(DaemonStatus, walks_end_fp)},
         {"walks_at_depth_limit", offsetof(DaemonStatus, walks_depth)},
@@ -420,11 +421,12 @@ static void format_unwind_status(const DaemonStatus *s, char *tables, size_t tab
         }
         snprintf(tables, tables_size,
                  "%" PRIu32 " loaded, %.1f of %.0f MiB; %" PRIu64 " compiled in %.1f ms, %" PRIu64
-                 " evicted, %" PRIu64 " too big, %" PRIu64 " failed, %" PRIu64 " files without CFI",
+                 " evicted, %" PRIu64 " too big, %" PRIu64 " failed, %" PRIu64 " files without CFI; %" PRIu64
+                 " asked for before any fallback",
                  s->unwind_tables_loaded, (double)s->unwind_table_used / (1 << 20),
                  (double)s->unwind_table_size / (1 << 20), s->unwind_tables_compiled,
                  (double)s->unwind_compile_usec / 1000.0, s->unwind_tables_evicted, s->unwind_tables_too_big,
-                 s->unwind_tables_failed, s->unwind_files_without_cfi);
+                 s->unwind_tables_failed, s->unwind_files_without_cfi, s->unwind_files_prefetched);
         snprintf(walks, walks_size,
                  "%" PRIu64 " complete, %" PRIu64 " ended at a frame pointer, %" PRIu64 " at the depth limit, %" PRIu64
                  " faulted, %" PRIu64 " bad",
@@ -440,7 +442,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
 {
         char frequency[32], cpus[16], targets[16], seen[32], kept[32], discarded[32], lost[32],
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
-                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[192], exited[64], tables[192],
+                off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[192], exited[64], tables[256],
                 walks[192], fell_back[192], self_check[160], windows[96], members_refused[32], memory[256],
                 mapping_changes[192];
         const struct {

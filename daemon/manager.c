@@ -628,6 +628,8 @@ int manager_add_target(Manager *m, Target *t, TargetGroup *g)
         t->group = g;
         if (t->exited)
                 manager_slots_exited(&m->slots, t);
+        else /* Its tables before its samples: none falls back for want of one that is only being compiled. */
+                unwind_tables_prefetch(m->unwind_tables, t);
         return 0;
 
 undo_children:

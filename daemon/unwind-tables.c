@@ -598,6 +598,24 @@ void unwind_tables_note(UnwindTables *u, Target *t, uint64_t addr, bool unknown_
                 p->dirty = true;
 }
 
+/* Every file of code in t's maps asked for as a fallback in it would ask: those not known yet start compiling. */
+static void note_files(UnwindTables *u, Target *t)
+{
+        uint64_t addrs[VPROF_MAX_MAPPINGS];
+        const ProcMaps *maps = address_space_maps(t->address_space, NULL);
+        size_t n = 0;
+
+        /* The addresses first: a note may read the maps again, and free the ones iterated. */
+        for (size_t i = 0; maps && i < maps->n && n < ELEMENTSOF(addrs); i++)
+                if (maps->maps[i].executable && maps->maps[i].path && maps->maps[i].path[0] == '/')
+                        addrs[n++] = maps->maps[i].start;
+        for (size_t i = 0, before; i < n; i++) {
+                before = hashmap_size(u->by_file);
+                unwind_tables_note(u, t, addrs[i], false);
+                u->stats.prefetched += hashmap_size(u->by_file) > before;
+        }
+}
+
 /* The slots that no mapping references any more lose their files: a file's device and inode stand for it only
  * while something maps it (the inode may be reused after). */
 static void slot_unref(UnwindTables *u, Slot *s)
@@ -645,6 +663,11 @@ static void push_target(UnwindTables *u, Target *t, bool force)
         p = pushed_get(u, t->pid);
         if (p && !force && !p->dirty && p->generation == generation)
                 return;
+        /* New maps (a new target, dlopen(), exec()): all new files' tables at once, before any fallback. */
+        if (!p || p->generation != generation) {
+                note_files(u, t);
+                maps = address_space_maps(t->address_space, &generation);
+        }
 
         for (size_t i = 0; i < maps->n; i++) {
                 const ProcMap *pm = &maps->maps[i];
@@ -716,6 +739,13 @@ static void push_target(UnwindTables *u, Target *t, bool force)
         p->generation = generation;
         p->push_usec = now_usec(CLOCK_MONOTONIC);
         p->dirty = false;
+}
+
+/* Now, not at the next drain (up to DRAIN_INTERVAL_USEC away), with the tables another target loaded. */
+void unwind_tables_prefetch(UnwindTables *u, Target *t)
+{
+        if (u)
+                push_target(u, t, false);
 }
 
 void unwind_tables_sync(UnwindTables *u)
