@@ -19,44 +19,10 @@
 #include "log.h"
 #include "parse-util.h"
 #include "sampler.h"
+#include "sampler-internal.h"
 #include "vprof.skel.h"
 
 #define MAX_CPUS 4096
-
-struct Sampler {
-        struct vprof_bpf *skel;
-        struct bpf_program *sample_prog; /* vprof_sample, or vprof_sample_pidns in a PID namespace */
-        struct ring_buffer *ring;
-        int *perf_fds;
-        struct bpf_link **links;
-        struct bpf_link *switch_link; /* off-CPU tracking, while attached */
-        struct bpf_link *exec_link;   /* counts targets' exec() calls */
-        struct bpf_link *maps_links[2]; /* changes of targets' executable mappings (bpf/maps-change.bpf.h) */
-        bool maps_unsupported;          /* no bpf_find_vma(): those programs not loaded */
-        struct bpf_link *fork_link;   /* follows the forks of targets that follow their children, while some do */
-        uint64_t off_cpu_dropped;
-        /* The unwind tables: n_arena entries (0: the walk is off), written through bpf_array_write() and never
-         * kept mapped (32 MiB of RSS by default), and the descriptors through mmap(); arena_on once both are
-         * there. */
-        bool arena_on;
-        uint32_t n_arena;
-        const char *walk; /* the user stack walk in use, and why: a constant string for status */
-        uint32_t self_check; /* 1 in N samples copied for the unwind self-check; 0: off */
-        struct vprof_unwind_table *tables;
-        struct vprof_mappings *mappings; /* what sampler_set_mappings() fills in for the map */
-        /* target_bits through mmap(): bit tgid % 64 of word tgid / 64 set while tgid is in the targets map. */
-        uint64_t *target_bits;
-        uint32_t n_target_words;
-        struct vprof_cpu_counter *discards; /* discards through mmap(), n_possible_cpus of them */
-        /* Attached cgroups at each level from the cgroup2 root, whose bits make cgroup_levels; the level of the
-         * root of the daemon's cgroup namespace, which its cgroup paths start from (-1: not known). */
-        unsigned n_cgroups_at_level[VPROF_MAX_CGROUP_LEVEL + 1];
-        int cgroup_root_level;
-        unsigned n_events;
-        SamplerEvent event;
-        char reason[256];
-        int n_possible_cpus;
-};
 
 static const char *const event_names[_SAMPLER_EVENT_MAX] = {
         [SAMPLER_EVENT_AUTO] = "auto",
@@ -717,103 +683,5 @@ int sampler_read_stats(const Sampler *s, uint64_t ret[_VPROF_STAT_MAX])
         /* The samples that the bitmap discarded, counted apart. */
         for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
                 ret[VPROF_STAT_DISCARDED] += __atomic_load_n(&s->discards[cpu].n, __ATOMIC_RELAXED);
-        return 0;
-}
-
-uint32_t sampler_unwind_arena_entries(const Sampler *s)
-{
-        return s->arena_on ? s->n_arena : 0;
-}
-
-const char *sampler_unwind_walk(const Sampler *s)
-{
-        return s->walk;
-}
-
-uint32_t sampler_unwind_self_check(const Sampler *s)
-{
-        return s->arena_on ? s->self_check : 0;
-}
-
-int sampler_publish_unwind_table(Sampler *s, uint32_t id, uint32_t first, const struct vprof_unwind_entry *index,
-                                 uint32_t n_index, const struct vprof_unwind_entry *rows, uint32_t n_rows)
-{
-        int arena_fd = bpf_map__fd(s->skel->maps.unwind_arena);
-        struct vprof_unwind_table *t;
-        size_t arena_bytes;
-        int r;
-
-        if (!s->arena_on)
-                return -EOPNOTSUPP;
-        if (id == 0 || id >= VPROF_UNWIND_TABLES_MAX || n_index == 0 || n_rows == 0)
-                return -EINVAL;
-        if (first > s->n_arena || n_index > s->n_arena - first || n_rows > s->n_arena - first - n_index)
-                return -ERANGE;
-        t = &s->tables[id];
-        if (__atomic_load_n(&t->rows_count, __ATOMIC_RELAXED) != 0)
-                return -EBUSY;
-        arena_bytes = (size_t)s->n_arena * sizeof(*index);
-        r = bpf_array_write(arena_fd, arena_bytes, (size_t)first * sizeof(*index), index,
-                            (size_t)n_index * sizeof(*index));
-        if (r >= 0)
-                r = bpf_array_write(arena_fd, arena_bytes, ((size_t)first + n_index) * sizeof(*rows), rows,
-                                    (size_t)n_rows * sizeof(*rows));
-        if (r < 0)
-                return r;
-        t->index_first = first;
-        t->index_count = n_index;
-        t->rows_first = first + n_index;
-        t->last_used_ns = 0;
-        /* Last, after everything the walk reads once it sees it non-zero. */
-        __atomic_store_n(&t->rows_count, n_rows, __ATOMIC_RELEASE);
-        return 0;
-}
-
-int sampler_retire_unwind_table(Sampler *s, uint32_t id)
-{
-        if (!s->arena_on)
-                return -EOPNOTSUPP;
-        if (id == 0 || id >= VPROF_UNWIND_TABLES_MAX)
-                return -EINVAL;
-        __atomic_store_n(&s->tables[id].rows_count, 0, __ATOMIC_RELEASE);
-        return 0;
-}
-
-uint64_t sampler_unwind_table_last_used(const Sampler *s, uint32_t id)
-{
-        if (!s->arena_on || id == 0 || id >= VPROF_UNWIND_TABLES_MAX)
-                return 0;
-        return __atomic_load_n(&s->tables[id].last_used_ns, __ATOMIC_RELAXED);
-}
-
-int sampler_set_mappings(Sampler *s, uint32_t tgid, const struct vprof_mapping *m, size_t n, uint32_t generation)
-{
-        if (!s->arena_on)
-                return -EOPNOTSUPP;
-        if (n > VPROF_MAX_MAPPINGS)
-                return -E2BIG;
-        /* The walk's search needs them sorted, apart, and below 2^63 (it takes the sign of a difference); a
-         * table id past the descriptors would find none. */
-        for (size_t i = 0; i < n; i++)
-                if (m[i].start >= m[i].end || m[i].end > (UINT64_C(1) << 63) ||
-                    (i > 0 && m[i].start < m[i - 1].end) || m[i].table >= VPROF_UNWIND_TABLES_MAX)
-                        return -EINVAL;
-        /* The whole value: a short copy would leave the entries past n as the last call left them, unused. */
-        memset(s->mappings, 0, sizeof(*s->mappings));
-        s->mappings->n = (uint32_t)n;
-        s->mappings->generation = generation;
-        if (n > 0)
-                memcpy(s->mappings->m, m, n * sizeof(*m));
-        if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.proc_mappings), &tgid, s->mappings, BPF_ANY) < 0)
-                return negative_errno();
-        return 0;
-}
-
-int sampler_drop_mappings(Sampler *s, uint32_t tgid)
-{
-        if (!s->arena_on)
-                return -EOPNOTSUPP;
-        if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.proc_mappings), &tgid) < 0)
-                return errno == ENOENT ? 0 : negative_errno();
         return 0;
 }
