@@ -262,6 +262,7 @@ static const struct {
         {"UnwindCompileUSec", 't', offsetof(DaemonStatus, unwind_compile_usec)},
         {"UnwindMappingsDropped", 't', offsetof(DaemonStatus, unwind_mappings_dropped)},
         {"UnwindFilesPrefetched", 't', offsetof(DaemonStatus, unwind_files_prefetched)},
+        {"UnwindAttachesUnfinished", 't', offsetof(DaemonStatus, unwind_attaches_unfinished)},
         {"WalksComplete", 't', offsetof(DaemonStatus, walks_complete)},
         {"WalksEndedAtFramePointer", 't', offsetof(DaemonStatus, walks_end_fp)},
         {"WalksAtDepthLimit", 't', offsetof(DaemonStatus, walks_depth)},

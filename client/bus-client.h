@@ -85,6 +85,7 @@ typedef struct DaemonStatus {
         uint64_t unwind_compile_usec;
         uint64_t unwind_mappings_dropped;
         uint64_t unwind_files_prefetched;
+        uint64_t unwind_attaches_unfinished;
         uint64_t walks_complete;
         uint64_t walks_end_fp;
         uint64_t walks_depth;

@@ -294,6 +294,7 @@ static const struct {
         {"unwind_compile_usec", offsetof(DaemonStatus, unwind_compile_usec)},
         {"unwind_mappings_dropped", offsetof(DaemonStatus, unwind_mappings_dropped)},
         {"unwind_files_prefetched", offsetof(DaemonStatus, unwind_files_prefetched)},
+        {"unwind_attaches_unfinished", offsetof(DaemonStatus, unwind_attaches_unfinished)},
         {"walks_complete", offsetof(DaemonStatus, walks_complete)},
         {"walks_ended_at_frame_pointer", offsetof(DaemonStatus, walks_end_fp)},
         {"walks_at_depth_limit", offsetof(DaemonStatus, walks_depth)},
@@ -422,11 +423,12 @@ static void format_unwind_status(const DaemonStatus *s, char *tables, size_t tab
         snprintf(tables, tables_size,
                  "%" PRIu32 " loaded, %.1f of %.0f MiB; %" PRIu64 " compiled in %.1f ms, %" PRIu64
                  " evicted, %" PRIu64 " too big, %" PRIu64 " failed, %" PRIu64 " files without CFI; %" PRIu64
-                 " asked for before any fallback",
+                 " asked for before any fallback, %" PRIu64 " attaches before all were",
                  s->unwind_tables_loaded, (double)s->unwind_table_used / (1 << 20),
                  (double)s->unwind_table_size / (1 << 20), s->unwind_tables_compiled,
                  (double)s->unwind_compile_usec / 1000.0, s->unwind_tables_evicted, s->unwind_tables_too_big,
-                 s->unwind_tables_failed, s->unwind_files_without_cfi, s->unwind_files_prefetched);
+                 s->unwind_tables_failed, s->unwind_files_without_cfi, s->unwind_files_prefetched,
+                 s->unwind_attaches_unfinished);
         snprintf(walks, walks_size,
                  "%" PRIu64 " complete, %" PRIu64 " ended at a frame pointer, %" PRIu64 " at the depth limit, %" PRIu64
                  " faulted, %" PRIu64 " bad",

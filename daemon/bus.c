@@ -445,6 +445,7 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("UnwindCompileUSec", unwind.build_usec),
         COUNTER("UnwindMappingsDropped", unwind.mappings_dropped),
         COUNTER("UnwindFilesPrefetched", unwind.prefetched),
+        COUNTER("UnwindAttachesUnfinished", unwind.prefetch_unfinished),
         COUNTER("WalksComplete", walks_complete),
         COUNTER("WalksEndedAtFramePointer", walks_end_fp),
         COUNTER("WalksAtDepthLimit", walks_depth),

@@ -615,11 +615,14 @@ int manager_add_target(Manager *m, Target *t, TargetGroup *g)
         if (r < 0)
                 goto undo_children;
         if (!t->exited) {
+                /* Its tables before its samples: none falls back for want of one that is only being compiled. */
+                unwind_tables_prefetch(m->unwind_tables, t);
                 r = hashmap_put(m->running, UINT64_TO_PTR((uint64_t)t->pid), t);
                 if (r >= 0 && m->sampler)
                         r = g ? sampler_add_member(m->sampler, (uint32_t)t->pid, t->flags, g->id)
                               : sampler_add_target(m->sampler, (uint32_t)t->pid, t->flags);
                 if (r < 0) {
+                        unwind_tables_forget(m->unwind_tables, t->pid);
                         hashmap_remove(m->running, UINT64_TO_PTR((uint64_t)t->pid));
                         hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)t->pid));
                         goto undo_children;
@@ -628,8 +631,6 @@ int manager_add_target(Manager *m, Target *t, TargetGroup *g)
         t->group = g;
         if (t->exited)
                 manager_slots_exited(&m->slots, t);
-        else /* Its tables before its samples: none falls back for want of one that is only being compiled. */
-                unwind_tables_prefetch(m->unwind_tables, t);
         return 0;
 
 undo_children:

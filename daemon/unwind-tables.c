@@ -17,6 +17,8 @@
 /* A slice of a build: so many FDEs at a time, for at most this long, then the event loop runs again. */
 #define BUILD_STEP_FDES 200
 #define BUILD_SLICE_USEC (5 * USEC_PER_MSEC)
+/* A new target's builds run at its attach for at most this much CPU: python3's files take about 10 ms. */
+#define PREFETCH_BUDGET_USEC (250 * USEC_PER_MSEC)
 /* An evicted table is not compiled again sooner, so that two files too large together do not take turns. */
 #define EVICTED_RETRY_USEC (30 * USEC_PER_SEC)
 /* A table loaded this recently is evicted only when no other one can be. */
@@ -385,21 +387,12 @@ static int on_retry(sd_event_source *source _unused_, uint64_t usec _unused_, vo
         return 0;
 }
 
-/* One slice of the oldest build. */
-static int on_build(sd_event_source *source _unused_, void *userdata)
+/* One slice of the build of s (COMPILING). */
+static void build_slice(UnwindTables *u, Slot *s)
 {
-        UnwindTables *u = userdata;
         uint64_t start = now_usec(CLOCK_THREAD_CPUTIME_ID), spent;
-        Slot *s = NULL;
         int r;
 
-        for (size_t i = 0; i < u->n_queue && !s; i++)
-                if (u->queue[i]->state == SLOT_COMPILING)
-                        s = u->queue[i];
-        if (!s) {
-                update_build_source(u);
-                return 0;
-        }
         do
                 r = unwinder_table_build_step(s->build, BUILD_STEP_FDES);
         while (r == 0 && now_usec(CLOCK_THREAD_CPUTIME_ID) - start < BUILD_SLICE_USEC);
@@ -407,7 +400,7 @@ static int on_build(sd_event_source *source _unused_, void *userdata)
                 spent = now_usec(CLOCK_THREAD_CPUTIME_ID) - start;
                 s->build_usec += spent;
                 u->stats.build_usec += spent;
-                return 0; /* more next time */
+                return; /* more next time */
         }
         if (r > 0)
                 r = unwinder_table_build_finish(s->build, &s->table);
@@ -433,6 +426,19 @@ static int on_build(sd_event_source *source _unused_, void *userdata)
                 set_state(s, SLOT_WAITING);
                 place_waiting(u);
         }
+}
+
+/* One slice of the oldest build. */
+static int on_build(sd_event_source *source _unused_, void *userdata)
+{
+        UnwindTables *u = userdata;
+        Slot *s = NULL;
+
+        for (size_t i = 0; i < u->n_queue && !s; i++)
+                if (u->queue[i]->state == SLOT_COMPILING)
+                        s = u->queue[i];
+        if (s)
+                build_slice(u, s);
         update_build_source(u);
         return 0;
 }
@@ -741,11 +747,48 @@ static void push_target(UnwindTables *u, Target *t, bool force)
         p->dirty = false;
 }
 
-/* Now, not at the next drain (up to DRAIN_INTERVAL_USEC away), with the tables another target loaded. */
+/* A slot of t's files still compiling, or NULL. */
+static Slot *compiling_slot(UnwindTables *u, Target *t)
+{
+        const ProcMaps *maps = address_space_maps(t->address_space, NULL);
+
+        for (size_t i = 0; maps && i < maps->n; i++) {
+                const ProcMap *pm = &maps->maps[i];
+                char fkey[64];
+                Slot *s;
+
+                if (!pm->executable || !pm->path || pm->path[0] != '/')
+                        continue;
+                file_key(pm, fkey);
+                s = hashmap_get(u->by_file, fkey);
+                if (s && s->state == SLOT_COMPILING)
+                        return s;
+        }
+        return NULL;
+}
+
+/* Now, not at the next drain (up to DRAIN_INTERVAL_USEC away): the tables another target loaded, and the
+ * builds of its own files run here, before its first sample is kept, for at most PREFETCH_BUDGET_USEC of CPU;
+ * what is left goes on in slices, counted. A child, a group member, shares its parent's files: nothing to
+ * build then. */
 void unwind_tables_prefetch(UnwindTables *u, Target *t)
 {
-        if (u)
-                push_target(u, t, false);
+        uint64_t start;
+        Slot *s;
+
+        if (!u || !t->address_space || t->exited)
+                return;
+        push_target(u, t, false);
+        start = now_usec(CLOCK_THREAD_CPUTIME_ID);
+        while ((s = compiling_slot(u, t))) {
+                if (now_usec(CLOCK_THREAD_CPUTIME_ID) - start >= PREFETCH_BUDGET_USEC) {
+                        u->stats.prefetch_unfinished++;
+                        break;
+                }
+                build_slice(u, s);
+        }
+        update_build_source(u);
+        push_target(u, t, true);
 }
 
 void unwind_tables_sync(UnwindTables *u)

@@ -31,6 +31,8 @@ typedef struct UnwindTablesStats {
         uint64_t mappings_dropped; /* executable mappings past VPROF_MAX_MAPPINGS, not pushed */
         uint64_t prefetched;    /* files whose table was asked for at a target's start or when its maps were read
                                  * anew, before any sample fell back in them */
+        uint64_t prefetch_unfinished; /* targets whose files' builds outlasted the attach's budget: finished in
+                                       * the background, their first samples walked as they could be */
         uint64_t memory;        /* the daemon's own bytes (asked of malloc()): slots, maps, tables waiting for room;
                                  * the arena is kernel memory, outside the daemon's RSS */
 } UnwindTablesStats;
@@ -47,9 +49,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(UnwindTables *, unwind_tables_free);
  * fell back for want of a table (0: none did), unknown_pc: a pc was outside the pushed mappings. Cheap when
  * the file is known already; the compile itself comes later. */
 void unwind_tables_note(UnwindTables *u, Target *t, uint64_t addr, bool unknown_pc);
-/* A new target: the tables of every file of code it maps are asked for now, so that they are loaded before
- * its samples fall back in them (the compile itself still runs in slices on the event loop), and its mappings
- * pushed. The same happens to the new files of a target whose maps were read anew, at the next sync. */
+/* A new target, before its samples are kept: the tables of every file of code it maps are asked for and
+ * compiled now, for at most 250 ms of CPU (then the rest in slices on the event loop, counted in
+ * prefetch_unfinished), and its mappings pushed with them. The new files of a target whose maps were read
+ * anew are asked for at the next sync and compiled in slices. */
 void unwind_tables_prefetch(UnwindTables *u, Target *t);
 /* Push the mappings of every running target whose maps were read anew or whose tables changed. After each
  * drain. */
