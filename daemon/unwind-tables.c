@@ -10,10 +10,9 @@
 #include "time-util.h"
 #include "unwind-arena.h"
 #include "unwind-tables.h"
+#include "unwind-tables-internal.h"
 #include "unwinder.h"
 
-/* A retired table's range and id wait this long before reuse: a walk takes microseconds. */
-#define QUARANTINE_USEC USEC_PER_SEC
 /* A slice of a build: so many FDEs at a time, for at most this long, then the event loop runs again. */
 #define BUILD_STEP_FDES 200
 #define BUILD_SLICE_USEC (5 * USEC_PER_MSEC)
@@ -21,61 +20,7 @@
 #define PREFETCH_BUDGET_USEC (250 * USEC_PER_MSEC)
 /* An evicted table is not compiled again sooner, so that two files too large together do not take turns. */
 #define EVICTED_RETRY_USEC (30 * USEC_PER_SEC)
-/* A table loaded this recently is evicted only when no other one can be. */
-#define EVICT_GRACE_USEC (5 * USEC_PER_SEC)
 
-typedef enum SlotState {
-        SLOT_NEW,
-        SLOT_COMPILING,
-        SLOT_WAITING, /* compiled, waiting for room in the arena */
-        SLOT_LOADED,
-        SLOT_EVICTED,
-        SLOT_NO_CFI,  /* the last three for good: frame-pointer steps */
-        SLOT_FAILED,
-        SLOT_TOO_BIG,
-} SlotState;
-
-/* One table, by the digest of the CFI it is compiled from (else, for a file without CFI, the file's device
- * and inode), shared by every file whose CFI has that digest. */
-typedef struct Slot {
-        char *key;
-        uint8_t digest[EH_FRAME_DIGEST_SIZE]; /* the key's, when has_digest */
-        bool has_digest;
-        char *name;              /* the file's name, for the log */
-        SlotState state;
-        uint64_t state_usec;     /* CLOCK_MONOTONIC of the last change */
-        UnwinderTableBuild *build; /* COMPILING */
-        UnwindTable *table;      /* WAITING */
-        uint64_t build_usec;
-        uint32_t id, first, n;   /* LOADED: descriptor and arena range */
-        uint64_t base;           /* LOADED: the ELF vaddr of the rows' offset 0 */
-        unsigned refs;           /* mappings pushed with the table */
-} Slot;
-
-/* What was pushed for a target. */
-typedef struct PushedTarget {
-        uint64_t generation;     /* of its maps then */
-        uint64_t push_usec;
-        bool dirty;              /* a table of one of its files changed since */
-        Slot **refs;             /* LOADED slots its mappings reference, one per mapping */
-        size_t n_refs;
-} PushedTarget;
-
-struct UnwindTables {
-        Sampler *sampler;
-        sd_event *event;
-        Hashmap *targets;        /* pid -> Target, the manager's running ones */
-        UnwindArena *arena;
-        Hashmap *by_key;         /* Slot.key -> Slot: "cfi:" and the digest in hex, or "file:DEV:INO" */
-        Hashmap *by_file;        /* "DEV:INO" (owned) -> Slot: the files of mapped code whose slot is known */
-        Hashmap *pushed;         /* pid -> PushedTarget */
-        Slot **queue;            /* COMPILING and WAITING slots, oldest first */
-        size_t n_queue, cap_queue;
-        sd_event_source *build_source; /* idle priority; on while some slot compiles */
-        sd_event_source *retry_timer;  /* for WAITING slots: the end of the next quarantine */
-        bool push_all;           /* a table was loaded, evicted or given up: push every target */
-        UnwindTablesStats stats;
-};
 
 static const char *const state_names[] = {
         [SLOT_NEW] = "new", [SLOT_COMPILING] = "compiling", [SLOT_WAITING] = "waiting", [SLOT_LOADED] = "loaded",
@@ -88,7 +33,7 @@ static bool state_final(SlotState s)
         return s == SLOT_NO_CFI || s == SLOT_FAILED || s == SLOT_TOO_BIG;
 }
 
-static void set_state(Slot *s, SlotState state)
+void unwind_slot_set_state(Slot *s, SlotState state)
 {
         log_debug("Unwind table of %s: %s.", s->name, state_names[state]);
         s->state = state;
@@ -190,7 +135,7 @@ static void file_key(const ProcMap *m, char buf[static 64])
         snprintf(buf, 64, "%" PRIx32 ":%" PRIx32 ":%" PRIu64, m->dev_major, m->dev_minor, m->inode);
 }
 
-static void queue_remove(UnwindTables *u, Slot *s)
+void unwind_tables_queue_remove(UnwindTables *u, Slot *s)
 {
         for (size_t i = 0; i < u->n_queue; i++)
                 if (u->queue[i] == s) {
@@ -224,169 +169,6 @@ static void update_build_source(UnwindTables *u)
         (void)sd_event_source_set_enabled(u->build_source, compiling ? SD_EVENT_ON : SD_EVENT_OFF);
 }
 
-/* A file's table no longer in the arena: its range and id after the quarantine. */
-static void unload(UnwindTables *u, Slot *s, uint64_t now)
-{
-        (void)sampler_retire_unwind_table(u->sampler, s->id);
-        (void)unwind_arena_release(u->arena, s->first, s->n, now);
-        unwind_arena_release_id(u->arena, s->id, now);
-        s->id = s->first = s->n = 0;
-        u->push_all = true;
-}
-
-/* The table to give way: one no mapping references, else the least recently walked; tables just loaded last. */
-static Slot *eviction_victim(UnwindTables *u, uint64_t now)
-{
-        Slot *s, *best = NULL;
-        uint64_t best_used = 0;
-        int best_class = 0;
-
-        HASHMAP_FOREACH(s, u->by_key) {
-                uint64_t used;
-                int class;
-
-                if (s->state != SLOT_LOADED)
-                        continue;
-                used = sampler_unwind_table_last_used(u->sampler, s->id);
-                class = (now - s->state_usec < EVICT_GRACE_USEC ? 2 : 0) + (s->refs > 0 ? 1 : 0);
-                if (!best || class < best_class || (class == best_class && used < best_used)) {
-                        best = s;
-                        best_used = used;
-                        best_class = class;
-                }
-        }
-        return best;
-}
-
-static void evict(UnwindTables *u, Slot *s, uint64_t now)
-{
-        /* The first at info: the operator may want a larger UnwindTableMiB=; the rest are counted. */
-        log_full_errno(u->stats.evicted == 0 ? LOG_INFO : LOG_DEBUG, 0,
-                       "Evicting the unwind table of %s (%" PRIu32 " KiB) for room%s.", s->name,
-                       (uint32_t)((uint64_t)s->n * sizeof(struct vprof_unwind_entry) >> 10),
-                       u->stats.evicted == 0 ? "; later evictions are counted in UnwindTablesEvicted" : "");
-        unload(u, s, now);
-        set_state(s, SLOT_EVICTED);
-        u->stats.evicted++;
-}
-
-static int on_retry(sd_event_source *source, uint64_t usec, void *userdata);
-
-static void arm_retry(UnwindTables *u)
-{
-        uint64_t when = unwind_arena_next_release(u->arena);
-        int r;
-
-        if (when == 0)
-                when = now_usec(CLOCK_MONOTONIC) + QUARANTINE_USEC;
-        if (u->retry_timer) {
-                r = sd_event_source_set_time(u->retry_timer, when);
-                if (r >= 0)
-                        r = sd_event_source_set_enabled(u->retry_timer, SD_EVENT_ONESHOT);
-        } else
-                r = sd_event_add_time(u->event, &u->retry_timer, CLOCK_MONOTONIC, when, 10 * USEC_PER_MSEC,
-                                      on_retry, u);
-        if (r < 0)
-                log_debug_errno(r, "Failed to arm the unwind table timer: %m");
-}
-
-/* A compiled table into the arena: 1 when it is loaded, 0 when it waits for room, <0 when it never will. */
-static int place(UnwindTables *u, Slot *s)
-{
-        UnwindTable *t = s->table;
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-        uint32_t n = t->n_index + t->n_rows, first = 0, id = 0;
-        bool evicted = false, room = false;
-        int r;
-
-        if (n > unwind_arena_size(u->arena) / 2)
-                return -EFBIG;
-        for (;;) {
-                if (unwind_arena_largest_free(u->arena, now) >= n && unwind_arena_alloc_id(u->arena, now, &id) >= 0) {
-                        room = true;
-                        break;
-                }
-                /* The ranges of evicted tables come back after their quarantine: wait for them rather than
-                 * evict more, unless even they would not do. */
-                if (unwind_arena_next_release(u->arena) != 0 &&
-                    unwind_arena_size(u->arena) - unwind_arena_used(u->arena) >= n)
-                        break;
-                Slot *victim = eviction_victim(u, now);
-                if (!victim)
-                        break;
-                evict(u, victim, now);
-                evicted = true;
-        }
-        /* At once: no mapping may keep the id of an evicted table until it is reused. */
-        if (evicted)
-                unwind_tables_sync(u);
-        if (!room)
-                return 0;
-        r = unwind_arena_alloc(u->arena, n, now, &first);
-        if (r >= 0) {
-                r = sampler_publish_unwind_table(u->sampler, id, first, t->index, t->n_index, t->rows, t->n_rows);
-                if (r < 0)
-                        (void)unwind_arena_release(u->arena, first, n, now);
-        }
-        if (r < 0) {
-                unwind_arena_release_id(u->arena, id, now);
-                return r;
-        }
-        s->id = id;
-        s->first = first;
-        s->n = n;
-        s->base = t->base;
-        log_debug("Unwind table of %s loaded: %" PRIu32 " rows, %" PRIu32 " KiB, compiled in %.1f ms.", s->name,
-                  t->n_rows, (uint32_t)((uint64_t)n * sizeof(struct vprof_unwind_entry) >> 10),
-                  (double)s->build_usec / 1000.0);
-        s->table = unwind_table_free(s->table);
-        set_state(s, SLOT_LOADED);
-        u->push_all = true;
-        return 1;
-}
-
-/* The compiled tables waiting, in order, as far as they go in. */
-static void place_waiting(UnwindTables *u)
-{
-        for (size_t i = 0; i < u->n_queue;) {
-                Slot *s = u->queue[i];
-                int r;
-
-                if (s->state != SLOT_WAITING) {
-                        i++;
-                        continue;
-                }
-                r = place(u, s);
-                if (r == 0) {
-                        arm_retry(u);
-                        break;
-                }
-                queue_remove(u, s);
-                if (r < 0) {
-                        s->table = unwind_table_free(s->table);
-                        if (r == -EFBIG) {
-                                log_info("The unwind table of %s would take more than half of UnwindTableMiB=: "
-                                         "its stacks go by frame pointers.", s->name);
-                                u->stats.too_big++;
-                                set_state(s, SLOT_TOO_BIG);
-                        } else {
-                                log_debug_errno(r, "Cannot load the unwind table of %s: %m", s->name);
-                                u->stats.failed++;
-                                set_state(s, SLOT_FAILED);
-                        }
-                        u->push_all = true;
-                }
-        }
-        if (u->push_all)
-                unwind_tables_sync(u);
-}
-
-static int on_retry(sd_event_source *source _unused_, uint64_t usec _unused_, void *userdata)
-{
-        place_waiting(userdata);
-        return 0;
-}
-
 /* One slice of the build of s (COMPILING). */
 static void build_slice(UnwindTables *u, Slot *s)
 {
@@ -410,21 +192,21 @@ static void build_slice(UnwindTables *u, Slot *s)
 
         s->build = unwinder_table_build_free(s->build);
         if (r < 0) {
-                queue_remove(u, s);
+                unwind_tables_queue_remove(u, s);
                 log_debug_errno(r, "Cannot compile the unwind table of %s: %m", s->name);
                 if (r == -ENOENT) {
                         u->stats.no_cfi++;
-                        set_state(s, SLOT_NO_CFI);
+                        unwind_slot_set_state(s, SLOT_NO_CFI);
                 } else {
                         u->stats.failed++;
-                        set_state(s, SLOT_FAILED);
+                        unwind_slot_set_state(s, SLOT_FAILED);
                 }
                 u->push_all = true;
                 unwind_tables_sync(u);
         } else {
                 u->stats.compiled++;
-                set_state(s, SLOT_WAITING);
-                place_waiting(u);
+                unwind_slot_set_state(s, SLOT_WAITING);
+                unwind_tables_place_waiting(u);
         }
 }
 
@@ -475,11 +257,11 @@ static int start_build(UnwindTables *u, Slot *s, AddressSpace *as, uint64_t addr
                         u->stats.no_cfi++;
                 else
                         u->stats.failed++;
-                set_state(s, r == -ENOENT ? SLOT_NO_CFI : SLOT_FAILED);
+                unwind_slot_set_state(s, r == -ENOENT ? SLOT_NO_CFI : SLOT_FAILED);
                 u->push_all = true;
                 return 0;
         }
-        set_state(s, SLOT_COMPILING);
+        unwind_slot_set_state(s, SLOT_COMPILING);
         update_build_source(u);
         return 0;
 }
@@ -773,6 +555,7 @@ static Slot *compiling_slot(UnwindTables *u, Target *t)
  * build then. */
 void unwind_tables_prefetch(UnwindTables *u, Target *t)
 {
+        bool built = false;
         uint64_t start;
         Slot *s;
 
@@ -786,7 +569,10 @@ void unwind_tables_prefetch(UnwindTables *u, Target *t)
                         break;
                 }
                 build_slice(u, s);
+                built = true;
         }
+        if (!built) /* a member of a storm: its parent's tables, pushed once */
+                return;
         update_build_source(u);
         push_target(u, t, true);
 }
