@@ -55,6 +55,50 @@ static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint64_t add
  * without frame pointers (most distribution libraries) read junk there, and everything after it is junk too. */
 #define FRAME_NOT_CODE UINT32_MAX
 
+/* The names of the functions inlined at lookup_addr, innermost first, without the function they are inlined into:
+ * from the cache shared by the targets, else from the file's DWARF (then cached). 1 and the names (valid until
+ * the next lookup), 0 for none known, -errno. */
+static int inlined_names(Drain *d, Target *t, uint64_t lookup_addr, const char *const **ret_names, size_t *ret_n)
+{
+        InlineFrame frames[INLINE_FRAMES_MAX + 1];
+        const char *names[INLINE_FRAMES_MAX];
+        const ProcMap *pm = proc_maps_find(address_space_maps(t->address_space, NULL), lookup_addr);
+        InlineKey key = {};
+        uint64_t vaddr;
+        int fd, n, r;
+
+        if (!d->inline_cache) {
+                r = inline_cache_new(DRAIN_INLINE_CACHE_MAX, &d->inline_cache);
+                if (r < 0)
+                        return r;
+        }
+        if (pm && pm->inode != 0) {
+                key = (InlineKey){ .dev_major = pm->dev_major, .dev_minor = pm->dev_minor, .inode = pm->inode,
+                                   .offset = lookup_addr - pm->start + pm->offset };
+                if (inline_cache_get(d->inline_cache, &key, ret_names, ret_n) > 0)
+                        return 1;
+        }
+        if (!d->inline_reader || line_reader_files(d->inline_reader) >= DRAIN_INLINE_FILES_MAX ||
+            line_reader_bytes(d->inline_reader) > symbolizer_budget(d->symbolizer) / 2) {
+                d->inline_reader = line_reader_free(d->inline_reader);
+                if (line_reader_new(&d->inline_reader) < 0)
+                        return 0;
+        }
+        if (address_space_dwarf_file(t->address_space, lookup_addr, &fd, &vaddr) < 0)
+                return 0;
+        d->stats.inline_expansions++;
+        n = line_reader_inline(d->inline_reader, fd, vaddr, frames, ELEMENTSOF(frames));
+        if (n < 0)
+                return 0;
+        d->stats.inline_addresses += n > 1;
+        /* frames[n - 1] is the subprogram: the symbol stands for it. */
+        for (int i = 0; i < n - 1; i++)
+                names[i] = frames[i].function;
+        if (!pm || pm->inode == 0 || inline_cache_put(d->inline_cache, &key, names, n > 1 ? (size_t)n - 1 : 0) < 0)
+                return 0; /* names[] points into the reader: not kept */
+        return inline_cache_get(d->inline_cache, &key, ret_names, ret_n);
+}
+
 /* The functions inlined at a new user address, looked up in its file's DWARF (inline-frames.h): ids[0..n) of them,
  * innermost first, then id, the function they were inlined into, as the symbols name it (ELF symbols win over
  * DWARF for the outermost: the same name as without DWARF). 1 (only id) when the address is in no inlined code,
@@ -62,30 +106,14 @@ static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint64_t add
 static size_t expand_inlined(Drain *d, Target *t, const Symbol *sym, uint64_t lookup_addr, uint64_t start,
                              uint32_t id, uint32_t *ids, size_t room)
 {
-        InlineFrame frames[INLINE_FRAMES_MAX + 1];
-        uint64_t vaddr;
-        size_t m = 0;
-        int fd, n;
+        const char *const *names;
+        size_t m = 0, n;
 
-        if (room < 2)
+        if (room < 2 || inlined_names(d, t, lookup_addr, &names, &n) <= 0 || n == 0)
                 goto only;
-        if (!d->inline_reader || line_reader_files(d->inline_reader) >= DRAIN_INLINE_FILES_MAX ||
-            line_reader_bytes(d->inline_reader) > symbolizer_budget(d->symbolizer) / 2) {
-                d->inline_reader = line_reader_free(d->inline_reader);
-                if (line_reader_new(&d->inline_reader) < 0)
-                        goto only;
-        }
-        if (address_space_dwarf_file(t->address_space, lookup_addr, &fd, &vaddr) < 0)
-                goto only;
-        d->stats.inline_expansions++;
-        n = line_reader_inline(d->inline_reader, fd, vaddr, frames, ELEMENTSOF(frames));
-        if (n < 2)
-                goto only;
-        d->stats.inline_addresses++;
-        /* frames[n - 1] is the subprogram: id stands for it. */
-        for (int i = 0; i < n - 1 && m + 1 < room; i++) {
+        for (size_t i = 0; i < n && m + 1 < room; i++) {
                 _cleanup_free_ char *demangled = NULL;
-                const char *name = frames[i].function ?: "[inlined]";
+                const char *name = names[i];
 
                 if (demangle_symbol(name, &demangled) < 0 ||
                     profile_intern_function(t->profile, sym->module, demangled ?: name, &ids[m]) < 0)
@@ -552,6 +580,7 @@ void drain_members(Drain *d)
 void drain_done(Drain *d)
 {
         d->inline_reader = line_reader_free(d->inline_reader);
+        d->inline_cache = inline_cache_free(d->inline_cache);
         free(d->pending.data);
         hashmap_free(d->pending.pids);
         d->pending = (DrainPending){};

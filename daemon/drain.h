@@ -6,6 +6,7 @@
 
 #include "hashmap.h"
 #include "maps-change.h"
+#include "inline-cache.h"
 #include "line-source.h"
 #include "symbolizer.h"
 #include "target.h"
@@ -67,7 +68,12 @@ typedef struct Drain {
          * started over past DRAIN_INLINE_FILES_MAX files or half the symbol cache's budget of file bytes: the
          * names it gives are copied into the profiles). */
         LineReader *inline_reader;
+        /* What the DWARF said of each address, shared by the targets (inline-cache.h): made on first use. */
+        InlineCache *inline_cache;
 } Drain;
+
+/* Addresses whose inlined functions are kept: about 100 bytes each. */
+#define DRAIN_INLINE_CACHE_MAX 65536
 
 #define DRAIN_INLINE_FILES_MAX 16
 

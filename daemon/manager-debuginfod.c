@@ -26,6 +26,8 @@ static void on_debug_file(const char *build_id, const char *path, void *userdata
                 return;
         HASHMAP_FOREACH(t, m->targets)
                 frame_cache_clear(t->user_frames);
+        /* What the files without DWARF said of their addresses: nothing, which the debug file may now change. */
+        inline_cache_clear(m->drain.inline_cache);
 }
 
 int manager_enable_debuginfod(Manager *m, const char *urls, uint32_t timeout_sec)
