@@ -117,6 +117,10 @@ typedef struct Manager {
         uint64_t self_check_logged; /* the unwind self-check's checks when its counters were last logged */
         /* The symbolizer's counts that the log told already: each is said once, when it first moves. */
         bool logged_cache_full, logged_kptr_restrict, logged_damaged_files;
+        /* The BPF maps' pages as /proc/self/smaps last had them (memory.c): read at most once a second, as
+         * walking smaps costs a status call more than the rest of it under a storm. */
+        uint64_t bpf_maps_bytes, bpf_maps_usec;
+        uint32_t bpf_maps_n;
         /* The counters read for the call being answered (see bus.c), so that GetAll's add up. */
         ManagerStats stats_snapshot;
         sd_bus_message *stats_call;

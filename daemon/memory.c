@@ -10,6 +10,7 @@
 #include "memory.h"
 #include "profile-window.h"
 #include "target.h"
+#include "time-util.h"
 #include "unwind-tables.h"
 
 /* "Key:   123 kB" lines of /proc/self/status. */
@@ -60,6 +61,9 @@ static int read_bpf_maps(uint64_t *ret_bytes, uint32_t *ret_n)
         return 0;
 }
 
+/* The BPF maps stay mapped at one size (the arena's slices come and go within a write): read again after this. */
+#define BPF_MAPS_READ_USEC USEC_PER_SEC
+
 static uint64_t take(uint64_t *left, uint64_t want)
 {
         uint64_t got = MIN(*left, want);
@@ -78,10 +82,16 @@ int memory_status_read(Manager *m, MemoryStatus *ret)
         int r;
 
         r = read_status(&rss, &hwm, &anon, &file);
-        if (r >= 0)
-                r = read_bpf_maps(&bpf, &n_bpf);
         if (r < 0)
                 return r;
+        if (m->bpf_maps_usec == 0 || now_usec(CLOCK_MONOTONIC) - m->bpf_maps_usec >= BPF_MAPS_READ_USEC) {
+                r = read_bpf_maps(&m->bpf_maps_bytes, &m->bpf_maps_n);
+                if (r < 0)
+                        return r;
+                m->bpf_maps_usec = now_usec(CLOCK_MONOTONIC);
+        }
+        bpf = m->bpf_maps_bytes;
+        n_bpf = m->bpf_maps_n;
         HASHMAP_FOREACH(t, m->targets) {
                 if (t->profile)
                         tables += profile_memory(t->profile);
