@@ -78,8 +78,13 @@ static int inlined_names(Drain *d, Target *t, uint64_t lookup_addr, const char *
                 if (inline_cache_get(d->inline_cache, &key, ret_names, ret_n) > 0)
                         return 1;
         }
-        if (!d->inline_reader || line_reader_files(d->inline_reader) >= DRAIN_INLINE_FILES_MAX ||
-            line_reader_bytes(d->inline_reader) > symbolizer_budget(d->symbolizer) / 2) {
+        /* Started over past its bounds, but never for the one file it holds: that would read and index the file
+         * again at every new address (a budget of 0 is no bound). */
+        if (!d->inline_reader ||
+            (line_reader_files(d->inline_reader) > 1 &&
+             (line_reader_files(d->inline_reader) >= DRAIN_INLINE_FILES_MAX ||
+              (symbolizer_budget(d->symbolizer) > 0 &&
+               line_reader_bytes(d->inline_reader) > symbolizer_budget(d->symbolizer) / 2)))) {
                 d->inline_reader = line_reader_free(d->inline_reader);
                 if (line_reader_new(&d->inline_reader) < 0)
                         return 0;
