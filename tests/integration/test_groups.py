@@ -332,11 +332,10 @@ class Children(vprof_env.TestCase):
         return children, done
 
     def test_storm(self):
-        # Issue 28's storm: 500 children a second for 10 s, each burning 2 ms of CPU (about 2 samples at 999 Hz:
-        # enough for every child to have one; 1 CPU-s a second, half of this 2-CPU machine, so that the storm
-        # alone keeps its schedule: 10.0 s here, where 3 ms a child took 12 s unprofiled), attached with
-        # --children. MaxTargets= above the children, so that none gives way to a newer one and every child's
-        # tables are there at the end.
+        # Issue 28's storm: 500 children a second for 10 s, each burning 3 ms of CPU (about 3 samples at 999 Hz:
+        # enough for every child to have one; with 2 ms, 1 child in 5,000 had none in 2 of 4 runs, its slices cut
+        # between the CPU clock's ticks by the storm's own contention), attached with --children. MaxTargets=
+        # above the children, so that none gives way to a newer one and every child's tables are there at the end.
         n, rate = 5000, 500
         env = self.start_env(frequency=999, extra_args=["--max-targets=8192"])
         # The daemon, the bus and the clients above the storm's priority (as root, whatever nice this test runs
@@ -353,7 +352,7 @@ class Children(vprof_env.TestCase):
         # A machine busy with other work starves a storm at nice 19 whatever the daemon does (on a loaded 2-CPU
         # machine the workload alone took 30 to 40 s for its 10): its run length is a bound only on a quiet one.
         quiet = os.getloadavg()[0] < (os.cpu_count() or 1)
-        p = self.storm(env, "--children", n, "--per-second", rate, "--child-ms", 2, nice=19)
+        p = self.storm(env, "--children", n, "--per-second", rate, "--child-ms", 3, nice=19)
         r = env.ctl("attach", "--children", p.pid)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(fork_link_attached(env))
@@ -416,13 +415,8 @@ class Children(vprof_env.TestCase):
         self.assertEqual(len(children), n)
         self.assertEqual(in_tables, children)
         self.assertEqual((g["members"], g["refused"], g["kind"], g["pid"]), (n + 1, 0, "children", p.pid))
-        # Every child with samples: none lost on the way, each counted in its own table. A child's 2 ms meet about
-        # two ticks of the CPU's clock; on a loaded machine the scheduler may cut a child at nice 19 into slices
-        # that fall between the ticks (1 in 5000 did at a load average of 3.7): there, one in a thousand may.
-        if quiet:
-            self.assertEqual(with_samples, children)
-        else:
-            self.assertGreaterEqual(len(with_samples), len(children) * 0.999)
+        # Every child with samples: none lost on the way, each counted in its own table.
+        self.assertEqual(with_samples, children)
         busiest = max(with_samples, key=lambda c: rows[c])
         self.assertIn("fork_child_spin", functions(env, busiest))
         # The parent's PID names it and its children, their tables merged.
@@ -439,11 +433,11 @@ class Children(vprof_env.TestCase):
         # A daemon built with AddressSanitizer spends several times the CPU on each member and competes with the
         # storm for the same two CPUs; a vprofctl so built takes over 100 ms to start: their times say nothing of
         # the daemon as shipped, which the plain build's run of this test (suite 'plain') measures.
-        # Issue 28 asks for 11 s; on this 2-CPU machine the storm alone takes 10.0 to 10.7 s and profiled, with
-        # the pollers, 13.2 to 14.2 s (the daemon's CPU per member and the pollers take from the storm's two
-        # CPUs): the bound is half again the storm's nominal length, and the figure above is the measure.
+        # Issue 28 asks for 11 s; on this 2-CPU machine 5,000 children of 3 ms and their forks and exits take
+        # 12 s alone (2 ms: 10.0 to 10.7 s), and profiled, with the pollers, 14 to 15 s (2 ms: 13.2 to 14.2 s):
+        # the bound is 18 s, and the figure above is the measure.
         if quiet and not sanitized(os.environ["VPROFD"]):
-            self.assertLess(run, 1.5 * n / rate + 1)
+            self.assertLess(run, 1.7 * n / rate + 1)
             self.assertLess(answer[-1], STATUS_MAX_SECONDS)
         if quiet and not sanitized(os.environ["VPROFCTL"]):
             self.assertLess(status[-1], STATUS_MAX_SECONDS)
