@@ -582,6 +582,12 @@ void drain_members(Drain *d)
                 free(p.data);
 }
 
+void drain_release_dwarf(Drain *d)
+{
+        d->inline_reader = line_reader_free(d->inline_reader);
+        inline_cache_clear(d->inline_cache);
+}
+
 void drain_done(Drain *d)
 {
         d->inline_reader = line_reader_free(d->inline_reader);

@@ -79,6 +79,8 @@ typedef struct Drain {
 
 /* Frees the records still waiting. */
 void drain_done(Drain *d);
+/* The DWARF files of the inlined functions closed and what they said forgotten: no target runs any more. */
+void drain_release_dwarf(Drain *d);
 
 /* One record as the ring buffer holds it: size bytes at data, 8-byte aligned, its struct vprof_record_header
  * saying which: a sample, an off-CPU interval, a stack copy of the unwind self-check or a fork (struct vprof_fork,

@@ -157,6 +157,10 @@ static int target_leave_sampler(Manager *m, Target *t)
                 return r;
         hashmap_remove(m->running, UINT64_TO_PTR((uint64_t)t->pid));
         unwind_tables_forget(m->unwind_tables, t->pid);
+        /* The last one gone: the files held open for inlined functions (tens of MB for a large debug file)
+         * go too, and a daemon left attached to nothing holds no file. */
+        if (hashmap_size(m->running) == 0)
+                drain_release_dwarf(&m->drain);
         if (t->flags & VPROF_TARGET_OFF_CPU)
                 (void)off_cpu_targets_changed(m, -1);
         if (t->flags & VPROF_TARGET_CHILDREN)
