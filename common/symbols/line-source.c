@@ -12,6 +12,7 @@
 #if HAVE_LIBDW
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <libelf.h>
 
 /* An address range of a compile unit, for the files without .debug_aranges. */
 typedef struct UnitRange {
@@ -25,6 +26,8 @@ typedef struct LineFile {
         ino_t ino;
         off_t size;
         int fd;
+        Elf *elf;          /* read with ELF_C_READ: a target's file, which its owner may truncate, is never
+                            * mapped (a mapping would give SIGBUS) */
         Dwarf *dwarf;      /* NULL: the file has no DWARF */
         UnitRange *ranges; /* by start; made on the first address .debug_aranges does not know */
         size_t n_ranges;
@@ -67,6 +70,8 @@ LineReader *line_reader_free(LineReader *r)
         for (size_t i = 0; i < r->n_files; i++) {
                 if (r->files[i].dwarf)
                         dwarf_end(r->files[i].dwarf);
+                if (r->files[i].elf)
+                        elf_end(r->files[i].elf);
                 free(r->files[i].ranges);
                 safe_close(r->files[i].fd);
         }
@@ -93,14 +98,18 @@ static int line_reader_file(LineReader *r, int fd, LineFile **ret)
         if (!files)
                 return -ENOMEM;
         r->files = files;
-        /* dwarf_begin() reads through the descriptor, which must stay open while the Dwarf lives. */
+        /* libelf reads through the descriptor, which must stay open while the Elf lives. Not dwarf_begin(fd),
+         * which maps the file. */
         files[r->n_files] = (LineFile){
                 .dev = st.st_dev,
                 .ino = st.st_ino,
                 .size = st.st_size,
                 .fd = TAKE_FD(owned),
         };
-        files[r->n_files].dwarf = dwarf_begin(files[r->n_files].fd, DWARF_C_READ);
+        (void)elf_version(EV_CURRENT);
+        files[r->n_files].elf = elf_begin(files[r->n_files].fd, ELF_C_READ, NULL);
+        if (files[r->n_files].elf)
+                files[r->n_files].dwarf = dwarf_begin_elf(files[r->n_files].elf, DWARF_C_READ, NULL);
         *ret = &files[r->n_files++];
         return 0;
 }
