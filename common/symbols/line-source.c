@@ -184,22 +184,32 @@ static int find_unit(LineFile *f, uint64_t vaddr, Dwarf_Die *ret)
         return 1;
 }
 
-int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t size)
+/* The unit holding vaddr in the file open at fd (taken): 0, or -ENOENT when the file has no DWARF or no unit
+ * covers vaddr, another -errno. */
+static int unit_at(LineReader *r, int fd, uint64_t vaddr, Dwarf_Die *ret)
 {
-        Dwarf_Die cu;
-        Dwarf_Line *line;
-        const char *file;
         LineFile *f = NULL;
-        int lineno, n;
+        int n;
 
         n = line_reader_file(r, fd, &f);
         if (n < 0)
                 return n;
         if (!f->dwarf)
                 return -ENOENT;
-        n = find_unit(f, vaddr, &cu);
-        if (n <= 0)
-                return n < 0 ? n : -ENOENT;
+        n = find_unit(f, vaddr, ret);
+        return n < 0 ? n : n == 0 ? -ENOENT : 0;
+}
+
+int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t size)
+{
+        Dwarf_Die cu;
+        Dwarf_Line *line;
+        const char *file;
+        int lineno, n;
+
+        n = unit_at(r, fd, vaddr, &cu);
+        if (n < 0)
+                return n;
         line = dwarf_getsrc_die(&cu, vaddr);
         if (!line || dwarf_lineno(line, &lineno) != 0 || !(file = dwarf_linesrc(line, NULL, NULL)))
                 return -ENOENT;
@@ -220,17 +230,11 @@ int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t 
 int line_reader_inline(LineReader *r, int fd, uint64_t vaddr, InlineFrame *frames, size_t max)
 {
         Dwarf_Die cu;
-        LineFile *f = NULL;
         int n;
 
-        n = line_reader_file(r, fd, &f);
+        n = unit_at(r, fd, vaddr, &cu);
         if (n < 0)
                 return n;
-        if (!f->dwarf)
-                return -ENOENT;
-        n = find_unit(f, vaddr, &cu);
-        if (n <= 0)
-                return n < 0 ? n : -ENOENT;
         n = inline_frames_walk(&cu, vaddr, frames, max);
         return n == 0 ? -ENOENT : n;
 }
