@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #if HAVE_LIBDW
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <libelf.h>
 
 /* An address range of a compile unit, for the files without .debug_aranges. */
@@ -80,6 +82,39 @@ LineReader *line_reader_free(LineReader *r)
         return NULL;
 }
 
+/* libdw (0.188) reads the strings of .debug_str and .debug_line_str with strlen(): a section whose last string
+ * runs to its end would be read past it. Checked after dwarf_begin_elf(), which decompresses the sections in
+ * place, so the bytes seen are the ones libdw reads. */
+static bool dwarf_strings_terminated(Elf *elf)
+{
+        static const char *const names[] = {
+                ".debug_str", ".debug_line_str", ".zdebug_str", ".zdebug_line_str",
+                ".debug_str.dwo", ".debug_line_str.dwo",
+        };
+        size_t shstrndx;
+        Elf_Scn *scn = NULL;
+
+        if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+                return false;
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr shdr;
+                const char *name;
+                Elf_Data *data;
+                bool string_section = false;
+
+                if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)))
+                        continue;
+                for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                        string_section = string_section || strcmp(name, names[i]) == 0;
+                if (!string_section || shdr.sh_type == SHT_NOBITS)
+                        continue;
+                data = elf_getdata(scn, NULL);
+                if (data && data->d_size > 0 && (!data->d_buf || ((const char *)data->d_buf)[data->d_size - 1] != 0))
+                        return false;
+        }
+        return true;
+}
+
 /* The reader's file for fd, opened and its DWARF begun on first use; takes fd. */
 static int line_reader_file(LineReader *r, int fd, LineFile **ret)
 {
@@ -110,6 +145,11 @@ static int line_reader_file(LineReader *r, int fd, LineFile **ret)
         files[r->n_files].elf = elf_begin(files[r->n_files].fd, ELF_C_READ, NULL);
         if (files[r->n_files].elf)
                 files[r->n_files].dwarf = dwarf_begin_elf(files[r->n_files].elf, DWARF_C_READ, NULL);
+        if (files[r->n_files].dwarf && !dwarf_strings_terminated(files[r->n_files].elf)) {
+                /* Malformed: read as a file without DWARF. */
+                dwarf_end(files[r->n_files].dwarf);
+                files[r->n_files].dwarf = NULL;
+        }
         *ret = &files[r->n_files++];
         return 0;
 }

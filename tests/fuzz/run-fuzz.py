@@ -52,10 +52,13 @@ def main():
         else:
             cmd = [a.harness, f"--seconds={seconds}", "--timeout=10", f"--artifacts={a.artifacts}", corpus]
             replay = f"{a.harness} --seconds=0 ARTIFACT"
-        before = set(os.listdir(a.artifacts))
+        # Only this fuzzer's own artifacts count: the fuzzers run in parallel into one directory.
+        def own():
+            return {f for f in os.listdir(a.artifacts) if f.startswith(name + "-")}
+        before = own()
         print(f"{name}: {n_seeds} seeds, {seconds} s: {' '.join(cmd)}", file=sys.stderr, flush=True)
         r = subprocess.run(cmd)
-        new = sorted(set(os.listdir(a.artifacts)) - before)
+        new = sorted(own() - before)
         if r.returncode != 0 or new:
             print(f"{name}: FAILED (exit status {r.returncode})", file=sys.stderr)
             for artifact in new:

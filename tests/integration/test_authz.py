@@ -28,7 +28,7 @@ def spawn_as(uid, *cmd):
     """A process of user uid (root when None) that lives until the test kills it."""
     full = list(cmd)
     if uid is not None:
-        full = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *cmd]
+        full = ["setpriv", f"--reuid={uid}", f"--regid={vprof_env.primary_gid(uid)}", "--clear-groups", *cmd]
     p = subprocess.Popen(full, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     ENV.children.append(p)
     line = p.stdout.readline()
@@ -191,7 +191,7 @@ class Matrix(vprof_env.TestCase):
                     answers[name] = r.stderr.replace(str(pid), "PID")
                 self.assertEqual(len(set(answers.values())), 1, f"{method}: {answers}")
         for name, pid in {**live, **gone}.items():
-            r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={self.a}", "--clear-groups",
+            r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={vprof_env.primary_gid(self.a)}", "--clear-groups",
                                 "dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1",
                                 "/org/vprof/Profiler1", "org.vprof.Profiler1.GetModules", f"string:{pid}", "uint64:0"],
                                env=ENV.env, capture_output=True, text=True, timeout=30)
@@ -212,7 +212,7 @@ class Matrix(vprof_env.TestCase):
 
     def test_dbus_error_name(self):
         root_proc = sleeper(None)
-        r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={self.a}", "--clear-groups",
+        r = subprocess.run(["setpriv", f"--reuid={self.a}", f"--regid={vprof_env.primary_gid(self.a)}", "--clear-groups",
                             "dbus-send", "--system", "--print-reply", "--dest=org.vprof.Profiler1",
                             "/org/vprof/Profiler1", "org.vprof.Profiler1.Attach", f"string:{root_proc.pid}",
                             "uint64:0"],

@@ -62,7 +62,7 @@ def run_client(prefix, kind, where, path, host="localhost", headers=()):
 
 def as_user(uid, groups=()):
     group_args = [f"--groups={','.join(map(str, groups))}"] if groups else ["--clear-groups"]
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", *group_args]
+    return ["setpriv", f"--reuid={uid}", f"--regid={vprof_env.primary_gid(uid)}", *group_args]
 
 
 class ExporterAsPackaged(vprof_env.TestCase):

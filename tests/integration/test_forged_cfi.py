@@ -68,7 +68,7 @@ def forge(env, garbled):
 def spawn_as_user(env, binary, seconds):
     """The program as the user, waiting for go() as spawn_demo()'s are; not through public_copy(), which would
     take it away from its library."""
-    cmd = ["setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", binary, "--seconds", str(seconds),
+    cmd = ["setpriv", f"--reuid={UID}", f"--regid={vprof_env.primary_gid(UID)}", "--clear-groups", binary, "--seconds", str(seconds),
            "--wait-stdin"]
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     env.children.append(p)

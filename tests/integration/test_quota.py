@@ -27,7 +27,7 @@ def sleeper(env, uid=None):
     """A `sleep 600` of user uid (root when None), once it runs sleep (setpriv has exec()ed it)."""
     cmd = ["sleep", "600"]
     if uid is not None:
-        cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *cmd]
+        cmd = ["setpriv", f"--reuid={uid}", f"--regid={vprof_env.primary_gid(uid)}", "--clear-groups", *cmd]
     p = subprocess.Popen(cmd)
     env.children.append(p)
     deadline = time.monotonic() + 10

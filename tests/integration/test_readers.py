@@ -55,7 +55,7 @@ class Readers(vprof_env.TestCase):
     def run_as(self, who, groups, *args):
         """vprofctl as the test user with these supplementary groups (setpriv's --groups; none: cleared)."""
         group_args = [f"--groups={','.join(map(str, groups))}"] if groups else ["--clear-groups"]
-        cmd = ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", *group_args,
+        cmd = ["setpriv", f"--reuid={self.uid}", f"--regid={vprof_env.primary_gid(self.uid)}", *group_args,
                ENV.public_copy(os.environ["VPROFCTL"]), *map(str, args)]
         r = subprocess.run(cmd, env=ENV.env, capture_output=True, text=True, timeout=30)
         shown = " ".join(str(a) for a in args).replace(str(self.alone.pid), "PID").replace(
@@ -178,7 +178,7 @@ class ExporterInGroup(vprof_env.TestCase):
         wrapper = os.path.join(ENV.tmp, f"exporter-as-user-{len(self.exporters)}")
         group_arg = f"--groups={','.join(map(str, groups))}" if groups else "--clear-groups"
         with open(wrapper, "w") as f:
-            f.write(f'#!/bin/sh\nexec setpriv --reuid={UID} --regid={UID} {group_arg} {binary} "$@"\n')
+            f.write(f'#!/bin/sh\nexec setpriv --reuid={UID} --regid={vprof_env.primary_gid(UID)} {group_arg} {binary} "$@"\n')
         os.chmod(wrapper, 0o755)
         e = Exporter(ENV, binary=wrapper)
         self.exporters.append(e)
@@ -241,7 +241,7 @@ class Delegated(vprof_env.TestCase):
         if sender:
             uid, groups = sender
             group_args = [f"--groups={','.join(map(str, groups))}"] if groups else ["--clear-groups"]
-            cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", *group_args, *cmd]
+            cmd = ["setpriv", f"--reuid={uid}", f"--regid={vprof_env.primary_gid(uid)}", *group_args, *cmd]
         r = subprocess.run(cmd, env=ENV.env, capture_output=True, text=True, timeout=30)
         shown = " ".join(map(str, args)).replace(f"string:{self.roots.pid}", "ROOT'S").replace(
             f"string:{self.users.pid}", "USER'S")

@@ -595,7 +595,7 @@ class State(vprof_env.TestCase):
         env = self.env()
         kept, turned = [], []
         for group in (kept, turned):
-            p = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            p = subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={vprof_env.primary_gid(uid)}", "--clear-groups",
                                   "/usr/bin/python3", "-c", SLEEPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  text=True)
             env.children.append(p)

@@ -64,7 +64,7 @@ def add_user(name):
 
 
 def as_user(uid, cmd):
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *cmd]
+    return ["setpriv", f"--reuid={uid}", f"--regid={vprof_env.primary_gid(uid)}", "--clear-groups", *cmd]
 
 
 def write_functions(path):

@@ -5,6 +5,7 @@ Paths come from the environment that meson sets: VPROFD, VPROFCTL, VPROF_DEMO, V
 """
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import tempfile
@@ -127,7 +128,7 @@ class VprofEnv:
         return copy
 
     def as_user(self, user, cmd):
-        return ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups",
+        return ["setpriv", f"--reuid={user}", f"--regid={primary_gid(user)}", "--clear-groups",
                 self.public_copy(cmd[0]), *cmd[1:]]
 
     def ctl(self, *args, user=None, timeout=30):
@@ -165,6 +166,13 @@ class VprofEnv:
     def go(p):
         p.stdin.write("go\n")
         p.stdin.flush()
+
+
+def primary_gid(uid):
+    """The primary group of user uid, for setpriv --regid: never the UID itself taken as a GID, which may name
+    another group (the readers' group `vprof`, GID 994 on a machine where the package was installed, let a
+    test's "stranger" read root's targets)."""
+    return pwd.getpwuid(uid).pw_gid
 
 
 def add_user(name):
