@@ -525,7 +525,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 snprintf(windows, sizeof(windows), "off (WindowSeconds=0): tables since the attach only");
         snprintf(symbols, sizeof(symbols),
                  "%.1f of %.0f MiB; %" PRIu64 " files skipped, %" PRIu64 " damaged; inlined functions at %" PRIu64
-                 " of %" PRIu64 " new addresses (%.1f MiB of DWARF files open)",
+                 " of %" PRIu64 " new addresses (%.1f MiB of DWARF in memory)",
                  (double)s->symbol_cache_used / (1 << 20), (double)s->symbol_cache_size / (1 << 20),
                  s->symbol_files_skipped, s->symbol_files_damaged, s->inline_addresses, s->inline_expansions,
                  (double)s->inline_files_size / (1 << 20));

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "file-util.h"
+#include "inline-cache.h"
+#include "line-source.h"
 #include "memory.h"
 #include "profile-window.h"
 #include "target.h"
@@ -108,7 +110,9 @@ int memory_status_read(Manager *m, MemoryStatus *ret)
         ret->tables = take(&anon, tables);
         ret->windows = take(&anon, windows);
         ret->unwind = take(&anon, unwind.memory);
-        ret->symbols = take(&anon, symbolizer_memory(m->symbolizer) + symbolizer_kallsyms_memory(m->symbolizer));
+        ret->symbols = take(&anon, symbolizer_memory(m->symbolizer) + symbolizer_kallsyms_memory(m->symbolizer) +
+                                           line_reader_bytes(m->drain.inline_reader) +
+                                           inline_cache_memory(m->drain.inline_cache));
         ret->malloc_free = take(&anon, mi.fordblks);
         ret->other = rss - MIN(rss, ret->bpf_maps + ret->code + ret->tables + ret->windows + ret->unwind +
                                             ret->symbols + ret->malloc_free);

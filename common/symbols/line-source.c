@@ -26,7 +26,7 @@ typedef struct UnitRange {
 typedef struct LineFile {
         dev_t dev;
         ino_t ino;
-        off_t size;
+        uint64_t dwarf_bytes; /* its debug sections, as libdw holds them (read and decompressed) */
         int fd;
         Elf *elf;          /* read with ELF_C_READ: a target's file, which its owner may truncate, is never
                             * mapped (a mapping would give SIGBUS) */
@@ -61,7 +61,7 @@ uint64_t line_reader_bytes(const LineReader *r)
         uint64_t bytes = 0;
 
         for (size_t i = 0; r && i < r->n_files; i++)
-                bytes += (uint64_t)MAX(r->files[i].size, (off_t)0);
+                bytes += r->files[i].dwarf_bytes;
         return bytes;
 }
 
@@ -115,6 +115,28 @@ static bool dwarf_strings_terminated(Elf *elf)
         return true;
 }
 
+/* The bytes of the debug sections libdw read: after dwarf_begin_elf(), a compressed section's header has its
+ * decompressed size. Read from the headers, so that no section is read for the count. */
+static uint64_t dwarf_sections_bytes(Elf *elf)
+{
+        Elf_Scn *scn = NULL;
+        uint64_t bytes = 0;
+        size_t shstrndx;
+
+        if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+                return 0;
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr shdr;
+                const char *name;
+
+                if (gelf_getshdr(scn, &shdr) && shdr.sh_type != SHT_NOBITS &&
+                    (name = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
+                    (strncmp(name, ".debug_", 7) == 0 || strncmp(name, ".zdebug_", 8) == 0))
+                        bytes += shdr.sh_size;
+        }
+        return bytes;
+}
+
 /* The reader's file for fd, opened and its DWARF begun on first use; takes fd. */
 static int line_reader_file(LineReader *r, int fd, LineFile **ret)
 {
@@ -138,7 +160,6 @@ static int line_reader_file(LineReader *r, int fd, LineFile **ret)
         files[r->n_files] = (LineFile){
                 .dev = st.st_dev,
                 .ino = st.st_ino,
-                .size = st.st_size,
                 .fd = TAKE_FD(owned),
         };
         (void)elf_version(EV_CURRENT);
@@ -150,6 +171,8 @@ static int line_reader_file(LineReader *r, int fd, LineFile **ret)
                 dwarf_end(files[r->n_files].dwarf);
                 files[r->n_files].dwarf = NULL;
         }
+        if (files[r->n_files].dwarf)
+                files[r->n_files].dwarf_bytes = dwarf_sections_bytes(files[r->n_files].elf);
         *ret = &files[r->n_files++];
         return 0;
 }
