@@ -9,6 +9,7 @@
 #include "demangle.h"
 #include "drain.h"
 #include "log.h"
+#include "time-util.h"
 #include "unwinder.h"
 #include "utf8.h"
 
@@ -92,6 +93,7 @@ static int inlined_names(Drain *d, Target *t, uint64_t lookup_addr, const char *
         if (address_space_dwarf_file(t->address_space, lookup_addr, &fd, &vaddr) < 0)
                 return 0;
         d->stats.inline_expansions++;
+        d->inline_read_usec = now_usec(CLOCK_MONOTONIC);
         n = line_reader_inline(d->inline_reader, fd, vaddr, frames, ELEMENTSOF(frames));
         if (n < 0)
                 return 0;
@@ -586,6 +588,12 @@ void drain_release_dwarf(Drain *d)
 {
         d->inline_reader = line_reader_free(d->inline_reader);
         inline_cache_clear(d->inline_cache);
+}
+
+void drain_release_idle_dwarf(Drain *d, uint64_t now)
+{
+        if (d->inline_reader && now - d->inline_read_usec >= DRAIN_INLINE_IDLE_USEC)
+                d->inline_reader = line_reader_free(d->inline_reader);
 }
 
 void drain_done(Drain *d)

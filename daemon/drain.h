@@ -68,6 +68,7 @@ typedef struct Drain {
          * started over past DRAIN_INLINE_FILES_MAX files or half the symbol cache's budget of file bytes: the
          * names it gives are copied into the profiles). */
         LineReader *inline_reader;
+        uint64_t inline_read_usec; /* CLOCK_MONOTONIC of its last lookup */
         /* What the DWARF said of each address, shared by the targets (inline-cache.h): made on first use. */
         InlineCache *inline_cache;
 } Drain;
@@ -81,6 +82,11 @@ typedef struct Drain {
 void drain_done(Drain *d);
 /* The DWARF files of the inlined functions closed and what they said forgotten: no target runs any more. */
 void drain_release_dwarf(Drain *d);
+/* The DWARF files closed when no new address was looked up in them for DRAIN_INLINE_IDLE_USEC (what they said
+ * stays cached): a profile past its warm-up sees few new addresses, and a debug file's DWARF is tens of MB. */
+void drain_release_idle_dwarf(Drain *d, uint64_t now);
+
+#define DRAIN_INLINE_IDLE_USEC (30 * UINT64_C(1000000))
 
 /* One record as the ring buffer holds it: size bytes at data, 8-byte aligned, its struct vprof_record_header
  * saying which: a sample, an off-CPU interval, a stack copy of the unwind self-check or a fork (struct vprof_fork,

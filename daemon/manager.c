@@ -220,6 +220,7 @@ void manager_sync(Manager *m)
         drain_members(&m->drain);
         /* New targets, maps read anew (dlopen(), exec()), tables loaded: the BPF walk's mappings follow. */
         unwind_tables_sync(m->unwind_tables);
+        drain_release_idle_dwarf(&m->drain, now_usec(CLOCK_MONOTONIC));
         log_symbolizer_counts(m);
         if (m->drain.self_check.stats.checked >= m->self_check_logged + SELF_CHECK_LOG_EVERY) {
                 m->self_check_logged = m->drain.self_check.stats.checked;

@@ -687,6 +687,22 @@ START_TEST(test_leaf_caller_recovered)
 }
 END_TEST
 
+/* The inlined functions' DWARF closed once no new address was looked up for DRAIN_INLINE_IDLE_USEC, not before. */
+START_TEST(test_idle_dwarf_released)
+{
+        Drain d = {};
+
+        ck_assert_int_eq(line_reader_new(&d.inline_reader), 0);
+        d.inline_read_usec = 1000;
+        drain_release_idle_dwarf(&d, 1000 + DRAIN_INLINE_IDLE_USEC - 1);
+        ck_assert_ptr_nonnull(d.inline_reader);
+        drain_release_idle_dwarf(&d, 1000 + DRAIN_INLINE_IDLE_USEC);
+        ck_assert_ptr_null(d.inline_reader);
+        drain_release_idle_dwarf(&d, 1000 + 2 * DRAIN_INLINE_IDLE_USEC);
+        drain_done(&d);
+}
+END_TEST
+
 static Suite *drain_suite(void)
 {
         Suite *s = suite_create("drain");
@@ -699,6 +715,7 @@ static Suite *drain_suite(void)
         tcase_add_test(tc, test_members_after_read);
         tcase_add_test(tc, test_malformed);
         tcase_add_test(tc, test_leaf_caller_recovered);
+        tcase_add_test(tc, test_idle_dwarf_released);
         suite_add_tcase(s, tc);
         return s;
 }
