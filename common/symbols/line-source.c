@@ -22,11 +22,22 @@ typedef struct UnitRange {
         Dwarf_Die unit;
 } UnitRange;
 
+/* A debug section's bytes in memory. */
+typedef struct DataSpan {
+        const char *start, *end;
+} DataSpan;
+
+/* The debug sections a file's strings may be in: .debug_str, .debug_line_str, .debug_info, .debug_line and a
+ * few more; more than this many are not looked at (a string in one of them is taken as libdw's own). */
+#define DWARF_SPANS_MAX 24
+
 /* The files a reader opened: few per query (a process's executable and libraries). */
 typedef struct LineFile {
         dev_t dev;
         ino_t ino;
         uint64_t dwarf_bytes; /* its debug sections, as libdw holds them (read and decompressed) */
+        DataSpan spans[DWARF_SPANS_MAX]; /* where those sections are in memory, for checking libdw's strings */
+        size_t n_spans;
         int fd;
         Elf *elf;          /* read with ELF_C_READ: a target's file, which its owner may truncate, is never
                             * mapped (a mapping would give SIGBUS) */
@@ -115,26 +126,42 @@ static bool dwarf_strings_terminated(Elf *elf)
         return true;
 }
 
-/* The bytes of the debug sections libdw read: after dwarf_begin_elf(), a compressed section's header has its
- * decompressed size. Read from the headers, so that no section is read for the count. */
-static uint64_t dwarf_sections_bytes(Elf *elf)
+/* The bytes of the debug sections libdw read, and where they are in memory: after dwarf_begin_elf(), a compressed
+ * section's header has its decompressed size, and libdw has read (and decompressed) the sections it uses, so
+ * elf_getdata() hands back its buffer without reading. */
+static void note_dwarf_sections(LineFile *f)
 {
         Elf_Scn *scn = NULL;
-        uint64_t bytes = 0;
         size_t shstrndx;
 
-        if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-                return 0;
-        while ((scn = elf_nextscn(elf, scn))) {
+        if (elf_getshdrstrndx(f->elf, &shstrndx) != 0)
+                return;
+        while ((scn = elf_nextscn(f->elf, scn))) {
                 GElf_Shdr shdr;
                 const char *name;
+                Elf_Data *data;
 
-                if (gelf_getshdr(scn, &shdr) && shdr.sh_type != SHT_NOBITS &&
-                    (name = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
-                    (strncmp(name, ".debug_", 7) == 0 || strncmp(name, ".zdebug_", 8) == 0))
-                        bytes += shdr.sh_size;
+                if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
+                    !(name = elf_strptr(f->elf, shstrndx, shdr.sh_name)) ||
+                    (strncmp(name, ".debug_", 7) != 0 && strncmp(name, ".zdebug_", 8) != 0))
+                        continue;
+                f->dwarf_bytes += shdr.sh_size;
+                if (f->n_spans < DWARF_SPANS_MAX && (data = elf_getdata(scn, NULL)) && data->d_buf)
+                        f->spans[f->n_spans++] = (DataSpan){ data->d_buf, (const char *)data->d_buf + data->d_size };
         }
-        return bytes;
+}
+
+/* Whether s, a string libdw gave, ends inside the section it starts in. libdw (0.188) hands out a string at
+ * the very end of .debug_str, past its last NUL, for an offset equal to the section's size (fuzz-inline-frames).
+ * A string in none of the sections is libdw's own (a directory and a file name joined). */
+static bool string_in_bounds(const LineFile *f, const char *s)
+{
+        if (!s)
+                return true;
+        for (size_t i = 0; i < f->n_spans; i++)
+                if (s >= f->spans[i].start && s <= f->spans[i].end)
+                        return s < f->spans[i].end && memchr(s, 0, (size_t)(f->spans[i].end - s));
+        return true;
 }
 
 /* The reader's file for fd, opened and its DWARF begun on first use; takes fd. */
@@ -172,7 +199,7 @@ static int line_reader_file(LineReader *r, int fd, LineFile **ret)
                 files[r->n_files].dwarf = NULL;
         }
         if (files[r->n_files].dwarf)
-                files[r->n_files].dwarf_bytes = dwarf_sections_bytes(files[r->n_files].elf);
+                note_dwarf_sections(&files[r->n_files]);
         *ret = &files[r->n_files++];
         return 0;
 }
@@ -249,7 +276,7 @@ static int find_unit(LineFile *f, uint64_t vaddr, Dwarf_Die *ret)
 
 /* The unit holding vaddr in the file open at fd (taken): 0, or -ENOENT when the file has no DWARF or no unit
  * covers vaddr, another -errno. */
-static int unit_at(LineReader *r, int fd, uint64_t vaddr, Dwarf_Die *ret)
+static int unit_at(LineReader *r, int fd, uint64_t vaddr, Dwarf_Die *ret, LineFile **ret_file)
 {
         LineFile *f = NULL;
         int n;
@@ -259,6 +286,7 @@ static int unit_at(LineReader *r, int fd, uint64_t vaddr, Dwarf_Die *ret)
                 return n;
         if (!f->dwarf)
                 return -ENOENT;
+        *ret_file = f;
         n = find_unit(f, vaddr, ret);
         return n < 0 ? n : n == 0 ? -ENOENT : 0;
 }
@@ -267,21 +295,24 @@ int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t 
 {
         Dwarf_Die cu;
         Dwarf_Line *line;
+        LineFile *f;
         const char *file;
         int lineno, n;
 
-        n = unit_at(r, fd, vaddr, &cu);
+        n = unit_at(r, fd, vaddr, &cu, &f);
         if (n < 0)
                 return n;
         line = dwarf_getsrc_die(&cu, vaddr);
         if (!line || dwarf_lineno(line, &lineno) != 0 || !(file = dwarf_linesrc(line, NULL, NULL)))
                 return -ENOENT;
+        if (!string_in_bounds(f, file))
+                return -EBADMSG;
         /* A name relative to the unit's compile directory (clang's, sometimes) is made whole with it. */
         if (file[0] != '/') {
                 Dwarf_Attribute attr;
                 const char *dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
 
-                if (dir && dir[0] == '/') {
+                if (dir && string_in_bounds(f, dir) && dir[0] == '/') {
                         n = snprintf(buf, size, "%s/%s:%d", dir, file, lineno);
                         return n < 0 || (size_t)n >= size ? -ENOBUFS : 0;
                 }
@@ -293,12 +324,19 @@ int line_reader_lookup(LineReader *r, int fd, uint64_t vaddr, char *buf, size_t 
 int line_reader_inline(LineReader *r, int fd, uint64_t vaddr, InlineFrame *frames, size_t max)
 {
         Dwarf_Die cu;
+        LineFile *f;
         int n;
 
-        n = unit_at(r, fd, vaddr, &cu);
+        n = unit_at(r, fd, vaddr, &cu, &f);
         if (n < 0)
                 return n;
         n = inline_frames_walk(&cu, vaddr, frames, max);
+        for (int i = 0; i < n; i++) {
+                if (!string_in_bounds(f, frames[i].function))
+                        return -EBADMSG;
+                if (!string_in_bounds(f, frames[i].call_file))
+                        frames[i].call_file = NULL;
+        }
         return n == 0 ? -ENOENT : n;
 }
 
