@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The inline reader (line_reader_inline(), common/symbols/inline-frames.c) as the symbolizer drives it: the
+/* The inline reader (line_reader_inline(), common/symbols/inline-frames.c) as the symbolizer drives it, and the
+ * line reader (line_reader_lookup()) at the same addresses: the
  * input is an ELF file with DWARF (a memfd), asked for the inlined functions at addresses inside its units'
  * ranges (which libdw lists from the same input) and at addresses the input holds; every name and call site
  * that comes out is read whole. Seeds: the GCC-built inlining workload and the DWARF fixtures (meson.build). */
@@ -24,8 +25,15 @@
 static void expand(LineReader *r, int fd, uint64_t vaddr)
 {
         InlineFrame frames[INLINE_FRAMES_MAX + 1];
+        char line[256];
         int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3), n;
 
+        if (dup_fd < 0)
+                return;
+        /* The line reader (GetFunctionSources) on the same file and address: FILE:LINE, whole, or an error. */
+        if (line_reader_lookup(r, dup_fd, vaddr, line, sizeof(line)) == 0 && strnlen(line, sizeof(line)) == sizeof(line))
+                abort();
+        dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (dup_fd < 0)
                 return;
         n = line_reader_inline(r, dup_fd, vaddr, frames, ELEMENTSOF(frames));
