@@ -169,10 +169,10 @@ class VprofEnv:
 
 
 def primary_gid(uid):
-    """The primary group of user uid, for setpriv --regid: never the UID itself taken as a GID, which may name
+    """The primary group of user uid (a UID or a name), for setpriv --regid: never the UID itself taken as a GID, which may name
     another group (the readers' group `vprof`, GID 994 on a machine where the package was installed, let a
     test's "stranger" read root's targets)."""
-    return pwd.getpwuid(uid).pw_gid
+    return (pwd.getpwnam(uid) if isinstance(uid, str) else pwd.getpwuid(int(uid))).pw_gid
 
 
 def add_user(name):
