@@ -44,6 +44,7 @@ class Inline(vprof_env.TestCase):
         os.kill(p.pid, signal.SIGUSR1)
         self.assertEqual(p.wait(SECONDS + 60), 0)
         report = env.ctl_json("report", p.pid)
+        sourced = {r["function"]: r.get("source") for r in env.ctl_json("report", p.pid, "--source")["functions"]}
         env.ctl("detach", p.pid)
         with open(truth_path) as f:
             truth = json.load(f)
@@ -93,6 +94,12 @@ class Inline(vprof_env.TestCase):
             self.assertIs(rows[name]["inlined"], False, name)
         self.assertEqual([r["function"] for r in report["functions"] if r["module"] == module and r["inlined"]
                           and r["function"] in ("run_batch", "main")], [])
+        # The source of a row is its function's entry: none for the inlined ones, whose code has the entry of
+        # the function they were inlined into.
+        print(f"  sources: {sourced}", file=sys.stderr)
+        self.assertRegex(sourced["run_batch"] or "", r"vprof-inline\.c:\d+$")
+        for name in ("mix_round", "stage_hash", "stage_sum"):
+            self.assertIsNone(sourced[name], name)
         # vprofctl status counts the lookups: the workload's few addresses, most of them in inlined code.
         status = env.ctl_json("status")
         self.assertGreater(status["inline_addresses"], 0)
