@@ -193,10 +193,6 @@ def raw_locations(path):
     return locations
 
 
-def kernel_names(stacks):
-    return {f["function"] for s in stacks for f in s["frames"] if f["kernel"]}
-
-
 class InlinedFunctions(vprof_env.TestCase):
     """vprof-inline (GCC -O2 -g, always_inline stages in run_batch): an address in inlined code is one Location whose
     Lines are the inlined functions, innermost first, then run_batch, which they were inlined into; report --by
@@ -236,8 +232,7 @@ class InlinedFunctions(vprof_env.TestCase):
         inlined = collections.Counter()
         for s in stacks:
             frames = s["frames"]
-            json_stacks[tuple(f["function"] + (" (inline)" if f["inlined"] else "") for f in frames
-                              if not f["kernel"])] += s["samples"]
+            json_stacks[tuple(f["function"] + (" (inline)" if f["inlined"] else "") for f in frames)] += s["samples"]
             for i, f in enumerate(frames):
                 self.assertIsInstance(f["inlined"], bool)
                 inlined[(f["function"], f["inlined"])] += s["samples"]
@@ -249,12 +244,8 @@ class InlinedFunctions(vprof_env.TestCase):
             self.assertEqual(inlined[(name, False)], 0, name)
         for name in ("run_batch", "main"):
             self.assertEqual(inlined[(name, True)], 0, name)
-        # pprof marks as inlined exactly the frames the JSON does (user frames: -traces writes kernel frames
-        # as they are, and none is inlined).
-        pprof_user = collections.Counter()
-        for frames, _, count in samples:
-            pprof_user[tuple(f for f in frames if f.removesuffix(" (inline)") not in kernel_names(stacks))] += count
-        self.assertEqual(pprof_user, json_stacks)
+        # pprof marks as inlined exactly the frames the JSON does.
+        self.assertEqual(by_frames(samples), json_stacks)
         ENV.ctl("detach", p.pid)
 
 
