@@ -316,9 +316,10 @@ static int apply_functions(SectionReader r, SectionReader *inlined, Profile *p)
         uint32_t next_inlined = UINT32_MAX;
         int k;
 
+        /* DINL's ids ascend (checked): the next one, and how many are left with it. */
         if (inlined) {
                 n_inlined = section_read_u32(inlined);
-                if (n_inlined-- > 0)
+                if (n_inlined > 0)
                         next_inlined = section_read_u32(inlined);
         }
         k = section_read_count(&r, 2 * STRING_MIN_SIZE, &n);
@@ -334,7 +335,7 @@ static int apply_functions(SectionReader r, SectionReader *inlined, Profile *p)
                         return k;
                 k = profile_function_append(p, module, name, p->n_functions == next_inlined, &id);
                 if (k >= 0 && id == next_inlined)
-                        next_inlined = n_inlined-- > 0 ? section_read_u32(inlined) : UINT32_MAX;
+                        next_inlined = --n_inlined > 0 ? section_read_u32(inlined) : UINT32_MAX;
                 if (k == -EEXIST)
                         return section_fail(&r, "the same function twice");
                 if (k < 0)
