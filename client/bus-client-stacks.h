@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,7 @@
 typedef struct StackFunction {
         char *module;
         char *function;
+        bool inlined; /* an inlined frame: inlined into the frame after it (towards the leaf in frames[]) */
 } StackFunction;
 
 typedef struct StackEntry {

@@ -49,6 +49,28 @@ static int read_row_columns(sd_bus_message *reply, const TableColumn *c, size_t 
         return 0;
 }
 
+/* A function table's last argument: the indices of its rows of inlined frames (absent from a vprofd without them). */
+static int read_inlined_rows(sd_bus_message *reply, ReportTable *t)
+{
+        uint32_t index;
+        int r;
+
+        r = sd_bus_message_peek_type(reply, NULL, NULL);
+        if (r <= 0)
+                return r;
+        r = sd_bus_message_enter_container(reply, 'a', "u");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read_basic(reply, 'u', &index)) > 0) {
+                if (index >= t->n_rows)
+                        return -EBADMSG;
+                t->rows[index].inlined = true;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(reply);
+}
+
 /* The rows' array of a table reply, its element type the schema's (table_schema_row_signature()): a sampling
  * row is the kind's columns, a value row its name part and the ten values. */
 static int read_rows(sd_bus_message *reply, ReportTable *t, TableShape shape, const char *method,
@@ -94,6 +116,11 @@ static int read_rows(sd_bus_message *reply, ReportTable *t, TableShape shape, co
         r = sd_bus_message_exit_container(reply);
         if (r < 0)
                 return bus_bad_reply(error, method, r);
+        if (t->kind == REPORT_FUNCTIONS) {
+                r = read_inlined_rows(reply, t);
+                if (r < 0)
+                        return bus_bad_reply(error, method, r);
+        }
         return 0;
 }
 

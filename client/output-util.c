@@ -251,6 +251,8 @@ int json_add_cell(json_object *o, const TableColumn *c, const ReportRow *row)
                 return json_add_u64(o, c->json_key, table_cell_u64(c, row));
         case TABLE_TYPE_DOUBLE:
                 return json_add_double(o, c->json_key, table_cell_double(c, row));
+        case TABLE_TYPE_BOOL:
+                return json_add_bool(o, c->json_key, *(const bool *)((const uint8_t *)row + c->offset));
         case TABLE_TYPE_OBJECT:
                 /* The one object column: a module's symbols (GetModuleSymbols). */
                 if (!row->symbols)

@@ -35,6 +35,9 @@ static int stack_to_json(const StackTable *t, const StackEntry *s, json_object *
                         r = json_add_string(f, "module", fn->module);
                 if (r >= 0)
                         r = json_add_bool(f, "kernel", stack_entry_is_kernel(s, i));
+                /* Outermost first here: an inlined frame was inlined into the one before it. */
+                if (r >= 0)
+                        r = json_add_bool(f, "inlined", fn->inlined);
                 if (r >= 0)
                         r = json_append(frames, TAKE_PTR(f));
                 if (r < 0)

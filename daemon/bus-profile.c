@@ -465,5 +465,16 @@ int method_get_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 if (r < 0)
                         return r;
         }
-        return bus_reply_close_and_send(reply);
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        /* Each process's inlined functions, in the order of the processes. */
+        r = sd_bus_message_open_container(reply, 'a', "au");
+        for (size_t i = 0; r >= 0 && i < q.n_targets; i++)
+                r = bus_append_inlined(reply, q.targets[i]->profile);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
 }

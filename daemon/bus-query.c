@@ -301,7 +301,13 @@ int method_get_stacks(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 if (r < 0)
                         return r;
         }
-        return bus_reply_close_and_send(reply);
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        r = bus_append_inlined(reply, p);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
 }
 
 /* Frames without a symbol are named "MODULE+0xOFFSET" (target.c): count them per module. */

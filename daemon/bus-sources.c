@@ -19,7 +19,9 @@
  * callers of this opt-in call pay for it, never the samples. */
 
 /* The source of each function of t that has none yet and whose address is known: the line of the symbol's
- * start. A function of a file without line tables (stripped, or its debug file elsewhere) stays without. */
+ * start. A function of a file without line tables (stripped, or its debug file elsewhere) stays without, and so
+ * does an inlined frame's row: its address is the start of the function it was inlined into, whose line that
+ * is, not its own. */
 static int read_sources(Target *t, LineReader *lines)
 {
         char source[4096];
@@ -31,7 +33,8 @@ static int read_sources(Target *t, LineReader *lines)
                 uint64_t addr = profile_function_address(t->profile, (uint32_t)id), vaddr;
                 int fd;
 
-                if (addr == 0 || profile_function_source(t->profile, (uint32_t)id))
+                if (addr == 0 || profile_function_inlined(t->profile, (uint32_t)id) ||
+                    profile_function_source(t->profile, (uint32_t)id))
                         continue;
                 r = address_space_code_file(t->address_space, addr, &fd, &vaddr);
                 if (r == -ENOMEM)

@@ -123,7 +123,7 @@ static size_t expand_inlined(Drain *d, Target *t, const Symbol *sym, uint64_t lo
                 const char *name = names[i];
 
                 if (demangle_symbol(name, &demangled) < 0 ||
-                    profile_intern_function(t->profile, sym->module, demangled ?: name, &ids[m]) < 0)
+                    profile_intern_frame(t->profile, sym->module, demangled ?: name, true, &ids[m]) < 0)
                         goto only;
                 /* Where its code is: the function it was inlined into. */
                 (void)profile_set_function_address(t->profile, ids[m], start);

@@ -43,6 +43,27 @@ static bool function_key_equal(const void *a, const void *b)
 
 static const HashOps function_key_ops = { .hash = function_key_hash, .equal = function_key_equal };
 
+/* A chain of a process's functions at one address: inlined frames, innermost first, then the function they are
+ * inlined into. One Location with a Line each. */
+typedef struct ChainKey {
+        const uint32_t *frames; /* borrowed from the stack */
+        size_t n;
+} ChainKey;
+
+static uint64_t chain_key_hash(const void *p)
+{
+        const ChainKey *k = p;
+        return hash_bytes(k->frames, k->n * sizeof(uint32_t), k->n);
+}
+
+static bool chain_key_equal(const void *a, const void *b)
+{
+        const ChainKey *x = a, *y = b;
+        return x->n == y->n && memcmp(x->frames, y->frames, x->n * sizeof(uint32_t)) == 0;
+}
+
+static const HashOps chain_key_ops = { .hash = chain_key_hash, .equal = chain_key_equal };
+
 /* Everything the profile message points to, allocated in arrays sized up front and freed together. */
 typedef struct Builder {
         PbProfile profile;
@@ -70,7 +91,7 @@ typedef struct Builder {
         PbLocation **location_ptrs;
         PbLine *lines;
         PbLine **line_ptrs;
-        size_t n_locations;
+        size_t n_locations, n_lines;
 
         PbSample *samples;
         PbSample **sample_ptrs;
@@ -171,11 +192,12 @@ static int reserve(Builder *b, const PprofData *d)
         b->function_keys = calloc(MAX(functions, (size_t)1), sizeof(FunctionKey));
         b->functions = calloc(MAX(functions, (size_t)1), sizeof(PbFunction));
         b->function_ptrs = calloc(MAX(functions, (size_t)1), sizeof(PbFunction *));
-        /* A location per function of a process at most. */
-        b->locations = calloc(MAX(functions, (size_t)1), sizeof(PbLocation));
-        b->location_ptrs = calloc(MAX(functions, (size_t)1), sizeof(PbLocation *));
-        b->lines = calloc(MAX(functions, (size_t)1), sizeof(PbLine));
-        b->line_ptrs = calloc(MAX(functions, (size_t)1), sizeof(PbLine *));
+        /* A location per function of a process at most, and one per chain of inlined frames (at most one per
+         * frame), with a line per function of the chain. */
+        b->locations = calloc(MAX(functions + frames, (size_t)1), sizeof(PbLocation));
+        b->location_ptrs = calloc(MAX(functions + frames, (size_t)1), sizeof(PbLocation *));
+        b->lines = calloc(MAX(functions + frames, (size_t)1), sizeof(PbLine));
+        b->line_ptrs = calloc(MAX(functions + frames, (size_t)1), sizeof(PbLine *));
         b->samples = calloc(MAX(stacks, (size_t)1), sizeof(PbSample));
         b->sample_ptrs = calloc(MAX(stacks, (size_t)1), sizeof(PbSample *));
         b->location_ids = calloc(MAX(frames, (size_t)1), sizeof(uint64_t));
@@ -246,6 +268,9 @@ static int function_id(Builder *b, const PprofFunction *f, uint64_t *ret)
 typedef struct ProcessIds {
         uint64_t *mapping_ids; /* by the process's mapping index */
         uint64_t *location_ids; /* by function index; 0: none yet */
+        Hashmap *chain_ids;     /* ChainKey* -> location id, for addresses in inlined code */
+        ChainKey *chain_keys;   /* the keys, at most one per frame of the process's stacks */
+        size_t n_chain_keys;
 } ProcessIds;
 
 static uint64_t user_mapping(const PprofProcess *p, const ProcessIds *ids, const PprofFunction *f)
@@ -265,25 +290,43 @@ static uint64_t user_mapping(const PprofProcess *p, const ProcessIds *ids, const
         return by_module; /* 0: none, for code that is in no file ([unknown], [other], JIT code) */
 }
 
-static int location_id(Builder *b, const PprofProcess *p, ProcessIds *ids, uint32_t index, bool kernel,
-                       uint64_t *ret)
+/* The location of frames[0..n): one function, or a chain of inlined ones (innermost first) and the function they
+ * are inlined into, whose address and mapping the location has: a Line each, in that order, as pprof wants them. */
+static int location_id(Builder *b, const PprofProcess *p, ProcessIds *ids, const uint32_t *frames, size_t n,
+                       bool kernel, uint64_t *ret)
 {
-        const PprofFunction *f = &p->functions[index];
+        const PprofFunction *f = &p->functions[frames[n - 1]];
+        ChainKey *key = NULL;
         PbLocation *l;
-        PbLine *line;
+        void *found;
         int r;
 
-        if (ids->location_ids[index]) {
-                *ret = ids->location_ids[index];
+        if (n == 1 && ids->location_ids[frames[0]]) {
+                *ret = ids->location_ids[frames[0]];
                 return 0;
         }
+        if (n > 1) {
+                key = &ids->chain_keys[ids->n_chain_keys];
+                *key = (ChainKey){ .frames = frames, .n = n };
+                found = hashmap_get(ids->chain_ids, key);
+                if (found) {
+                        *ret = PTR_TO_UINT64(found);
+                        return 0;
+                }
+        }
         l = &b->locations[b->n_locations];
-        line = &b->lines[b->n_locations];
         perftools__profiles__location__init(l);
-        perftools__profiles__line__init(line);
-        r = function_id(b, f, &line->function_id);
-        if (r < 0)
-                return r;
+        l->line = &b->line_ptrs[b->n_lines];
+        for (size_t i = 0; i < n; i++) {
+                PbLine *line = &b->lines[b->n_lines];
+
+                perftools__profiles__line__init(line);
+                r = function_id(b, &p->functions[frames[i]], &line->function_id);
+                if (r < 0)
+                        return r;
+                b->line_ptrs[b->n_lines++] = line;
+                l->n_line++;
+        }
         if (kernel && !b->kernel_mapping_id) {
                 /* The kernel's code is one mapping for every process, its addresses absolute: it spans the
                  * functions the samples name. */
@@ -294,11 +337,14 @@ static int location_id(Builder *b, const PprofProcess *p, ProcessIds *ids, uint3
         l->id = b->n_locations + 1;
         l->mapping_id = kernel ? b->kernel_mapping_id : user_mapping(p, ids, f);
         l->address = f->address;
-        b->line_ptrs[b->n_locations] = line;
-        l->n_line = 1;
-        l->line = &b->line_ptrs[b->n_locations];
         b->location_ptrs[b->n_locations++] = l;
-        ids->location_ids[index] = l->id;
+        if (key) {
+                r = hashmap_put(ids->chain_ids, key, UINT64_TO_PTR(l->id));
+                if (r < 0)
+                        return r;
+                ids->n_chain_keys++;
+        } else
+                ids->location_ids[frames[0]] = l->id;
         *ret = l->id;
         return 0;
 }
@@ -335,16 +381,19 @@ static int add_sample(Builder *b, const Keys *k, const PprofProcess *p, ProcessI
 
         perftools__profiles__sample__init(s);
         s->location_id = *next_location_id;
-        s->n_location_id = st->n_frames;
-        for (size_t i = 0; i < st->n_frames; i++) {
+        for (size_t i = 0; i < st->n_frames; i++)
                 if (st->frames[i] >= p->n_functions)
                         return -EINVAL;
-                /* Leaf first, as the frames are. */
-                r = location_id(b, p, ids, st->frames[i], i < st->n_kernel, &s->location_id[i]);
+        /* Leaf first, as the frames are; the user frames inlined into the next one share its location. */
+        for (size_t i = 0, j; i < st->n_frames; i = j + 1) {
+                for (j = i; j >= st->n_kernel && j + 1 < st->n_frames && p->functions[st->frames[j]].inlined; j++)
+                        ;
+                r = location_id(b, p, ids, st->frames + i, j - i + 1, i < st->n_kernel,
+                                &s->location_id[s->n_location_id++]);
                 if (r < 0)
                         return r;
         }
-        *next_location_id += st->n_frames;
+        *next_location_id += s->n_location_id;
 
         s->value = &b->values[b->n_samples * k->n_types];
         s->n_value = k->n_types;
@@ -382,10 +431,16 @@ static int add_process(Builder *b, const Keys *k, const PprofProcess *p, uint64_
 {
         _cleanup_free_ uint64_t *mapping_ids = calloc(MAX(p->n_mappings, (size_t)1), sizeof(uint64_t));
         _cleanup_free_ uint64_t *location_ids = calloc(MAX(p->n_functions, (size_t)1), sizeof(uint64_t));
-        ProcessIds ids = { .mapping_ids = mapping_ids, .location_ids = location_ids };
+        _cleanup_(hashmap_freep) Hashmap *chain_ids = hashmap_new(&chain_key_ops);
+        _cleanup_free_ ChainKey *chain_keys = NULL;
+        ProcessIds ids = { .mapping_ids = mapping_ids, .location_ids = location_ids, .chain_ids = chain_ids };
+        size_t frames = 0;
         int r;
 
-        if (!mapping_ids || !location_ids)
+        for (size_t i = 0; i < p->n_stacks; i++)
+                frames += p->stacks[i].n_frames;
+        ids.chain_keys = chain_keys = calloc(MAX(frames, (size_t)1), sizeof(ChainKey));
+        if (!mapping_ids || !location_ids || !chain_ids || !chain_keys)
                 return -ENOMEM;
         for (size_t i = 0; i < p->n_mappings; i++) {
                 const PprofMapping *m = &p->mappings[i];

@@ -22,6 +22,7 @@ typedef struct PprofFunction {
         const char *name;
         const char *system_name; /* the mangled symbol when name is demangled, else "" */
         uint64_t address;        /* run-time address of the symbol's start, 0 when unknown */
+        bool inlined;            /* an inlined frame: in a stack, inlined into the frame after it */
 } PprofFunction;
 
 typedef struct PprofThread {

@@ -50,7 +50,7 @@ static int read_functions(sd_bus_message *m, PprofProcess *p)
         if (r < 0)
                 return r;
         for (;;) {
-                PprofFunction x;
+                PprofFunction x = {};
 
                 r = sd_bus_message_read(m, "(ssst)", &x.module, &x.name, &x.system_name, &x.address);
                 if (r < 0)
@@ -161,6 +161,40 @@ static int read_process(sd_bus_message *m, PprofProcess *p)
         return r < 0 ? r : 1;
 }
 
+/* The last argument, each process's inlined functions (absent from a vprofd that had none). */
+static int read_inlined(sd_bus_message *m, PprofData *d)
+{
+        int r;
+
+        r = sd_bus_message_peek_type(m, NULL, NULL);
+        if (r <= 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'a', "au");
+        if (r < 0)
+                return r;
+        for (size_t i = 0;; i++) {
+                uint32_t index;
+
+                r = sd_bus_message_enter_container(m, 'a', "u");
+                if (r <= 0)
+                        break;
+                if (i >= d->n_processes)
+                        return -EBADMSG;
+                while ((r = sd_bus_message_read_basic(m, 'u', &index)) > 0) {
+                        if (index >= d->processes[i].n_functions)
+                                return -EBADMSG;
+                        d->processes[i].functions[index].inlined = true;
+                }
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
 static int read_reply(sd_bus_message *m, PprofData *d)
 {
         size_t allocated = 0;
@@ -189,7 +223,10 @@ static int read_reply(sd_bus_message *m, PprofData *d)
                         break;
                 }
         }
-        return sd_bus_message_exit_container(m);
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        return read_inlined(m, d);
 }
 
 int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, size_t max_bytes, sd_bus_error *error,

@@ -9,6 +9,8 @@
 #define TAG_HEADER SECTION_TAG('D', 'H', 'D', 'R')
 #define TAG_FUNCTIONS SECTION_TAG('D', 'F', 'U', 'N')
 #define TAG_MANGLED SECTION_TAG('D', 'M', 'N', 'G')
+/* The ids of DFUN's functions that are inlined frames, ascending: written only when there are some. */
+#define TAG_INLINED SECTION_TAG('D', 'I', 'N', 'L')
 #define TAG_STACKS SECTION_TAG('D', 'S', 'T', 'K')
 #define TAG_THREADS SECTION_TAG('D', 'T', 'H', 'R')
 #define TAG_ENTRIES SECTION_TAG('D', 'E', 'N', 'T')

@@ -10,9 +10,9 @@
 #include "profile-internal.h"
 
 enum { SECTION_HEADER, SECTION_FUNCTIONS, SECTION_MANGLED, SECTION_STACKS, SECTION_THREADS, SECTION_ENTRIES,
-       SECTION_OTHER, _SECTION_MAX };
+       SECTION_OTHER, SECTION_INLINED, _SECTION_MAX };
 static const uint32_t section_tags[_SECTION_MAX] = { TAG_HEADER,  TAG_FUNCTIONS, TAG_MANGLED, TAG_STACKS,
-                                                     TAG_THREADS, TAG_ENTRIES,   TAG_OTHER };
+                                                     TAG_THREADS, TAG_ENTRIES,   TAG_OTHER,   TAG_INLINED };
 
 /* Replay: one pass that checks everything it can without the profile changing, then one that changes it. The
  * sections are read twice; a SectionReader is a cursor, so each pass reads its own copy. */
@@ -91,6 +91,30 @@ static int check_functions(SectionReader r, Parsed *x)
         if (x->n_functions + n >= UINT32_MAX)
                 return section_fail(&r, "more functions than ids");
         x->n_functions += n;
+        return section_check_end(&r);
+}
+
+/* DINL: ids of the delta's new functions, ascending (check_functions() counted them: x->n_functions). */
+static int check_inlined(SectionReader r, const Parsed *x, const Profile *p)
+{
+        size_t n, next = p->n_functions;
+        int k;
+
+        if (!x->seen[SECTION_INLINED])
+                return 0;
+        k = section_read_count(&r, sizeof(uint32_t), &n);
+        if (k < 0)
+                return k;
+        for (size_t i = 0; i < n; i++) {
+                uint32_t id = section_read_u32(&r);
+
+                if (section_failed(&r))
+                        return -EBADMSG;
+                if (id < next || id >= x->n_functions)
+                        return section_fail(&r, "an inlined function that is no new function of the delta, or "
+                                                "out of order");
+                next = (size_t)id + 1;
+        }
         return section_check_end(&r);
 }
 
@@ -284,12 +308,20 @@ static int check_other(SectionReader r, const Parsed *x)
         return section_check_end(&r);
 }
 
-static int apply_functions(SectionReader r, Profile *p)
+/* inlined: DINL's reader (checked), or NULL: the ids of the new functions that are inlined frames. */
+static int apply_functions(SectionReader r, SectionReader *inlined, Profile *p)
 {
         const char *module, *name;
-        size_t n;
+        size_t n, n_inlined = 0;
+        uint32_t next_inlined = UINT32_MAX;
         int k;
 
+        /* DINL's ids ascend (checked): the next one, and how many are left with it. */
+        if (inlined) {
+                n_inlined = section_read_u32(inlined);
+                if (n_inlined > 0)
+                        next_inlined = section_read_u32(inlined);
+        }
         k = section_read_count(&r, 2 * STRING_MIN_SIZE, &n);
         if (k < 0)
                 return k;
@@ -301,7 +333,9 @@ static int apply_functions(SectionReader r, Profile *p)
                         k = section_read_string(&r, SECTION_STRING_MAX, false, &name);
                 if (k < 0)
                         return k;
-                k = profile_function_append(p, module, name, &id);
+                k = profile_function_append(p, module, name, p->n_functions == next_inlined, &id);
+                if (k >= 0 && id == next_inlined)
+                        next_inlined = --n_inlined > 0 ? section_read_u32(inlined) : UINT32_MAX;
                 if (k == -EEXIST)
                         return section_fail(&r, "the same function twice");
                 if (k < 0)
@@ -452,6 +486,8 @@ int profile_delta_apply(SectionReader *list, Profile *p)
         if (k >= 0)
                 k = check_functions(x.sections[SECTION_FUNCTIONS], &x);
         if (k >= 0)
+                k = check_inlined(x.sections[SECTION_INLINED], &x, p);
+        if (k >= 0)
                 k = check_mangled(x.sections[SECTION_MANGLED], &x);
         if (k >= 0)
                 k = check_stacks(x.sections[SECTION_STACKS], &x);
@@ -469,7 +505,8 @@ int profile_delta_apply(SectionReader *list, Profile *p)
         /* Definitions first, as the samples that made them came before their counts; then the counts, which
          * make the threads; then the threads' names as they were at the end. */
         if (x.seen[SECTION_FUNCTIONS])
-                k = apply_functions(x.sections[SECTION_FUNCTIONS], p);
+                k = apply_functions(x.sections[SECTION_FUNCTIONS],
+                                    x.seen[SECTION_INLINED] ? &x.sections[SECTION_INLINED] : NULL, p);
         if (k >= 0 && x.seen[SECTION_MANGLED])
                 k = apply_mangled(x.sections[SECTION_MANGLED], p);
         if (k >= 0 && x.seen[SECTION_STACKS])

@@ -423,6 +423,25 @@ static void write_threads(const ProfileDelta *d, const Profile *p, SectionWriter
         section_end(w, s);
 }
 
+/* DINL: which of the new functions are inlined frames (a row apart from the function called: profile.h); an
+ * older vprofd refuses such a delta rather than replay them as called functions. */
+static void write_inlined(const ProfileDelta *d, const Profile *p, SectionWriter *w)
+{
+        uint32_t n = 0;
+        size_t s;
+
+        for (size_t i = d->first_function; i < d->end_function; i++)
+                n += p->functions[i]->key.inlined;
+        if (n == 0)
+                return;
+        s = section_begin(w, TAG_INLINED, SECTION_REQUIRED);
+        section_write_u32(w, n);
+        for (size_t i = d->first_function; i < d->end_function; i++)
+                if (p->functions[i]->key.inlined)
+                        section_write_u32(w, (uint32_t)i);
+        section_end(w, s);
+}
+
 void profile_delta_write(const ProfileDelta *d, const Profile *p, SectionWriter *w)
 {
         size_t s, n_other = 0;
@@ -446,6 +465,7 @@ void profile_delta_write(const ProfileDelta *d, const Profile *p, SectionWriter 
                         section_write_string(w, f->name);
                 }
                 section_end(w, s);
+                write_inlined(d, p, w);
         }
         if (d->end_mangled > d->first_mangled) {
                 s = section_begin(w, TAG_MANGLED, SECTION_REQUIRED);

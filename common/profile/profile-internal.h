@@ -30,6 +30,9 @@ typedef struct Module {
 typedef struct FunctionKey {
         uint32_t module_id;
         const char *name;
+        /* A function as an inlined frame, inlined into the frame after it in every stack (profile.h): a row of
+         * its own, apart from the function called. */
+        bool inlined;
 } FunctionKey;
 
 typedef struct Function {
@@ -115,7 +118,7 @@ int profile_stack_insert(Profile *p, const uint32_t *frames, uint32_t n_frames, 
 
 /* A new function with the next id, whatever the limits: the deltas replay definitions as they were made.
  * -EEXIST when the profile has it. */
-int profile_function_append(Profile *p, const char *module, const char *function, uint32_t *ret_id);
+int profile_function_append(Profile *p, const char *module, const char *function, bool inlined, uint32_t *ret_id);
 
 /* The thread's name, as profile_add_sample() renames it; -ENOENT when the profile has no such thread. NULL
  * leaves the name as it is. */
@@ -125,8 +128,8 @@ int profile_thread_name(const Profile *p, uint32_t tid, const char **ret);
 
 /* The id of module name, created on first use. */
 int profile_intern_module(Profile *p, const char *name, uint32_t *ret_id);
-/* The function (module, function), NULL when the profile has none. */
-Function *profile_find_function(const Profile *p, const char *module, const char *function);
+/* The function (module, function, inlined), NULL when the profile has none. */
+Function *profile_find_function(const Profile *p, const char *module, const char *function, bool inlined);
 /* The thread tid, created on first use and renamed to name unless NULL (the last thread is remembered for the
  * next lookup); NULL with *ret_error set on failure. */
 Thread *profile_count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error);

@@ -23,6 +23,11 @@ static const uint32_t section_tags[_SECTION_MAX] = { TAG_HEADER, TAG_MODULES, TA
                                                      TAG_STACKS, TAG_MANGLED };
 #define SECTION_OPTIONAL(i) ((i) == SECTION_STACKS || (i) == SECTION_MANGLED)
 
+/* A function's module id with this bit: the function is an inlined frame (profile.h), a row apart from the
+ * function called. A vprofd from before inlined frames refuses such a file (a module that does not exist) rather
+ * than load two functions of one name. */
+#define FUNCTION_INLINED UINT32_C(0x80000000)
+
 #define VALUES_SIZE (4 * sizeof(uint64_t))
 #define COUNTS_SIZE (2 * sizeof(uint64_t) + 2 * VALUES_SIZE)
 #define STRING_MIN_SIZE (sizeof(uint32_t) + 1)
@@ -145,7 +150,8 @@ void profile_serialize_write(const Profile *p, SectionWriter *w)
         s = section_begin(w, TAG_FUNCTIONS, SECTION_REQUIRED);
         section_write_u32(w, (uint32_t)p->n_functions);
         for (size_t i = 0; i < p->n_functions; i++) {
-                section_write_u32(w, p->functions[i]->key.module_id);
+                section_write_u32(w, p->functions[i]->key.module_id |
+                                             (p->functions[i]->key.inlined ? FUNCTION_INLINED : 0));
                 section_write_string(w, p->functions[i]->name);
                 write_counts(w, &p->functions[i]->counts);
         }
@@ -265,9 +271,12 @@ static int read_functions(SectionReader *r, Profile *p, const SavedModule *modul
         for (size_t i = 0; i < n; i++) {
                 uint32_t module_id, id;
                 const char *name;
+                bool inlined;
                 Counts c;
 
                 module_id = section_read_u32(r);
+                inlined = module_id & FUNCTION_INLINED;
+                module_id &= ~FUNCTION_INLINED;
                 k = section_read_string(r, SECTION_STRING_MAX, false, &name);
                 if (k < 0)
                         return k;
@@ -279,7 +288,7 @@ static int read_functions(SectionReader *r, Profile *p, const SavedModule *modul
                 if (!counts_possible(p, &c))
                         return section_fail(r, "function counts that no sampling gives (exclusive above "
                                                "inclusive, or above the total)");
-                k = profile_intern_function(p, modules[module_id].name, name, &id);
+                k = profile_intern_frame(p, modules[module_id].name, name, inlined, &id);
                 if (k < 0)
                         return k;
                 if (id != i)

@@ -110,8 +110,11 @@ static int compare_rows(const void *x, const void *y, void *userdata)
         d = strcmp(a->name ? a->name : "", b->name ? b->name : "");
         if (d != 0)
                 return d;
-        if (a->module && b->module)
-                return strcmp(a->module, b->module);
+        if (a->module && b->module) {
+                d = strcmp(a->module, b->module);
+                /* The function called before the same one inlined. */
+                return d != 0 ? d : (int)a->inlined - (int)b->inlined;
+        }
         return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
@@ -157,6 +160,7 @@ int profile_functions(const Profile *p, ProfileSort sort, size_t limit, ProfileR
                 rows[n++] = (ProfileRow){
                         .name = f->name,
                         .module = p->modules[f->key.module_id]->name,
+                        .inlined = f->key.inlined,
                         .inclusive = f->counts.inclusive,
                         .exclusive = f->counts.exclusive,
                         .inclusive_values = f->counts.inclusive_values,

@@ -59,11 +59,11 @@ int profile_translate_function(ProfileTranslation *t, uint32_t id, uint32_t *ret
         }
         f = t->src->functions[id];
         module = t->src->modules[f->key.module_id]->name;
-        existing = profile_find_function(t->dst, module, f->name);
+        existing = profile_find_function(t->dst, module, f->name, f->key.inlined);
         if (existing)
                 dst_id = existing->id;
         else {
-                r = profile_function_append(t->dst, module, f->name, &dst_id);
+                r = profile_function_append(t->dst, module, f->name, f->key.inlined, &dst_id);
                 if (r < 0)
                         return r;
         }

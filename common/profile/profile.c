@@ -10,13 +10,13 @@
 static uint64_t function_key_hash(const void *k)
 {
         const FunctionKey *key = k;
-        return hash_bytes(key->name, strlen(key->name), key->module_id);
+        return hash_bytes(key->name, strlen(key->name), (uint64_t)key->module_id << 1 | key->inlined);
 }
 
 static bool function_key_equal(const void *a, const void *b)
 {
         const FunctionKey *x = a, *y = b;
-        return x->module_id == y->module_id && strcmp(x->name, y->name) == 0;
+        return x->module_id == y->module_id && x->inlined == y->inlined && strcmp(x->name, y->name) == 0;
 }
 
 static const HashOps function_key_hash_ops = { .hash = function_key_hash, .equal = function_key_equal };
@@ -111,22 +111,6 @@ static int grow(void **array, size_t *allocated, size_t needed)
         return 0;
 }
 
-static int grow_u32(uint32_t **array, size_t *allocated, size_t needed)
-{
-        uint32_t *a;
-        size_t n;
-
-        if (needed <= *allocated)
-                return 0;
-        n = MAX(*allocated * 2, (size_t)64);
-        a = realloc(*array, n * sizeof(uint32_t));
-        if (!a)
-                return -ENOMEM;
-        *array = a;
-        *allocated = n;
-        return 0;
-}
-
 int profile_intern_module(Profile *p, const char *name, uint32_t *ret_id)
 {
         _cleanup_free_ Module *m = NULL;
@@ -170,18 +154,18 @@ void profile_set_limits(Profile *p, size_t max_functions, size_t max_stacks)
         p->max_stacks = max_stacks;
 }
 
-Function *profile_find_function(const Profile *p, const char *module, const char *function)
+Function *profile_find_function(const Profile *p, const char *module, const char *function, bool inlined)
 {
         void *v = hashmap_get(p->module_by_name, module);
         FunctionKey key;
 
         if (!v)
                 return NULL;
-        key = (FunctionKey){ .module_id = (uint32_t)(PTR_TO_UINT64(v) - 1), .name = function };
+        key = (FunctionKey){ .module_id = (uint32_t)(PTR_TO_UINT64(v) - 1), .name = function, .inlined = inlined };
         return hashmap_get(p->function_by_key, &key);
 }
 
-int profile_function_append(Profile *p, const char *module, const char *function, uint32_t *ret_id)
+int profile_function_append(Profile *p, const char *module, const char *function, bool inlined, uint32_t *ret_id)
 {
         _cleanup_free_ Function *f = NULL;
         _cleanup_free_ char *escaped = NULL;
@@ -204,7 +188,7 @@ int profile_function_append(Profile *p, const char *module, const char *function
         f->name = strdup(function);
         if (!f->name)
                 return -ENOMEM;
-        f->key = (FunctionKey){ .module_id = module_id, .name = f->name };
+        f->key = (FunctionKey){ .module_id = module_id, .name = f->name, .inlined = inlined };
         f->id = (uint32_t)p->n_functions;
         /* -EEXIST: the profile has the function already (a caller that did not look first). */
         r = hashmap_put(p->function_by_key, &f->key, f);
@@ -225,15 +209,15 @@ static int intern_reserved(Profile *p, const char *name, uint32_t *id)
 
         if (*id != UINT32_MAX)
                 return 0;
-        f = profile_find_function(p, name, name);
+        f = profile_find_function(p, name, name, false);
         if (f) {
                 *id = f->id;
                 return 0;
         }
-        return profile_function_append(p, name, name, id);
+        return profile_function_append(p, name, name, false, id);
 }
 
-int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id)
+int profile_intern_frame(Profile *p, const char *module, const char *function, bool inlined, uint32_t *ret_id)
 {
         _cleanup_free_ char *escaped_module = NULL, *escaped_function = NULL;
         Function *existing;
@@ -253,7 +237,7 @@ int profile_intern_function(Profile *p, const char *module, const char *function
         r = utf8_escape_or_keep(function, &escaped_function, &function);
         if (r < 0)
                 return r;
-        existing = profile_find_function(p, module, function);
+        existing = profile_find_function(p, module, function, inlined);
         if (existing) {
                 *ret_id = existing->id;
                 return 0;
@@ -267,7 +251,7 @@ int profile_intern_function(Profile *p, const char *module, const char *function
                 *ret_id = p->other_id;
                 return 0;
         }
-        return profile_function_append(p, module, function, ret_id);
+        return profile_function_append(p, module, function, inlined, ret_id);
 }
 
 Thread *profile_count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error)
@@ -721,68 +705,6 @@ uint64_t profile_other_stack_samples(const Profile *p)
 uint64_t profile_other_function_samples(const Profile *p)
 {
         return p->other_id == UINT32_MAX ? 0 : p->functions[p->other_id]->counts.inclusive;
-}
-
-int profile_function_name(const Profile *p, uint32_t id, const char **ret_module, const char **ret_function)
-{
-        assert(p);
-        assert(ret_module);
-        assert(ret_function);
-
-        if (id >= p->n_functions)
-                return -ENOENT;
-        *ret_module = p->modules[p->functions[id]->key.module_id]->name;
-        *ret_function = p->functions[id]->name;
-        return 0;
-}
-
-int profile_set_mangled(Profile *p, uint32_t id, const char *mangled)
-{
-        char *copy;
-        int r;
-
-        assert(p);
-        assert(mangled);
-
-        if (id >= p->n_functions)
-                return -EINVAL;
-        /* Two symbols may demangle alike (a constructor's complete and base object versions): the first
-         * one's name stands for the row. */
-        if (p->functions[id]->mangled || id == p->other_id || id == p->unknown_id)
-                return 0;
-        r = grow_u32(&p->mangled_log, &p->allocated_mangled_log, p->n_mangled_log + 1);
-        if (r < 0)
-                return r;
-        copy = utf8_escape_dup(mangled);
-        if (!copy)
-                return -ENOMEM;
-        p->functions[id]->mangled = copy;
-        p->entry_bytes += strlen(copy) + 1;
-        p->mangled_log[p->n_mangled_log++] = id;
-        return 0;
-}
-
-const char *profile_function_mangled(const Profile *p, uint32_t id)
-{
-        return id < p->n_functions ? p->functions[id]->mangled : NULL;
-}
-
-int profile_set_function_address(Profile *p, uint32_t id, uint64_t address)
-{
-        assert(p);
-
-        if (id >= p->n_functions)
-                return -EINVAL;
-        /* As the mangled name: the first address stands for the row (two symbols may share a name). */
-        if (p->functions[id]->address || id == p->other_id || id == p->unknown_id)
-                return 0;
-        p->functions[id]->address = address;
-        return 0;
-}
-
-uint64_t profile_function_address(const Profile *p, uint32_t id)
-{
-        return id < p->n_functions ? p->functions[id]->address : 0;
 }
 
 size_t profile_memory(const Profile *p)

@@ -64,6 +64,7 @@ typedef struct ProfileValues {
 typedef struct ProfileRow {
         const char *name;   /* function, module or thread name; owned by the profile */
         const char *module; /* module of a function row, else NULL */
+        bool inlined;       /* a function row of an inlined frame (profile_intern_frame()) */
         uint32_t tid;       /* thread rows */
         uint64_t inclusive; /* sampling values */
         uint64_t exclusive;
@@ -84,8 +85,17 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Profile *, profile_free);
  * (profile_other_stack()). */
 void profile_set_limits(Profile *p, size_t max_functions, size_t max_stacks);
 
-/* The id of (module, function), created on first use; PROFILE_OTHER's once max_functions are in use. */
-int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id);
+/* The id of (module, function), created on first use; PROFILE_OTHER's once max_functions are in use. inlined:
+ * the function as an inlined frame (from the DWARF of the code: inlined into the frame after it in the stacks),
+ * a row apart from the same function called, so that every frame of a stack says whether it was inlined, as
+ * pprof's Lines and the JSON outputs want it. */
+int profile_intern_frame(Profile *p, const char *module, const char *function, bool inlined, uint32_t *ret_id);
+static inline int profile_intern_function(Profile *p, const char *module, const char *function, uint32_t *ret_id)
+{
+        return profile_intern_frame(p, module, function, false, ret_id);
+}
+/* Whether the function is an inlined frame (profile_intern_frame()); false for an unknown id. */
+bool profile_function_inlined(const Profile *p, uint32_t id);
 int profile_add_sample(Profile *p, const ProfileSample *s);
 
 /* The stack id of a sample counted in no stack of its own, past max_stacks (see profile_other_stack_samples()). */

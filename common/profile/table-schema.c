@@ -47,6 +47,9 @@ static const char *format_unnamed_percent(const TableRow *row, char *buf, size_t
 #define FUNCTION_NAME_COLUMNS                                                                               \
         STRING_COLUMN("function", "FUNCTION", "function", TABLE_WIDTH_NAME, 's', name, 0),                  \
         STRING_COLUMN("module", "MODULE", "module", TABLE_WIDTH_SUBNAME, 's', module, 0),                   \
+        /* An inlined frame's row: from the reply's last argument, not the row, whose signature stays. */     \
+        NUMBER_COLUMN("inlined", "INLINED", "inlined", 0, TABLE_TYPE_BOOL, TABLE_WIDTH_TEXT, inlined,       \
+                      TABLE_COLUMN_JSON_ONLY),                                                              \
         /* Only for demangled names: the symbol itself, for tools that match on it. */                      \
         STRING_COLUMN("mangled", "MANGLED", "mangled", TABLE_WIDTH_TEXT, 0, mangled,                        \
                       TABLE_COLUMN_JSON_ONLY | TABLE_COLUMN_OPTIONAL),                                      \
@@ -264,6 +267,7 @@ void table_row_from_profile(const ProfileRow *p, uint64_t total, TableRow *ret)
                 .id = p->tid,
                 .name = (char *)p->name,
                 .module = (char *)p->module,
+                .inlined = p->inlined,
                 .inclusive = p->inclusive,
                 .exclusive = p->exclusive,
                 .inclusive_percent = profile_percent(p->inclusive, total),
@@ -314,6 +318,8 @@ const char *table_cell_text(const TableColumn *c, const TableRow *row, bool unit
                 return buf;
         case TABLE_TYPE_FORMAT:
                 return c->format(row, buf, size);
+        case TABLE_TYPE_BOOL:
+                return *(const bool *)cell(c, row) ? "yes" : "no";
         default:
                 return "";
         }

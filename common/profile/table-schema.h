@@ -58,6 +58,7 @@ typedef enum TableType {
         TABLE_TYPE_DOUBLE,
         TABLE_TYPE_FORMAT, /* the cell is made by the column's format() */
         TABLE_TYPE_OBJECT, /* JSON only: an object the output makes (a module's symbols) */
+        TABLE_TYPE_BOOL,   /* bool: JSON true or false; "yes" or "no" in a text table */
 } TableType;
 
 typedef enum TableColumnFlags {
@@ -91,6 +92,8 @@ typedef struct TableRow {
         char *module;       /* functions only, NULL otherwise */
         char *mangled;      /* functions: the symbol behind a demangled name (GetSymbolNames), else NULL */
         char *source;       /* functions: FILE:LINE of the function's entry (GetFunctionSources), else NULL */
+        bool inlined;       /* functions: an inlined frame, a row apart from the same function called (the
+                             * replies' argument "inlined") */
         TableSymbols *symbols; /* modules: their names' quality (GetModuleSymbols), else NULL */
         uint64_t inclusive; /* tables of sampling counts */
         uint64_t exclusive;

@@ -3,12 +3,15 @@
 """Exact stacks from the first samples after an attach: vprofd compiles the unwind tables of every file of code
 a target maps when it attaches, before its first sample is kept, instead of waiting for a sample to fall back in
 the file, so that the stacks of code without frame pointers reach their outermost frame (_start) from the start. A program without frame
-pointers (vprof-nofp) and Debian's python3 are each attached 0.3 s after they start and read 2 s later."""
+pointers (vprof-nofp) and Debian's python3 are each attached 0.3 s after they start and read 2 s later; the
+exporter's flame graph of vprof-nofp, attached the same way, has one root (_start) holding every sample."""
 import os
 import subprocess
 import time
+import xml.etree.ElementTree as ET
 
 import vprof_env
+from exporter_env import Exporter
 
 ENV = None
 # The outermost frame of a whole user stack: the process's first thread's, or another thread's.
@@ -74,6 +77,46 @@ class FirstSamples(vprof_env.TestCase):
         ENV.children.append(p)
         # python3.11 at least; libc and ld.so are known from vprof-nofp's test when it ran first.
         self.assertGreaterEqual(self.check("python3", p), 1)
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def flame_roots(page):
+    """The root frames of the exporter's flame graph page (its inline SVG) and the total it draws: [(function,
+    samples)] of the frames at the top, under the node that stands for the whole."""
+    text = page.decode()
+    svg = ET.fromstring(text[text.index("<svg"):text.index("</svg>") + len("</svg>")])
+    frames = [g for g in svg.iter(SVG + "g") if "f" in g.get("class", "").split()]
+    # Depth 0 is the whole (all samples); the stacks' outermost frames are at depth 1.
+    roots = [(g.get("data-f"), int(g.get("data-n"))) for g in frames if g.get("data-d") == "1"]
+    return roots, int(svg.get("data-total"))
+
+
+class FlameGraphRoot(vprof_env.TestCase):
+    def test_one_root_after_a_late_attach(self):
+        exporter = Exporter(ENV)
+        try:
+            p = ENV.spawn_demo("--seconds", 30, binary=os.environ["VPROF_NOFP"])
+            ENV.go(p)
+            time.sleep(0.3)
+            self.assertEqual(ENV.ctl("attach", p.pid).returncode, 0)
+            time.sleep(2.0)
+            status, _, page = exporter.get(f"/flamegraph?target={p.pid}&window=all")
+            self.assertEqual(status, 200, page[:300])
+            roots, total = flame_roots(page)
+            print(f"\nfirst-samples: flame graph: {total} samples, roots {roots}", end="")
+            self.assertGreater(total, 200)
+            # One root, the process's first frame, with every sample under it: a walk cut short would be a
+            # second root beside it (frames under 0.1% are not drawn, so count what _start holds, not the roots).
+            self.assertEqual([name for name, _ in roots], ["_start"])
+            self.assertEqual(roots[0][1], total)
+            ENV.ctl("detach", p.pid)
+            p.kill()
+            p.wait(30)
+        finally:
+            problems = exporter.stop()
+        self.assertEqual(problems, [])
 
 
 class SteadyState(vprof_env.TestCase):

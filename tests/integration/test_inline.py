@@ -44,6 +44,7 @@ class Inline(vprof_env.TestCase):
         os.kill(p.pid, signal.SIGUSR1)
         self.assertEqual(p.wait(SECONDS + 60), 0)
         report = env.ctl_json("report", p.pid)
+        sourced = {r["function"]: r.get("source") for r in env.ctl_json("report", p.pid, "--source")["functions"]}
         env.ctl("detach", p.pid)
         with open(truth_path) as f:
             truth = json.load(f)
@@ -86,6 +87,19 @@ class Inline(vprof_env.TestCase):
             errors.append(f"run_batch inclusive {rows['run_batch']['inclusive_percent']:.2f}% under its stages' "
                           f"{stages:.2f}%")
         self.assertEqual(errors, [])
+        # The JSON rows say which are inlined frames; always_inline, the stages are never called.
+        for name in ("mix_round", "stage_hash", "stage_sum"):
+            self.assertIs(rows[name]["inlined"], True, name)
+        for name in ("run_batch", "main"):
+            self.assertIs(rows[name]["inlined"], False, name)
+        self.assertEqual([r["function"] for r in report["functions"] if r["module"] == module and r["inlined"]
+                          and r["function"] in ("run_batch", "main")], [])
+        # The source of a row is its function's entry: none for the inlined ones, whose code has the entry of
+        # the function they were inlined into.
+        print(f"  sources: {sourced}", file=sys.stderr)
+        self.assertRegex(sourced["run_batch"] or "", r"vprof-inline\.c:\d+$")
+        for name in ("mix_round", "stage_hash", "stage_sum"):
+            self.assertIsNone(sourced[name], name)
         # vprofctl status counts the lookups: the workload's few addresses, most of them in inlined code.
         status = env.ctl_json("status")
         self.assertGreater(status["inline_addresses"], 0)
@@ -123,6 +137,10 @@ class Inline(vprof_env.TestCase):
             p.wait(30)
         rows = [r for r in report["functions"] if r["module"] == "python3.11"]
         inlined = [r for r in rows if r["function"] not in symbols]
+        # A function that is no symbol can only be an inlined frame; one that is may be both (two rows).
+        self.assertEqual([r["function"] for r in inlined if not r["inlined"]], [])
+        both = {r["function"] for r in rows if r["inlined"]} & {r["function"] for r in rows if not r["inlined"]}
+        print(f"\npython3.11: {len(both)} functions both inlined and called, as {sorted(both)[:5]}", file=sys.stderr)
         share = sum(r["exclusive_percent"] for r in inlined)
         print(f"\npython3.11: {report['total_samples']} samples, {len(inlined)} inlined functions, "
               f"{share:.1f}% of the samples exclusive in them; top: "

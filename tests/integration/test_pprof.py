@@ -43,8 +43,10 @@ def write_pprof(target, *args):
     return path
 
 
-def traces(path):
-    """go tool pprof -traces, by sample count: a list of (frames outermost first, labels, count), one per sample."""
+def traces(path, keep_inline=False):
+    """go tool pprof -traces, by sample count: a list of (frames outermost first, labels, count), one per sample.
+    An inlined frame (a Line of a Location before its last) is marked NAME (inline): the mark is dropped unless
+    keep_inline."""
     out = pprof("-traces", "-sample_index=samples", path)
     result = []
     for block in out.split("-----------+-------------------------------------------------------")[1:]:
@@ -63,6 +65,8 @@ def traces(path):
             else:
                 frames.append(line.strip())
         if count is not None:
+            if not keep_inline:
+                frames = [f.removesuffix(" (inline)") for f in frames]
             result.append((tuple(reversed(frames)), labels, count))
     return result
 
@@ -172,6 +176,77 @@ class ExitedWorkload(vprof_env.TestCase):
         self.assertGreaterEqual(len(tids), 2)
         threads = {str(r["tid"]) for r in ENV.ctl_json("report", self.pid, "--by", "thread", "--window", "2s")["threads"]}
         self.assertLessEqual(tids, threads)
+
+
+def raw_locations(path):
+    """go tool pprof -raw's Locations: {id: [function names of its lines, in their order]}."""
+    out = pprof("-raw", path)
+    section = out[out.index("Locations"):out.index("Mappings")].splitlines()[1:]
+    locations, current = {}, None
+    for line in section:
+        m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)", line)
+        if m:
+            current = locations.setdefault(int(m.group(1)), [])
+            current.append(m.group(2))
+        elif current is not None and line.strip():
+            current.append(line.split()[0])
+    return locations
+
+
+class InlinedFunctions(vprof_env.TestCase):
+    """vprof-inline (GCC -O2 -g, always_inline stages in run_batch): an address in inlined code is one Location whose
+    Lines are the inlined functions, innermost first, then run_batch, which they were inlined into; report --by
+    stack --json says the same of each frame."""
+
+    def test_one_location_with_several_lines(self):
+        if not GO:
+            vprof_env.skip_or_fail("needs go (Debian's golang-go) for go tool pprof")
+        p = ENV.spawn_demo("--seconds", 3, binary=os.environ["VPROF_INLINE"])
+        r = ENV.ctl("attach", p.pid)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ENV.go(p)
+        self.assertEqual(p.wait(60), 0)
+        time.sleep(2)
+        target = str(p.pid)
+        path = write_pprof(target)
+
+        locations = raw_locations(path)
+        chains = collections.Counter(tuple(lines) for lines in locations.values() if len(lines) > 1)
+        print(f"\npprof: {len(locations)} locations, those with several lines: {dict(chains)}", end="")
+        # stage_hash, with mix_round inlined in it, and stage_sum are inlined into run_batch: their locations end
+        # with it, innermost first.
+        self.assertIn(("stage_sum", "run_batch"), chains)
+        self.assertIn(("mix_round", "stage_hash", "run_batch"), chains)
+        for lines in chains:
+            self.assertNotIn("main", lines[:-1])
+            self.assertEqual(len(set(lines)), len(lines), lines)
+        # -traces unfolds the lines into frames again, the inlined ones marked: the stacks of report --by stack,
+        # counts included, and the frames the JSON says are inlined.
+        samples = traces(path, keep_inline=True)
+        self.assertEqual(by_frames([(tuple(f.removesuffix(" (inline)") for f in frames), labels, count)
+                                    for frames, labels, count in samples]), folded(target))
+        json_stacks = collections.Counter()
+
+        # The JSON frames: the inlined ones say so, outermost first, each inlined into the frame before it.
+        stacks = ENV.ctl_json("report", target, "--by", "stack")["stacks"]
+        inlined = collections.Counter()
+        for s in stacks:
+            frames = s["frames"]
+            json_stacks[tuple(f["function"] + (" (inline)" if f["inlined"] else "") for f in frames)] += s["samples"]
+            for i, f in enumerate(frames):
+                self.assertIsInstance(f["inlined"], bool)
+                inlined[(f["function"], f["inlined"])] += s["samples"]
+                if f["inlined"]:
+                    self.assertFalse(f["kernel"])
+                    self.assertGreater(i, 0)
+        for name in ("mix_round", "stage_hash", "stage_sum"):
+            self.assertGreater(inlined[(name, True)], 0, name)
+            self.assertEqual(inlined[(name, False)], 0, name)
+        for name in ("run_batch", "main"):
+            self.assertEqual(inlined[(name, True)], 0, name)
+        # pprof marks as inlined exactly the frames the JSON does.
+        self.assertEqual(by_frames(samples), json_stacks)
+        ENV.ctl("detach", p.pid)
 
 
 class Children(vprof_env.TestCase):

@@ -323,6 +323,9 @@ class Batch(vprof_env.TestCase):
             self.assertEqual((doc["table"], doc["sort"]), ("functions", "exclusive"))
             self.assertEqual(len(doc["functions"]), 3)
             self.assertEqual(doc["functions"][0]["function"], "work_alpha")
+            # Each row says whether it is an inlined frame's: work_alpha is a function of its own (NOINLINE).
+            self.assertTrue(all(isinstance(f["inlined"], bool) for f in doc["functions"]), doc["functions"])
+            self.assertIs(doc["functions"][0]["inlined"], False)
             w = doc["window"]
             self.assertEqual((w["asked"], w["asked_usec"]), ("all", 0))
             self.assertLess(0, w["start_usec"])

@@ -3,6 +3,7 @@
  * field checked against the input; pprof_gzip() inflated back with zlib. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -293,6 +294,76 @@ START_TEST(test_bad_index_and_empty)
 }
 END_TEST
 
+/* The names of a location's lines, ';'-separated, in their order. */
+static void line_names(const PbProfile *p, const Perftools__Profiles__Location *l, char *buf, size_t size)
+{
+        buf[0] = 0;
+        for (size_t i = 0; i < l->n_line; i++) {
+                size_t n = strlen(buf);
+                snprintf(buf + n, size - n, "%s%s", i ? ";" : "", str(p, function(p, l->line[i]->function_id)->name));
+        }
+}
+
+/* An address in inlined code: the inlined frames (innermost first) and the function they are inlined into are one
+ * Location with a Line each, in that order, at the outer function's address; the same chain again is the same
+ * Location; the same function called (a row of its own, not inlined) has a Location of its own; a kernel frame
+ * before a chain stays apart. */
+START_TEST(test_inlined_lines)
+{
+        static PprofFunction functions[] = {
+                { "app", "add", "", 0x400100, true },         /* 0: inlined */
+                { "app", "square", "", 0x400100, true },      /* 1: inlined */
+                { "app", "compute", "", 0x400100 },           /* 2: what they are inlined into */
+                { "app", "main", "", 0x400200 },              /* 3 */
+                { "app", "add", "", 0x400300 },               /* 4: add, called */
+                { "[kernel]", "irq_exit", "", UINT64_C(0xffffffff81000000) }, /* 5 */
+        };
+        static const uint32_t chain[] = { 0, 1, 2, 3 }, again[] = { 5, 1, 2, 3 }, called[] = { 4, 0, 2, 3 };
+        static PprofStack stacks[] = {
+                { chain, 4, 0, 0, 5, 0 },
+                { again, 4, 1, 0, 2, 0 },
+                { called, 4, 0, 0, 1, 0 },
+        };
+        static PprofMapping mappings[] = { { "app", "/usr/bin/app", "", 0x400000, 0x401000, 0 } };
+        PprofProcess process = {
+                .pid = 10, .comm = "app", .unit = "",
+                .mappings = mappings, .n_mappings = 1,
+                .functions = functions, .n_functions = ELEMENTSOF(functions),
+                .stacks = stacks, .n_stacks = ELEMENTSOF(stacks),
+        };
+        PprofData d = { .total_samples = 8, .frequency = 99, .processes = &process, .n_processes = 1 };
+        static const char *const want[][3] = {
+                { "add;square;compute", "main" },
+                { "irq_exit", "square;compute", "main" },
+                { "add", "add;compute", "main" },
+        };
+        static const size_t n_want[] = { 2, 3, 3 };
+        PbProfile *p = build(&d);
+        char names[128];
+
+        ck_assert_uint_eq(p->n_sample, 3);
+        for (size_t i = 0; i < p->n_sample; i++) {
+                const Perftools__Profiles__Sample *s = p->sample[i];
+
+                ck_assert_uint_eq(s->n_location_id, n_want[i]);
+                for (size_t j = 0; j < s->n_location_id; j++) {
+                        const Perftools__Profiles__Location *l = location(p, s->location_id[j]);
+
+                        line_names(p, l, names, sizeof(names));
+                        ck_assert_str_eq(names, want[i][j]);
+                        if (l->n_line > 1)
+                                ck_assert_uint_eq(l->address, 0x400100);
+                }
+        }
+        /* main's Location once; "add" one Function for both its Locations. */
+        ck_assert_uint_eq(p->sample[0]->location_id[1], p->sample[2]->location_id[2]);
+        ck_assert_uint_eq(p->n_function, 5);
+        /* add;square;compute, main, irq_exit, square;compute, add (called), add;compute. */
+        ck_assert_uint_eq(p->n_location, 6);
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+END_TEST
+
 static void inflate_all(const void *in, size_t n, uint8_t *out, size_t room, size_t *ret_n)
 {
         z_stream z = {};
@@ -349,6 +420,7 @@ int main(void)
         tcase_add_test(tc, test_mappings_functions_locations);
         tcase_add_test(tc, test_samples);
         tcase_add_test(tc, test_bad_index_and_empty);
+        tcase_add_test(tc, test_inlined_lines);
         tcase_add_test(tc, test_gzip_round_trip);
         suite_add_tcase(s, tc);
         return run_suite(s);

@@ -641,7 +641,8 @@ START_TEST(test_convert_frequency_random_profiles)
                         for (size_t k = 0; k < na; k++)
                                 for (size_t j = 0; j < nb; j++)
                                         if (strcmp(after[k].name, before[j].name) == 0 &&
-                                            strcmp(after[k].module, before[j].module) == 0) {
+                                            strcmp(after[k].module, before[j].module) == 0 &&
+                                            after[k].inlined == before[j].inlined) {
                                                 ck_assert_uint_eq(after[k].inclusive,
                                                                   floor_scale(before[j].inclusive, to, from));
                                                 ck_assert_uint_eq(after[k].exclusive,

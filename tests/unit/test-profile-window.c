@@ -58,9 +58,9 @@ static void dump_rows(FILE *f, const char *what, const ProfileRow *rows, size_t 
                 size_t size = 0;
                 FILE *g = open_memstream(&lines[i], &size);
 
-                fprintf(g, "%s %s %u %" PRIu64 " %" PRIu64, rows[i].module ?: "-",
-                        thread_names || rows[i].module ? rows[i].name : "", rows[i].tid, rows[i].inclusive,
-                        rows[i].exclusive);
+                fprintf(g, "%s %s%s %u %" PRIu64 " %" PRIu64, rows[i].module ?: "-",
+                        thread_names || rows[i].module ? rows[i].name : "", rows[i].inlined ? " (inlined)" : "",
+                        rows[i].tid, rows[i].inclusive, rows[i].exclusive);
                 dump_values(g, &rows[i].inclusive_values);
                 dump_values(g, &rows[i].exclusive_values);
                 fclose(g);
@@ -85,7 +85,8 @@ static void dump_stacks(FILE *f, const Profile *p)
                 for (size_t j = 0; j < rows[i].n_frames; j++) {
                         const char *module, *function;
                         OK(profile_function_name(p, rows[i].frames[j], &module, &function));
-                        fprintf(g, "%s!%s;", module, function);
+                        fprintf(g, "%s!%s%s;", module, function,
+                                profile_function_inlined(p, rows[i].frames[j]) ? " (inlined)" : "");
                 }
                 fprintf(g, " k%zu %" PRIu64, rows[i].n_kernel_frames, rows[i].samples);
                 dump_values(g, &rows[i].values);
@@ -147,7 +148,8 @@ static void feed_by_name(const Profile *from, const ProfileSample *s, Profile *t
         for (size_t i = 0; i < s->n_frames; i++) {
                 const char *module, *function;
                 OK(profile_function_name(from, s->frames[i], &module, &function));
-                OK(profile_intern_function(to, module, function, &frames[i]));
+                OK(profile_intern_frame(to, module, function, profile_function_inlined(from, s->frames[i]),
+                                        &frames[i]));
         }
         t.frames = frames;
         OK(profile_add_sample(to, &t));
