@@ -219,7 +219,7 @@ _Static_assert(sizeof(struct vprof_stack_copy) == 48 + 8 * VPROF_MAX_USER_FRAMES
  * counted once, as the sample it holds; its header is the sample's, with VPROF_SAMPLE_WITH_STACK in the flags. */
 #define VPROF_PENDING_STACK_BYTES 8192 /* a deep chain of small frames: the rest of sp's page, then a page */
 #define VPROF_PENDING_COPY_RATE 100  /* records a second on each CPU, in the long run */
-#define VPROF_PENDING_COPY_BURST 64  /* and at most this many at once */
+#define VPROF_PENDING_COPY_BURST 128 /* and at most this many at once */
 
 struct vprof_sample_stack {
         struct vprof_sample sample; /* whole: the frames after its depths are junk */

@@ -218,10 +218,10 @@ static size_t round_up_pow2(size_t v)
  * the daemon drains every 200 ms and is woken at a quarter full, so even the deepest stacks (2 KiB records)
  * leave a wide margin, while the ring (mapped twice, so it counts double in the daemon's RSS) stays small. With
  * the walk by the unwind tables, room too for the samples sent with their stack while a new library's table is on
- * its way (struct vprof_sample_stack, 10 KiB each, kept below half the ring): half a burst of them on a few CPUs
- * at once, which a daemon short of CPU time on a loaded machine drains late. */
+ * its way (struct vprof_sample_stack, 10 KiB each, kept below half the ring): a quarter of a burst of them on a
+ * few CPUs at once, which a daemon short of CPU time on a loaded machine drains late. */
 #define RING_COPY_BURST_CPUS 4
-#define RING_COPY_ROOM (VPROF_PENDING_COPY_BURST / 2)
+#define RING_COPY_ROOM 32
 
 static size_t default_ring_size(uint32_t frequency, bool cfi_walk)
 {

@@ -11,10 +11,12 @@ import os
 import vprof_env
 
 ENV = None
-SECONDS = 12.0
+SECONDS = 20.0
 # About 30 ms a load: many loads, each with its first samples.
 SPIN = 20000000
-FREQUENCY = 499
+# Low enough that a daemon short of CPU time on a loaded machine for a quarter of a second leaves fewer samples
+# awaiting a table than the rate bound lets through at once (128 on each CPU).
+FREQUENCY = 199
 LIBRARY_FUNCTIONS = ("deep_spin", "deep_call", "dlopen_plugin_work")
 
 
@@ -54,13 +56,16 @@ class DlopenFirstSamples(vprof_env.TestCase):
               f"{d.get('pending_walks_no_room')}; fell back {d.get('walks_fell_back')}, unknown pc "
               f"{d.get('walks_unknown_pc')}", flush=True)
         self.assertGreater(loads, 50)
-        self.assertGreater(in_library, 1000)
+        self.assertGreater(in_library, 800)
         self.assertLessEqual(without_start, 0.01 * in_library)
         self.assertLessEqual(without_main, 0.01 * in_library)
         # The first samples after the loads went the new way, and the daemon finished their walks.
         self.assertGreater(d["pending_walks_copied"], 0)
         self.assertGreater(d["pending_walks_finished"], 0)
         self.assertLessEqual(d["pending_walks_finished"] + d["pending_walks_unfinished"], d["pending_walks_copied"])
+        # Each sample counted once, those sent with their stack included: the target's tables hold every kept one.
+        total = ENV.ctl_json("report", p.pid)["total_samples"]
+        self.assertEqual(total + d["samples_unclaimed"], d["samples_kept"])
 
 
 def setUpModule():
