@@ -289,7 +289,8 @@ static __noinline bool keep_with_stack(struct vprof_sample *s)
                 count(VPROF_STAT_PENDING_NO_ROOM);
                 return false;
         }
-        /* Whole: the size must be a constant; what follows the frames is junk, which the daemon does not read. */
+        /* Whole: the size must be a constant; what follows the frames is junk, which the daemon does not read. A
+         * failure (it cannot, from the scratch map) counts as no room. */
         if (bpf_probe_read_kernel(&c->sample, sizeof(c->sample), s)) {
                 bpf_ringbuf_discard(c, 0);
                 count(VPROF_STAT_PENDING_NO_ROOM);

@@ -319,7 +319,6 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
 
         if (!classify(t, s, &kind, &duration_ns))
                 return 0;
-
         if (_unlikely_(s->exec_count != t->exec_count))
                 follow_exec(d, t, s);
         if (_unlikely_(s->maps_generation != t->maps_generation))
