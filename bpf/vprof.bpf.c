@@ -180,6 +180,26 @@ static __always_inline __u64 wakeup_flag(void)
 
 #define STACK_PAGE 4096
 
+/* The top of the user stack from sp into dst (bytes, a constant multiple of the page), to the end of sp's page and
+ * then whole pages while they fit and can be read (without faulting: the pages a thread runs on are present);
+ * returns the bytes copied, 0 when none could be read. */
+static __always_inline __u32 read_stack_top(__u8 *dst, __u64 sp, const __u32 bytes)
+{
+        __u32 n = STACK_PAGE - (sp & (STACK_PAGE - 1));
+
+        if (bpf_probe_read_user(dst, n, (void *)sp))
+                return 0;
+        for (int k = 0; k < bytes / STACK_PAGE - 1; k++) {
+                /* The bound for the verifier, kept: clang sees it always holds and turns the sum into an OR, whose
+                 * range the verifier cannot tell. */
+                __asm__ volatile("" : "+r"(n));
+                if (n > bytes - STACK_PAGE || bpf_probe_read_user(dst + n, STACK_PAGE, (void *)(sp + n)))
+                        break;
+                n += STACK_PAGE;
+        }
+        return n;
+}
+
 /* The unwind self-check's record for the sample just kept: its walk (frames, registers, how it ended) and the top
  * of its user stack, to the end of the stack pointer's page and then whole pages while they fit and can be read
  * (without faulting: the pages a thread runs on are present). Straight into the ring buffer: a scratch copy would
@@ -187,7 +207,7 @@ static __always_inline __u64 wakeup_flag(void)
  * with the self-check off. */
 static __always_inline void copy_user_stack(struct vprof_sample *s)
 {
-        __u32 kdepth = s->kernel_depth, n;
+        __u32 kdepth = s->kernel_depth;
         struct vprof_stack_copy *c;
         __u64 sp = s->user_sp;
 
@@ -213,21 +233,74 @@ static __always_inline void copy_user_stack(struct vprof_sample *s)
         if (bpf_probe_read_kernel(c->frames, sizeof(c->frames), &s->frames[kdepth]))
                 c->user_depth = 0;
 
-        n = STACK_PAGE - (sp & (STACK_PAGE - 1));
-        if (bpf_probe_read_user(c->stack, n, (void *)sp) == 0) {
-                for (int k = 0; k < VPROF_STACK_COPY_BYTES / STACK_PAGE - 1; k++) {
-                        /* The bound for the verifier, kept: clang sees it always holds and turns the sum into an
-                         * OR, whose range the verifier cannot tell. */
-                        __asm__ volatile("" : "+r"(n));
-                        if (n > VPROF_STACK_COPY_BYTES - STACK_PAGE ||
-                            bpf_probe_read_user(c->stack + n, STACK_PAGE, (void *)(sp + n)))
-                                break;
-                        n += STACK_PAGE;
-                }
-        } else
-                n = 0;
-        c->stack_bytes = n;
+        c->stack_bytes = read_stack_top(c->stack, sp, sizeof(c->stack));
         bpf_ringbuf_submit(c, wakeup_flag());
+}
+
+/* Per CPU, the bound on samples sent with their stack (struct vprof_sample_stack): the time at which the bucket
+ * is empty again (GCRA, one word), never more than VPROF_PENDING_COPY_BURST intervals ahead of now. */
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, __u64);
+} pending_copy_bucket SEC(".maps");
+
+#define PENDING_COPY_INTERVAL_NS (1000000000ull / VPROF_PENDING_COPY_RATE)
+
+static __always_inline bool pending_copy_allowed(__u64 now)
+{
+        __u32 zero = 0;
+        __u64 *tat = bpf_map_lookup_elem(&pending_copy_bucket, &zero), t;
+
+        if (!tat)
+                return false;
+        t = *tat > now ? *tat : now;
+        if (t - now > (VPROF_PENDING_COPY_BURST - 1) * PENDING_COPY_INTERVAL_NS)
+                return false;
+        *tat = t + PENDING_COPY_INTERVAL_NS;
+        return true;
+}
+
+/* Whether the walk took the frame-pointer step for want of a table that the daemon is about to give it: a pc in a
+ * mapping without its table yet (not FP_ONLY), outside every mapping pushed, or no mappings pushed at all. */
+static __always_inline bool walk_awaits_table(const struct vprof_sample *s)
+{
+        return s->fallback_frame != VPROF_NO_FRAME ||
+               (s->walk_flags & (VPROF_WALK_UNKNOWN_PC | VPROF_WALK_NO_MAPPINGS));
+}
+
+/* The sample with the top of its user stack (struct vprof_sample_stack), for the daemon to finish its walk; false
+ * when the ring buffer has no room for it (counted), and the sample goes alone. Room means the data waiting stays
+ * below half the ring: a burst of copies (10 KiB each, in a ring of 1 MiB at the default frequency) must never
+ * crowd out the samples themselves. Each copy wakes the daemon, which frees its room at once; the rate bound
+ * bounds those wakeups. */
+static __noinline bool keep_with_stack(struct vprof_sample *s)
+{
+        struct vprof_sample_stack *c;
+
+        if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) + sizeof(*c) >
+            bpf_ringbuf_query(&samples, BPF_RB_RING_SIZE) / 2) {
+                count(VPROF_STAT_PENDING_NO_ROOM);
+                return false;
+        }
+        c = bpf_ringbuf_reserve(&samples, sizeof(*c), 0);
+        if (!c) {
+                count(VPROF_STAT_PENDING_NO_ROOM);
+                return false;
+        }
+        /* Whole: the size must be a constant; what follows the frames is junk, which the daemon does not read. A
+         * failure (it cannot, from the scratch map) counts as no room. */
+        if (bpf_probe_read_kernel(&c->sample, sizeof(c->sample), s)) {
+                bpf_ringbuf_discard(c, 0);
+                count(VPROF_STAT_PENDING_NO_ROOM);
+                return false;
+        }
+        c->sample.flags |= VPROF_SAMPLE_WITH_STACK;
+        c->reserved[0] = c->reserved[1] = c->reserved[2] = 0;
+        c->stack_bytes = read_stack_top(c->stack, s->user_sp, sizeof(c->stack));
+        bpf_ringbuf_submit(c, BPF_RB_FORCE_WAKEUP);
+        return true;
 }
 
 /* A sample of a process whose bit is set, or of one in an attached cgroup (group, nonzero): the target's record,
@@ -292,10 +365,20 @@ static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
         if (kdepth > VPROF_MAX_KERNEL_FRAMES)
                 kdepth = VPROF_MAX_KERNEL_FRAMES;
 
+        /* A constant after load: without the walk by the tables, one branch. Counted kept as any sample. */
+        if (cfi_walk && walk_awaits_table(s)) {
+                if (!pending_copy_allowed(s->time_ns))
+                        count(VPROF_STAT_PENDING_OVER_RATE);
+                else if (keep_with_stack(s)) {
+                        count(VPROF_STAT_PENDING_COPIED);
+                        goto kept;
+                }
+        }
         if (bpf_ringbuf_output(&samples, s, VPROF_SAMPLE_SIZE(kdepth + udepth), wakeup_flag()) < 0) {
                 count(VPROF_STAT_RING_FULL);
                 return 0;
         }
+kept:
         count(VPROF_STAT_KEPT);
         if (!target)
                 count(VPROF_STAT_CGROUP_MATCHED);

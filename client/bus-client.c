@@ -284,6 +284,11 @@ static const struct {
         {"MappingChangesStale", 't', offsetof(DaemonStatus, mapping_changes_stale)},
         {"MappingChangesMissed", 't', offsetof(DaemonStatus, mapping_changes_missed)},
         {"SamplesWithStaleMappings", 't', offsetof(DaemonStatus, samples_stale_mappings)},
+        {"PendingWalksCopied", 't', offsetof(DaemonStatus, pending_walks_copied)},
+        {"PendingWalksFinished", 't', offsetof(DaemonStatus, pending_walks_finished)},
+        {"PendingWalksUnfinished", 't', offsetof(DaemonStatus, pending_walks_unfinished)},
+        {"PendingWalksOverRate", 't', offsetof(DaemonStatus, pending_walks_over_rate)},
+        {"PendingWalksNoRoom", 't', offsetof(DaemonStatus, pending_walks_no_room)},
 };
 
 /* Reads the variant of one property into s; properties unknown to this client, or of another type than it

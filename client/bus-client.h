@@ -107,6 +107,13 @@ typedef struct DaemonStatus {
         uint64_t mapping_changes_stale;
         uint64_t mapping_changes_missed;
         uint64_t samples_stale_mappings;
+        /* samples whose walk fell back for a table on its way: sent with their stack, finished by the daemon or
+         * counted as walked; sent alone past the rate bound, or for want of room in the ring buffer */
+        uint64_t pending_walks_copied;
+        uint64_t pending_walks_finished;
+        uint64_t pending_walks_unfinished;
+        uint64_t pending_walks_over_rate;
+        uint64_t pending_walks_no_room;
         StatusMemory memory;
 } DaemonStatus;
 

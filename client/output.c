@@ -315,6 +315,11 @@ static const struct {
         {"mapping_changes_stale", offsetof(DaemonStatus, mapping_changes_stale)},
         {"mapping_changes_missed", offsetof(DaemonStatus, mapping_changes_missed)},
         {"samples_with_stale_mappings", offsetof(DaemonStatus, samples_stale_mappings)},
+        {"pending_walks_copied", offsetof(DaemonStatus, pending_walks_copied)},
+        {"pending_walks_finished", offsetof(DaemonStatus, pending_walks_finished)},
+        {"pending_walks_unfinished", offsetof(DaemonStatus, pending_walks_unfinished)},
+        {"pending_walks_over_rate", offsetof(DaemonStatus, pending_walks_over_rate)},
+        {"pending_walks_no_room", offsetof(DaemonStatus, pending_walks_no_room)},
 };
 
 static int status_json(const DaemonStatus *s, OutputFlags flags)
@@ -446,7 +451,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
                 off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[192], exited[64], tables[256],
                 walks[192], fell_back[192], self_check[160], windows[96], members_refused[32], memory[256],
-                mapping_changes[192];
+                mapping_changes[192], pending_walks[192];
         const struct {
                 const char *key;
                 const char *value;
@@ -482,6 +487,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Walk fallbacks", s->unwind_table_size ? fell_back : NULL},
                 {"Walk self-check", s->unwind_self_check ? self_check : "off"},
                 {"Mapping changes", mapping_changes},
+                {"Walks awaiting tables", s->unwind_table_size ? pending_walks : NULL},
                 {"Memory", memory},
         };
         int width = 0;
@@ -539,6 +545,11 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                  " samples named with later mappings",
                  s->mapping_changes, s->mapping_changes_lost, s->mapping_changes_stale, s->mapping_changes_missed,
                  s->samples_stale_mappings);
+        snprintf(pending_walks, sizeof(pending_walks),
+                 "%" PRIu64 " sent with their stack: %" PRIu64 " finished by the daemon, %" PRIu64
+                 " as walked; %" PRIu64 " over the rate, %" PRIu64 " without room",
+                 s->pending_walks_copied, s->pending_walks_finished, s->pending_walks_unfinished,
+                 s->pending_walks_over_rate, s->pending_walks_no_room);
         snprintf(self_check, sizeof(self_check),
                  "1 in %" PRIu32 " samples: %" PRIu64 " agreed, %" PRIu64 " disagreed, %" PRIu64 " unchecked, %" PRIu64
                  " lost",

@@ -130,10 +130,12 @@ enum {
         VPROF_FORK_EXEC = 1u << 10,             /* not a fork: a process of an attached cgroup, no target, exec()ed
                                                  * (a service's main process started or restarted) */
         VPROF_SAMPLE_MAPS_CHANGE = 1u << 11,    /* a struct vprof_maps_change, not a struct vprof_sample */
+        VPROF_SAMPLE_WITH_STACK = 1u << 12,     /* a struct vprof_sample_stack: a sample and its stack's top */
 };
 
 /* The flags that say which record a header begins: none, a struct vprof_sample. */
-#define VPROF_RECORD_TYPE_MASK (VPROF_SAMPLE_STACK_COPY | VPROF_SAMPLE_FORK | VPROF_SAMPLE_MAPS_CHANGE)
+#define VPROF_RECORD_TYPE_MASK \
+        (VPROF_SAMPLE_STACK_COPY | VPROF_SAMPLE_FORK | VPROF_SAMPLE_MAPS_CHANGE | VPROF_SAMPLE_WITH_STACK)
 
 /* A target that follows its children (VPROF_TARGET_CHILDREN) forked a process: the BPF program put the child
  * in the targets map and the bitmap at once, with the parent's flags and group, so that its first samples are
@@ -207,6 +209,29 @@ VPROF_ASSERT_RECORD(struct vprof_stack_copy);
 _Static_assert(sizeof(struct vprof_stack_copy) == 48 + 8 * VPROF_MAX_USER_FRAMES + VPROF_STACK_COPY_BYTES,
                "struct vprof_stack_copy is 48 bytes, its frames and its stack");
 
+/* A kept sample whose walk took the frame-pointer step for want of a table that the daemon is about to give it
+ * (a pc in a mapping whose table is not compiled or pushed yet, outside every mapping pushed, or in a process
+ * whose mappings are not pushed yet: a library just dlopen()ed, a new image after an exec()): sent with the top of
+ * its user stack instead of alone, for the daemon to finish its walk with its own CFI interpreter
+ * (daemon/unwind-pending.h), which reads the file's CFI at once. Rate-bounded per CPU (VPROF_PENDING_COPY_*): past
+ * the bound, and when the data waiting in the ring buffer would pass half of it, the sample goes alone as walked,
+ * counted. The record is
+ * counted once, as the sample it holds; its header is the sample's, with VPROF_SAMPLE_WITH_STACK in the flags. */
+#define VPROF_PENDING_STACK_BYTES 8192 /* a deep chain of small frames: the rest of sp's page, then a page */
+#define VPROF_PENDING_COPY_RATE 100  /* records a second on each CPU, in the long run */
+#define VPROF_PENDING_COPY_BURST 128 /* and at most this many at once */
+
+struct vprof_sample_stack {
+        struct vprof_sample sample; /* whole: the frames after its depths are junk */
+        __u16 stack_bytes;          /* bytes of stack valid, copied from sample.user_sp up: 0..8192 */
+        __u16 reserved[3];          /* 0 */
+        __u8 stack[VPROF_PENDING_STACK_BYTES];
+};
+
+_Static_assert(__builtin_offsetof(struct vprof_sample_stack, sample) == 0 &&
+                       sizeof(struct vprof_sample_stack) == sizeof(struct vprof_sample) + 8 + VPROF_PENDING_STACK_BYTES,
+               "struct vprof_sample_stack begins with the sample and its header");
+
 /* Per-CPU outcome counters. Every run of the BPF program ends in exactly one of KEPT, DISCARDED, RING_FULL
  * and NO_BUFFER, so their sum is every sample seen: a separate "seen" counter could not be read together with
  * them while samples keep coming. The stack counters qualify kept samples. */
@@ -255,6 +280,12 @@ enum vprof_stat {
          * the ring buffer (the generation moved all the same: the daemon sees the gap in the next sample's). */
         VPROF_STAT_MAPS_CHANGES,
         VPROF_STAT_MAPS_CHANGES_LOST,
+        /* Kept samples whose walk fell back for a table on its way (struct vprof_sample_stack): sent with their
+         * stack (one of KEPT too), sent alone past the rate bound, sent alone for want of room for the copy (the
+         * ring half full). */
+        VPROF_STAT_PENDING_COPIED,
+        VPROF_STAT_PENDING_OVER_RATE,
+        VPROF_STAT_PENDING_NO_ROOM,
         _VPROF_STAT_MAX,
 };
 

@@ -392,6 +392,27 @@ static bool record_valid(const struct vprof_sample *s, size_t size)
                size >= VPROF_SAMPLE_SIZE((size_t)s->kernel_depth + s->user_depth);
 }
 
+/* A sample that came with the top of its stack, its walk having fallen back for a table on its way: walked again
+ * by the CFI interpreter with the mappings of its generation (the exec and the changes before it applied first),
+ * and counted once, with that walk or, when it finds no better one, as the BPF program walked it. */
+static int drain_sample_with_stack(Drain *d, Target *t, const struct vprof_sample_stack *c)
+{
+        const struct vprof_sample *s = &c->sample;
+        struct vprof_sample finished;
+
+        if (_unlikely_(s->exec_count != t->exec_count))
+                follow_exec(d, t, s);
+        if (_unlikely_(s->maps_generation != t->maps_generation))
+                maps_change_sample(t, s, &d->stats.maps);
+        if (t->address_space && !t->exited && s->exec_count == t->exec_count &&
+            unwind_pending_finish(t->address_space, c, &finished)) {
+                d->stats.pending.finished++;
+                return drain_sample(d, t, &finished);
+        }
+        d->stats.pending.unfinished++;
+        return drain_sample(d, t, s);
+}
+
 /* A stack copy of the unwind self-check: compared with the walk of its sample, which its own record counted. A copy
  * of a target detached meanwhile has nothing to be compared with. */
 static void drain_stack_copy(Drain *d, const struct vprof_stack_copy *c, size_t size)
@@ -491,7 +512,9 @@ static void count_unclaimed(Drain *d, const struct vprof_record_header *h)
 static void record(Drain *d, const void *data, size_t size, bool deferred)
 {
         const struct vprof_record_header *h = data;
+        const struct vprof_sample_stack *with_stack = NULL;
         const struct vprof_sample *s = data;
+        size_t sample_size = size;
         bool off_cpu;
         Target *t;
 
@@ -508,7 +531,7 @@ static void record(Drain *d, const void *data, size_t size, bool deferred)
                         return;
                 if (type == VPROF_SAMPLE_FORK)
                         d->stats.forks_lost++;
-                else if (type == 0)
+                else if (type == 0 || type == VPROF_SAMPLE_WITH_STACK)
                         count_unclaimed(d, h);
                 return; /* a stack copy without its sample: nothing to compare */
         }
@@ -518,6 +541,15 @@ static void record(Drain *d, const void *data, size_t size, bool deferred)
         case VPROF_SAMPLE_STACK_COPY:
                 drain_stack_copy(d, data, size);
                 return;
+        case VPROF_SAMPLE_WITH_STACK:
+                /* The sample whole, then its stack: a fixed size. */
+                if (_unlikely_(size < sizeof(*with_stack))) {
+                        d->stats.malformed++;
+                        return;
+                }
+                with_stack = data;
+                sample_size = sizeof(with_stack->sample);
+                break;
         case VPROF_SAMPLE_MAPS_CHANGE:
                 drain_maps_change(d, data, size);
                 return;
@@ -526,7 +558,7 @@ static void record(Drain *d, const void *data, size_t size, bool deferred)
                 return;
         }
 
-        if (_unlikely_(!record_valid(s, size))) {
+        if (_unlikely_(!record_valid(s, sample_size))) {
                 d->stats.malformed++;
                 return;
         }
@@ -545,7 +577,7 @@ static void record(Drain *d, const void *data, size_t size, bool deferred)
                 return;
         }
         /* Only ENOMEM fails here: count the loss and go on with the other records. */
-        if (drain_sample(d, t, s) < 0) {
+        if ((with_stack ? drain_sample_with_stack(d, t, with_stack) : drain_sample(d, t, s)) < 0) {
                 if (!off_cpu)
                         d->stats.samples_failed++;
                 else if (h->flags & VPROF_SAMPLE_PREEMPTED)

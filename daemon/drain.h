@@ -10,6 +10,7 @@
 #include "line-source.h"
 #include "symbolizer.h"
 #include "target.h"
+#include "unwind-pending.h"
 #include "unwind-self-check.h"
 #include "vprof-abi.h"
 
@@ -30,6 +31,7 @@ typedef struct DrainStats {
         uint64_t forks_malformed;   /* fork records shorter than struct vprof_fork (cannot happen) */
         uint64_t forks_lost;        /* fork records not kept for want of memory: their children no members */
         MapsChangeStats maps;       /* changes of executable mappings (maps-change.h) */
+        UnwindPendingStats pending; /* samples that came with their stack, their walk finished here or not */
         uint64_t inline_expansions; /* new user addresses looked up in their file's DWARF for inlined functions */
         uint64_t inline_addresses;  /* of those, in inlined code: expanded into several frames */
 } DrainStats;

@@ -764,6 +764,11 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                 .mapping_changes_stale = m->drain.stats.maps.stale,
                 .mapping_changes_missed = m->drain.stats.maps.missed,
                 .samples_stale_mappings = m->drain.stats.maps.samples_stale,
+                .pending_walks_copied = stats[VPROF_STAT_PENDING_COPIED],
+                .pending_walks_finished = m->drain.stats.pending.finished,
+                .pending_walks_unfinished = m->drain.stats.pending.unfinished,
+                .pending_walks_over_rate = stats[VPROF_STAT_PENDING_OVER_RATE],
+                .pending_walks_no_room = stats[VPROF_STAT_PENDING_NO_ROOM],
         };
         if (m->unwind_tables)
                 unwind_tables_get_stats(m->unwind_tables, &ret->unwind);

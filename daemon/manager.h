@@ -42,6 +42,11 @@ typedef struct ManagerStats {
          * sample's generation; and samples named with mappings later than theirs. */
         uint64_t mapping_changes, mapping_changes_lost, mapping_changes_stale, mapping_changes_missed;
         uint64_t samples_stale_mappings;
+        /* Samples whose walk fell back for a table on its way (unwind-pending.h): sent with their stack, the walk
+         * finished by the daemon, counted as the BPF program walked them; sent alone past the rate bound or for want
+         * of room for the copy. */
+        uint64_t pending_walks_copied, pending_walks_finished, pending_walks_unfinished;
+        uint64_t pending_walks_over_rate, pending_walks_no_room;
 } ManagerStats;
 
 /* Whoever keeps the tables in files (the state store, state-store.h) hears of the targets' changes through

@@ -98,7 +98,7 @@ class ProfileOfKnownWorkload(vprof_env.TestCase):
     def test_accounting_adds_up(self):
         s = self.status
         self.assertEqual(s["samples_seen"], s["samples_kept"] + s["samples_discarded"] + s["samples_lost"])
-        self.assertEqual(s["samples_lost"], 0)
+        self.assertEqual(s["samples_lost"], 0, s)
         counted = sum(p["inclusive"] for p in ENV.ctl_json("report", "--by", "process")["processes"])
         self.assertLessEqual(counted + s["samples_unclaimed"], s["samples_kept"])
 
@@ -195,7 +195,9 @@ class Client(vprof_env.TestCase):
                                   "self_check_agreed", "self_check_disagreed", "self_check_unchecked",
                                   "self_check_lost", "members_refused", "mapping_changes",
                                   "mapping_changes_lost", "mapping_changes_stale", "mapping_changes_missed",
-                                  "samples_with_stale_mappings", "memory"})
+                                  "samples_with_stale_mappings", "pending_walks_copied",
+                                  "pending_walks_finished", "pending_walks_unfinished", "pending_walks_over_rate",
+                                  "pending_walks_no_room", "memory"})
         self.assertEqual(s["unwind_self_check"], 0)  # off by default
         self.assertEqual(s["window_seconds"], 600)  # the default
         self.assertEqual(s["unwind_table_size"], 32 << 20)  # the default

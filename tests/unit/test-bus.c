@@ -377,6 +377,8 @@ START_TEST(test_properties)
         ck_assert_uint_eq(property_u32(&p, "UnwindTablesLoaded"), 0);
         ck_assert_uint_eq(property_u64(&p, "WalksComplete"), 0);
         ck_assert_uint_eq(property_u32(&p, "UnwindSelfCheck"), 0);
+        ck_assert_uint_eq(property_u64(&p, "PendingWalksCopied"), 0);
+        ck_assert_uint_eq(property_u64(&p, "PendingWalksFinished"), 0);
         ck_assert_int_ge(sd_bus_get_property_trivial(p.client, NULL, VPROF_BUS_PATH, VPROF_BUS_INTERFACE,
                                                      "OffCpuDefault", &e, 'b', &off_cpu), 0);
         ck_assert_int_eq(off_cpu, 1);
@@ -387,7 +389,7 @@ START_TEST(test_properties)
         ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{sv}"), 0);
         while (sd_bus_message_skip(reply, "{sv}") > 0)
                 n++;
-        ck_assert_uint_eq(n, 70);
+        ck_assert_uint_eq(n, 75);
 
         /* Read-only, and an unknown one is sd-bus's to refuse. */
         reply = sd_bus_message_unref(reply);
