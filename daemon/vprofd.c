@@ -216,21 +216,15 @@ static size_t round_up_pow2(size_t v)
 
 /* Room for one second of samples with every online CPU busy in targets, at 512 bytes a record (56 frames):
  * the daemon drains every 200 ms and is woken at a quarter full, so even the deepest stacks (2 KiB records)
- * leave a wide margin, while the ring (mapped twice, so it counts double in the daemon's RSS) stays small. With
- * the walk by the unwind tables, room too for the samples sent with their stack while a new library's table is on
- * its way (struct vprof_sample_stack, 10 KiB each, kept below half the ring): a quarter of a burst of them on a
- * few CPUs at once, which a daemon short of CPU time on a loaded machine drains late. */
-#define RING_COPY_BURST_CPUS 4
-#define RING_COPY_ROOM 32
-
-static size_t default_ring_size(uint32_t frequency, bool cfi_walk)
+ * leave a wide margin, while the ring (mapped twice, so it counts double in the daemon's RSS) stays small. The
+ * samples sent with their stack while a new library's table is on its way (struct vprof_sample_stack, 10 KiB
+ * each) take at most half of it (50 of them in the smallest ring, 1 MiB), which the BPF program enforces; the
+ * ring is not made larger for them: doubling it (2 MiB, 4 MiB of RSS) put vprofd's peak RSS in
+ * bench/profilers.py above perf -g's. */
+static size_t default_ring_size(uint32_t frequency)
 {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         size_t bytes = (size_t)MAX(cpus, 1L) * frequency * 512;
-
-        if (cfi_walk)
-                bytes += (size_t)MIN(MAX(cpus, 1L), (long)RING_COPY_BURST_CPUS) * RING_COPY_ROOM *
-                         sizeof(struct vprof_sample_stack);
 
         return MIN(MAX(round_up_pow2(bytes), (size_t)1 << 20), (size_t)256 << 20);
 }
@@ -285,8 +279,7 @@ static int run(int argc, char *argv[])
                 .frequency = arg_settings.frequency,
                 .event = arg_settings.event,
                 .ring_size = arg_settings.ring_mib ? round_up_pow2((size_t)arg_settings.ring_mib << 20)
-                                                   : default_ring_size(arg_settings.frequency,
-                                                                       arg_settings.unwind_table_mib > 0),
+                                                   : default_ring_size(arg_settings.frequency),
                 .max_targets = arg_settings.max_targets,
                 .max_off_cpu_threads = arg_settings.max_off_cpu_threads,
                 .off_cpu_default = arg_settings.off_cpu,
