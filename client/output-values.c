@@ -161,7 +161,7 @@ int output_values_table(const ReportTable *t, ReportView view, bool unit_ms, uin
                 return r;
 
         for (size_t i = 0; i < t->n_rows; i++) {
-                char text[ELEMENTSOF(shown)][64];
+                char text[ELEMENTSOF(shown)][1024];
                 const char *cells[ELEMENTSOF(shown)];
 
                 for (size_t j = 0; j < n; j++)

@@ -153,7 +153,7 @@ int output_report_table(const ReportTable *t, uint32_t pid, const char *note, Ou
                 return r;
 
         for (size_t i = 0; i < t->n_rows; i++) {
-                char text[16][64];
+                char text[16][1024]; /* a number, or a name with its "(inlined)" mark */
                 const char *cells[16];
 
                 for (size_t j = 0; j < n; j++)

@@ -14,7 +14,9 @@ static void print_folded(const StackTable *t, const StackEntry *s)
 {
         for (size_t i = 0; i < s->n_frames; i++)
                 printf("%s%s%s", i > 0 ? ";" : "", t->functions[s->frames[i]].function,
-                       stack_entry_is_kernel(s, i) ? "_[k]" : "");
+                       stack_entry_is_kernel(s, i)          ? "_[k]"
+                       : t->functions[s->frames[i]].inlined ? "_[i]"
+                                                            : "");
         printf(" %" PRIu64 "\n", s->samples);
 }
 

@@ -238,7 +238,7 @@ static void layout(const ReportTable *t, const TableColumn *const *c, size_t n, 
                    int widths[static MAX_COLUMNS])
 {
         int space = COLS - (int)n + 1, name = -1, module = -1;
-        char buf[64];
+        char buf[1024]; /* a name with its "(inlined)" mark */
 
         for (size_t i = 0; i < n; i++) {
                 widths[i] = (int)strlen(c[i]->heading);
@@ -278,7 +278,7 @@ static void draw_table(const TopState *st, const ReportTable *t, int top, size_t
         const TableColumn *c[MAX_COLUMNS];
         size_t n = top_columns(t->kind, c);
         int widths[MAX_COLUMNS], x = 0;
-        char buf[64];
+        char buf[1024];
 
         layout(t, c, n, n_rows, widths);
 

@@ -45,7 +45,8 @@ static const char *format_unnamed_percent(const TableRow *row, char *buf, size_t
  * mangled name and source come from calls of their own (GetSymbolNames, GetFunctionSources): the rows' bus
  * signatures stay as they were. */
 #define FUNCTION_NAME_COLUMNS                                                                               \
-        STRING_COLUMN("function", "FUNCTION", "function", TABLE_WIDTH_NAME, 's', name, 0),                  \
+        STRING_COLUMN("function", "FUNCTION", "function", TABLE_WIDTH_NAME, 's', name,                      \
+                      TABLE_COLUMN_MARK_INLINED),                                                           \
         STRING_COLUMN("module", "MODULE", "module", TABLE_WIDTH_SUBNAME, 's', module, 0),                   \
         /* An inlined frame's row: from the reply's last argument, not the row, whose signature stays. */     \
         NUMBER_COLUMN("inlined", "INLINED", "inlined", 0, TABLE_TYPE_BOOL, TABLE_WIDTH_TEXT, inlined,       \
@@ -304,6 +305,12 @@ const char *table_cell_text(const TableColumn *c, const TableRow *row, bool unit
 
         switch (c->type) {
         case TABLE_TYPE_STRING:
+                /* A function both inlined and called has two rows: perf's mark tells them apart in a text table
+                 * (JSON has its own key). */
+                if ((c->flags & TABLE_COLUMN_MARK_INLINED) && row->inlined) {
+                        snprintf(buf, size, "%s (inlined)", table_cell_string(c, row) ?: "");
+                        return buf;
+                }
                 return table_cell_string(c, row) ?: "";
         case TABLE_TYPE_U32:
         case TABLE_TYPE_U64:

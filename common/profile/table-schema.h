@@ -69,6 +69,7 @@ typedef enum TableColumnFlags {
         TABLE_COLUMN_EXCLUSIVE = 1 << 4, /* an exclusive value: a thread's or process's equals its inclusive one */
         TABLE_COLUMN_SORT_INCLUSIVE = 1 << 5, /* the column top underlines when sorted by inclusive */
         TABLE_COLUMN_SORT_EXCLUSIVE = 1 << 6,
+        TABLE_COLUMN_MARK_INLINED = 1 << 7, /* the text says "(inlined)" after an inlined frame's name */
 } TableColumnFlags;
 
 /* Where a module's names come from (GetModuleSymbols). */

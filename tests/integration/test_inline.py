@@ -45,6 +45,8 @@ class Inline(vprof_env.TestCase):
         self.assertEqual(p.wait(SECONDS + 60), 0)
         report = env.ctl_json("report", p.pid)
         sourced = {r["function"]: r.get("source") for r in env.ctl_json("report", p.pid, "--source")["functions"]}
+        text = env.ctl("report", p.pid).stdout
+        folded = env.ctl("report", p.pid, "--by", "stack").stdout
         env.ctl("detach", p.pid)
         with open(truth_path) as f:
             truth = json.load(f)
@@ -94,6 +96,11 @@ class Inline(vprof_env.TestCase):
             self.assertIs(rows[name]["inlined"], False, name)
         self.assertEqual([r["function"] for r in report["functions"] if r["module"] == module and r["inlined"]
                           and r["function"] in ("run_batch", "main")], [])
+        # The text table marks them as perf does, and the folded stacks as flame graph tools read them.
+        self.assertRegex(text, r"(?m)^stage_hash \(inlined\) ")
+        self.assertRegex(text, r"(?m)^run_batch ")
+        self.assertNotIn("run_batch (inlined)", text)
+        self.assertRegex(folded, r"(?m)(^|;)run_batch;stage_hash_\[i\];mix_round_\[i\]( |;)")
         # The source of a row is its function's entry: none for the inlined ones, whose code has the entry of
         # the function they were inlined into.
         print(f"  sources: {sourced}", file=sys.stderr)

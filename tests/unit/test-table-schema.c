@@ -186,6 +186,16 @@ START_TEST(test_cells)
         /* A percent has no unit. */
         ck_assert_str_eq(table_cell_text(&values[4], &row, true, 100, buf, sizeof(buf)), "7.50");
         ck_assert_ptr_null(values[4].json_key_ms);
+
+        /* An inlined frame's row: its name marked in the text, its module not; JSON has a key of its own. */
+        row.inlined = true;
+        ck_assert_str_eq(table_cell_text(table_schema_find(TABLE_FUNCTIONS, "function"), &row, false, 0, buf,
+                                         sizeof(buf)),
+                         "main (inlined)");
+        ck_assert_str_eq(table_cell_text(table_schema_find(TABLE_FUNCTIONS, "module"), &row, false, 0, buf,
+                                         sizeof(buf)),
+                         "app");
+        ck_assert_str_eq(table_cell_string(table_schema_find(TABLE_FUNCTIONS, "function"), &row), "main");
 }
 END_TEST
 
