@@ -148,7 +148,9 @@ class ComputeAndWait(vprof_env.TestCase):
     def test_dbus_values_match_the_client(self):
         code, data, err = busctl("GetFunctionValues", "ssut", str(self.pid), "elapsed-inclusive", 5, 0)
         self.assertEqual(code, 0, err)
-        elapsed_total, application_total, window, rows = data
+        # The last argument lists the rows of inlined frames (vprof-wait has none inlined among these).
+        elapsed_total, application_total, window, rows, inlined = data
+        self.assertTrue(all(0 <= i < len(rows) for i in inlined), inlined)
         self.assertLessEqual(window[0], window[1])
         self.assertAlmostEqual(elapsed_total, self.report["elapsed_total"], places=6)
         self.assertEqual(len(rows), 5)
