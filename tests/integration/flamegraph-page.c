@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The flame graph's HTML page (flamegraph_write(), as the exporter serves it) of folded stacks read on standard
- * input, "outer;...;inner COUNT" lines with kernel frames suffixed "_[k]" (vprofctl report --by stack), for
- * integration-flamegraph to load in a browser. Usage: flamegraph-page TARGET REFRESH_SECONDS < FOLDED > HTML */
+ * input, "outer;...;inner COUNT" lines with kernel frames suffixed "_[k]", inlined ones "_[i]" (vprofctl report
+ * --by stack), for integration-flamegraph to load in a browser. Usage: flamegraph-page TARGET REFRESH_SECONDS < FOLDED > HTML */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,6 +43,8 @@ static void add_line(StackTable *t, Hashmap *names, char *line)
                 if (n > 4 && strcmp(frame + n - 4, "_[k]") == 0) {
                         frame[n - 4] = '\0';
                         s.n_kernel++;
+                } else if (n > 4 && strcmp(frame + n - 4, "_[i]") == 0) {
+                        frame[n - 4] = '\0'; /* the page marks no inlined frame: its names are what is checked */
                 }
                 s.frames = reallocarray(s.frames, s.n_frames + 1, sizeof(uint32_t));
                 if (!s.frames)

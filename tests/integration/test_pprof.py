@@ -72,13 +72,14 @@ def traces(path, keep_inline=False):
 
 
 def folded(target, *args):
-    """report --by stack as a multiset: frames outermost first (kernel frames without their _[k]) -> count."""
+    """report --by stack as a multiset: frames outermost first (kernel frames without their _[k], inlined ones
+    without their _[i]) -> count."""
     r = ENV.ctl("report", target, "--by", "stack", *args)
     assert r.returncode == 0, r.stderr
     stacks = collections.Counter()
     for line in r.stdout.splitlines():
         frames, count = line.rsplit(" ", 1)
-        stacks[tuple(f[:-4] if f.endswith("_[k]") else f for f in frames.split(";"))] += int(count)
+        stacks[tuple(f[:-4] if f.endswith(("_[k]", "_[i]")) else f for f in frames.split(";"))] += int(count)
     return stacks
 
 

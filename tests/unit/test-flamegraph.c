@@ -332,6 +332,14 @@ START_TEST(test_elision)
         ck_assert_uint_eq(count(doc, "data-n=\"10000\" data-x=\"9981\" data-d=\"1\" data-f=\"main\""), 1);
         ck_assert_uint_eq(count(doc, "<title>main (app)\n10000 samples, 100.00% inclusive, 99.81% exclusive"), 1);
         ck_assert_uint_eq(count(doc, "<title>wide (app)\n10 samples, 0.10% inclusive, 0.10% exclusive"), 1);
+
+        /* An inlined frame says so in its title. */
+        s->functions[1].inlined = true;
+        free(doc);
+        doc = render(s, FLAMEGRAPH_SVG, NULL, 0, &error, NULL);
+        ck_assert_int_eq(error, 0);
+        ck_assert_uint_eq(count(doc, "<title>wide (app) [inlined]\n10 samples"), 1);
+        ck_assert_uint_eq(count(doc, "<title>main (app)\n10000 samples"), 1);
 }
 END_TEST
 
