@@ -119,25 +119,11 @@ static int read_stacks(sd_bus_message *reply, StackTable *t)
 }
 
 /* GetStacks' last argument, the indices of the inlined functions: absent from a vprofd that had none. */
-static int read_inlined(sd_bus_message *reply, StackTable *t)
+static void mark_inlined(uint32_t index, void *userdata)
 {
-        uint32_t index;
-        int r;
+        StackTable *t = userdata;
 
-        r = sd_bus_message_peek_type(reply, NULL, NULL);
-        if (r <= 0)
-                return r;
-        r = sd_bus_message_enter_container(reply, 'a', "u");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read_basic(reply, 'u', &index)) > 0) {
-                if (index >= t->n_functions)
-                        return -EBADMSG;
-                t->functions[index].inlined = true;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(reply);
+        t->functions[index].inlined = true;
 }
 
 int stack_table_from_reply(sd_bus_message *reply, StackTable **ret)
@@ -156,7 +142,7 @@ int stack_table_from_reply(sd_bus_message *reply, StackTable **ret)
                 return r;
         r = read_stacks(reply, t);
         if (r >= 0)
-                r = read_inlined(reply, t);
+                r = bus_read_trailing_indices(reply, t->n_functions, mark_inlined, t);
         if (r < 0)
                 return r;
         if (t->other_samples > t->total_samples || t->listed_samples > t->total_samples - t->other_samples)

@@ -50,25 +50,11 @@ static int read_row_columns(sd_bus_message *reply, const TableColumn *c, size_t 
 }
 
 /* A function table's last argument: the indices of its rows of inlined frames (absent from a vprofd without them). */
-static int read_inlined_rows(sd_bus_message *reply, ReportTable *t)
+static void mark_inlined_row(uint32_t index, void *userdata)
 {
-        uint32_t index;
-        int r;
+        ReportTable *t = userdata;
 
-        r = sd_bus_message_peek_type(reply, NULL, NULL);
-        if (r <= 0)
-                return r;
-        r = sd_bus_message_enter_container(reply, 'a', "u");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read_basic(reply, 'u', &index)) > 0) {
-                if (index >= t->n_rows)
-                        return -EBADMSG;
-                t->rows[index].inlined = true;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(reply);
+        t->rows[index].inlined = true;
 }
 
 /* The rows' array of a table reply, its element type the schema's (table_schema_row_signature()): a sampling
@@ -117,7 +103,7 @@ static int read_rows(sd_bus_message *reply, ReportTable *t, TableShape shape, co
         if (r < 0)
                 return bus_bad_reply(error, method, r);
         if (t->kind == REPORT_FUNCTIONS) {
-                r = read_inlined_rows(reply, t);
+                r = bus_read_trailing_indices(reply, t->n_rows, mark_inlined_row, t);
                 if (r < 0)
                         return bus_bad_reply(error, method, r);
         }

@@ -75,6 +75,27 @@ int bus_call_target_method(sd_bus *bus, const char *method, const char *target, 
                                   NULL, "s", target);
 }
 
+int bus_read_trailing_indices(sd_bus_message *m, size_t n, bus_index_fn mark, void *userdata)
+{
+        uint32_t index;
+        int r;
+
+        r = sd_bus_message_peek_type(m, NULL, NULL);
+        if (r <= 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'a', "u");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read_basic(m, 'u', &index)) > 0) {
+                if (index >= n)
+                        return -EBADMSG;
+                mark(index, userdata);
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
 int bus_read_dict(sd_bus_message *m, bus_dict_entry_fn fn, void *userdata)
 {
         const char *key;

@@ -145,6 +145,11 @@ int bus_read_variant_string(sd_bus_message *m, char **ret);
 typedef int (*bus_dict_entry_fn)(sd_bus_message *m, const char *key, void *userdata);
 int bus_read_dict(sd_bus_message *m, bus_dict_entry_fn fn, void *userdata);
 
+/* Reads a reply's optional last argument, an au of indices below n (absent from an older vprofd: 0), calling
+ * mark for each; -EBADMSG for an index out of range. */
+typedef void (*bus_index_fn)(uint32_t index, void *userdata);
+int bus_read_trailing_indices(sd_bus_message *m, size_t n, bus_index_fn mark, void *userdata);
+
 /* Sets *error to say that the reply to method could not be parsed (r, negative), and returns r. */
 int bus_bad_reply(sd_bus_error *error, const char *method, int r);
 
