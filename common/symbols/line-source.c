@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dwarf-strings.h"
 #include "line-source.h"
 #include "macros.h"
 
@@ -91,39 +92,6 @@ LineReader *line_reader_free(LineReader *r)
         free(r->files);
         free(r);
         return NULL;
-}
-
-/* libdw (0.188) reads the strings of .debug_str and .debug_line_str with strlen(): a section whose last string
- * runs to its end would be read past it. Checked after dwarf_begin_elf(), which decompresses the sections in
- * place, so the bytes seen are the ones libdw reads. */
-static bool dwarf_strings_terminated(Elf *elf)
-{
-        static const char *const names[] = {
-                ".debug_str", ".debug_line_str", ".zdebug_str", ".zdebug_line_str",
-                ".debug_str.dwo", ".debug_line_str.dwo",
-        };
-        size_t shstrndx;
-        Elf_Scn *scn = NULL;
-
-        if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-                return false;
-        while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr shdr;
-                const char *name;
-                Elf_Data *data;
-                bool string_section = false;
-
-                if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)))
-                        continue;
-                for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                        string_section = string_section || strcmp(name, names[i]) == 0;
-                if (!string_section || shdr.sh_type == SHT_NOBITS)
-                        continue;
-                data = elf_getdata(scn, NULL);
-                if (data && data->d_size > 0 && (!data->d_buf || ((const char *)data->d_buf)[data->d_size - 1] != 0))
-                        return false;
-        }
-        return true;
 }
 
 /* Sections libdw would read and decompress at dwarf_begin_elf() that neither reader uses: location lists (a
