@@ -24,7 +24,7 @@
  * that is /bin/true, the first half of Debian's, Debian's with another build-id, and python-layout-check.py.
  */
 static const char *arg_debian, *arg_pyenv_lib, *arg_pyenv_exe, *arg_fake, *arg_truncated, *arg_other_id,
-        *arg_check_script;
+        *arg_check_script, *arg_stand_in_lib, *arg_stand_in_exe;
 
 static bool exists(const char *path)
 {
@@ -321,6 +321,40 @@ START_TEST(test_other_build_id)
 }
 END_TEST
 
+/* The stand-in (fixture-python.c): recognized as 3.11.2 by its symbols; its member table read through
+ * relocations (the library) or as stored (the executable), and believed over the table where they differ. */
+START_TEST(test_stand_in)
+{
+        const char *paths[] = { arg_stand_in_lib, arg_stand_in_exe };
+
+        for (size_t k = 0; k < ELEMENTSOF(paths); k++) {
+                _cleanup_(python_interpreter_freep) PythonInterpreter *p = detect(paths[k]);
+                size_t name = field_index("code_name"), filename = field_index("code_filename");
+                PythonOffsets o;
+
+                ck_assert_uint_eq(p->version_hex, 0x030b02f0);
+                ck_assert(p->version_from_symbol);
+                ck_assert(p->pie_or_dso == (k == 0));
+                ck_assert_uint_ne(p->code_type, 0);
+                check_in_text(paths[k], p->eval_start, p->eval_end);
+                ck_assert_uint_eq(p->eval_cold_end, 0);
+
+                fill(paths[k], p, &o);
+                ck_assert_int_eq(o.members_result, 5);
+                ck_assert_uint_eq(o.conflicts, 1);
+                ck_assert_uint_eq(o.layout.code_name, 200);
+                ck_assert_int_eq(o.source[name], PYTHON_LAYOUT_SOURCE_MEMBERS);
+                ck_assert_uint_eq(o.agreed[name], 1u << PYTHON_LAYOUT_SOURCE_MEMBERS);
+                ck_assert_uint_eq(o.agreed[filename],
+                                  (1u << PYTHON_LAYOUT_SOURCE_TABLE) | (1u << PYTHON_LAYOUT_SOURCE_MEMBERS));
+                /* Its DWARF, if built with it, describes no Python structure. */
+                ck_assert_int_le(o.dwarf_result, 0);
+                ck_assert_uint_eq(o.layout.frame_previous, 48);
+                ck_assert_int_eq(o.source[field_index("frame_previous")], PYTHON_LAYOUT_SOURCE_TABLE);
+        }
+}
+END_TEST
+
 START_TEST(test_unknown_version)
 {
         PythonInterpreter p = {.version_hex = 0x030e00f0};
@@ -348,6 +382,7 @@ static Suite *python_detect_suite(void)
         tcase_add_test(tc, test_pyenv);
         tcase_add_test(tc, test_not_interpreters);
         tcase_add_test(tc, test_other_build_id);
+        tcase_add_test(tc, test_stand_in);
         tcase_add_test(tc, test_unknown_version);
         suite_add_tcase(s, tc);
         return s;
@@ -355,10 +390,10 @@ static Suite *python_detect_suite(void)
 
 int main(int argc, char **argv)
 {
-        if (argc != 8) {
+        if (argc != 10) {
                 fprintf(stderr,
                         "usage: %s PYTHON3.11 PYENV-LIBPYTHON PYENV-PYTHON FAKE TRUNCATED OTHER-BUILD-ID "
-                        "CHECK-SCRIPT\n",
+                        "CHECK-SCRIPT STAND-IN-LIB STAND-IN-EXE\n",
                         argv[0]);
                 return 2;
         }
@@ -369,5 +404,7 @@ int main(int argc, char **argv)
         arg_truncated = argv[5];
         arg_other_id = argv[6];
         arg_check_script = argv[7];
+        arg_stand_in_lib = argv[8];
+        arg_stand_in_exe = argv[9];
         return run_suite(python_detect_suite());
 }
