@@ -67,6 +67,28 @@ static bool in_code(ElfFile *f, uint64_t start, uint64_t size)
         return false;
 }
 
+/* Whether the file holds all that its headers say it has: the section headers and every segment's bytes. A copy
+ * cut short would otherwise read as a file without symbols. */
+static bool file_complete(ElfFile *f)
+{
+        uint64_t shdrs = (uint64_t)f->ehdr.e_shnum * f->ehdr.e_shentsize;
+        size_t n;
+
+        if (f->ehdr.e_shoff > f->size || shdrs > f->size - f->ehdr.e_shoff)
+                return false;
+        if (elf_getphdrnum(f->elf, &n) < 0)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                GElf_Phdr phdr;
+
+                if (!gelf_getphdr(f->elf, (int)i, &phdr) || phdr.p_type != PT_LOAD)
+                        continue;
+                if (phdr.p_offset > f->size || phdr.p_filesz > f->size - phdr.p_offset)
+                        return false;
+        }
+        return true;
+}
+
 /* Py_Version (3.11+): a const unsigned long, 8 bytes on LP64 (4 elsewhere); its low 32 bits are the value.
  */
 static int version_from_symbol(ElfFile *f, const PythonSymbol *s, uint32_t *ret)
@@ -186,6 +208,8 @@ int python_detect_fd(int fd, const PythonDetectOptions *o, PythonInterpreter **r
         r = elf_file_open(fd, &f);
         if (r < 0)
                 return r;
+        if (!file_complete(f))
+                return -EIO;
         wanted_init(w);
         r = python_elf_find_symbols(f, w, _SYM_MAX);
         if (r < 0)

@@ -38,7 +38,8 @@ typedef struct PythonInterpreter {
  * no ELF file, -EMEDIUMTYPE when it is ELF but no CPython interpreter (no _PyRuntime and
  * _PyEval_EvalFrameDefault defined in it: a program linking libpython has them undefined), -EBADMSG when
  * their addresses make no sense (outside the file's executable code), -EPROTONOSUPPORT when no Python 3
- * version can be read from it, -EIO when it is truncated or changed while read, -EFBIG, -ENOMEM. */
+ * version can be read from it, -EIO when it is truncated (shorter than its headers say) or changed while read,
+ * -EFBIG, -ENOMEM. */
 int python_detect_fd(int fd, const PythonDetectOptions *o, PythonInterpreter **ret);
 int python_detect_path(const char *path, const PythonDetectOptions *o, PythonInterpreter **ret);
 
