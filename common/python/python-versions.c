@@ -51,10 +51,16 @@ const size_t python_layout_n_fields = ELEMENTSOF(python_layout_fields);
 
 /* 3.8 to 3.10 run PyFrameObjects: frame_code, frame_previous and frame_instr are f_code, f_back and f_lasti
  * (an int, the index of the last instruction, not a pointer); cframe_current_frame is PyThreadState.frame.
- * These versions and 3.12, 3.13 are written from CPython's headers of their first release and not checked
- * here (no such interpreter on the machine): NONE where the offset sits behind structures too large to count
- * by hand (the TSS key of 3.12, 3.13's runtime). 3.11 is Debian's 3.11.2 and pyenv's 3.11.7 as their debug
- * info says (test-python-detect checks it). */
+ *
+ * 3.11 is Debian's 3.11.2 and pyenv's 3.11.7 as their debug info says, and as the running interpreters show
+ * (test-python-detect). The other minors have no interpreter on this machine: their numbers were written from
+ * CPython's headers and then derived a second way, independently: the struct definitions that bindgen made of
+ * the headers of 3.8.0, 3.9.5, 3.10.0, 3.12.0 and 3.13.0 (py-spy's bindings), laid out by a compiler and asked
+ * for each field's offset. Every number written from the headers agreed with it; the TSS keys of 3.9, 3.10,
+ * 3.12 and 3.13, interp_threads_head of 3.12 and 3.13 and runtime_interpreters_head of 3.13 come from it alone.
+ * _PyRuntime's TSS key of 3.8 is NONE: no such derivation was at hand. The runtime's and the interpreter's structures of 3.12 and 3.13 (runtime_*,
+ * interp_threads_head) depend on build options more than the others: an interpreter's DWARF, where there is
+ * one, takes precedence (python-offsets.c). docs/PYTHON.md has the table. */
 static const PythonVersionTable tables[] = {
         {
                 .minor = 8,
@@ -75,7 +81,7 @@ static const PythonVersionTable tables[] = {
                 .minor = 9,
                 .layout = {
                         .version_hex = 0x030900f0,
-                        .runtime_tss_key = NONE, .runtime_tss_initialized = NONE,
+                        .runtime_tss_key = 588, .runtime_tss_initialized = 584,
                         .runtime_interpreters_head = 32, .interp_threads_head = 8,
                         .tstate_next = 8, .tstate_native_thread_id = NONE, .tstate_cframe = NONE,
                         .cframe_current_frame = 24,
@@ -90,7 +96,7 @@ static const PythonVersionTable tables[] = {
                 .minor = 10,
                 .layout = {
                         .version_hex = 0x030a00f0,
-                        .runtime_tss_key = NONE, .runtime_tss_initialized = NONE,
+                        .runtime_tss_key = 588, .runtime_tss_initialized = 584,
                         .runtime_interpreters_head = 32, .interp_threads_head = 8,
                         .tstate_next = 8, .tstate_native_thread_id = NONE, .tstate_cframe = NONE,
                         .cframe_current_frame = 24,
@@ -121,8 +127,8 @@ static const PythonVersionTable tables[] = {
                 .minor = 12,
                 .layout = {
                         .version_hex = 0x030c00f0,
-                        .runtime_tss_key = NONE, .runtime_tss_initialized = NONE,
-                        .runtime_interpreters_head = 40, .interp_threads_head = NONE,
+                        .runtime_tss_key = 1548, .runtime_tss_initialized = 1544,
+                        .runtime_interpreters_head = 40, .interp_threads_head = 72,
                         .tstate_next = 8, .tstate_native_thread_id = 144, .tstate_cframe = 56,
                         .cframe_current_frame = 0,
                         .frame_code = 0, .frame_previous = 8, .frame_instr = 56,
@@ -136,8 +142,8 @@ static const PythonVersionTable tables[] = {
                 .minor = 13,
                 .layout = {
                         .version_hex = 0x030d00f0,
-                        .runtime_tss_key = NONE, .runtime_tss_initialized = NONE,
-                        .runtime_interpreters_head = NONE, .interp_threads_head = NONE,
+                        .runtime_tss_key = 2164, .runtime_tss_initialized = 2160,
+                        .runtime_interpreters_head = 632, .interp_threads_head = 7344,
                         .tstate_next = 8, .tstate_native_thread_id = 160, .tstate_cframe = NONE,
                         .cframe_current_frame = 72,
                         .frame_code = 0, .frame_previous = 8, .frame_instr = 56,
