@@ -67,8 +67,8 @@ static bool in_code(ElfFile *f, uint64_t start, uint64_t size)
         return false;
 }
 
-/* Whether the file holds all that its headers say it has: the section headers and every segment's bytes. A copy
- * cut short would otherwise read as a file without symbols. */
+/* Whether the file holds all that its headers say it has: the section headers and every segment's bytes. A
+ * copy cut short would otherwise read as a file without symbols. */
 static bool file_complete(ElfFile *f)
 {
         uint64_t shdrs = (uint64_t)f->ehdr.e_shnum * f->ehdr.e_shentsize;

@@ -23,6 +23,7 @@ enum {
         TYPE_TSTATE,  /* struct _ts */
         TYPE_CFRAME,  /* struct _PyCFrame (3.11, 3.12) */
         TYPE_FRAME,   /* struct _PyInterpreterFrame (3.11+) */
+        TYPE_FRAME_OBJECT, /* struct _frame: PyFrameObject, the frames that 3.8 to 3.10 run */
         TYPE_OBJECT,  /* struct _object */
         TYPE_CODE,    /* PyCodeObject */
         TYPE_ASCII,   /* PyASCIIObject */
@@ -37,6 +38,7 @@ static const char *const type_names[_TYPE_MAX] = {
         [TYPE_TSTATE] = "_ts",
         [TYPE_CFRAME] = "_PyCFrame",
         [TYPE_FRAME] = "_PyInterpreterFrame",
+        [TYPE_FRAME_OBJECT] = "_frame",
         [TYPE_OBJECT] = "_object",
         [TYPE_CODE] = "PyCodeObject",
         [TYPE_ASCII] = "PyASCIIObject",
@@ -45,45 +47,53 @@ static const char *const type_names[_TYPE_MAX] = {
 };
 
 /* Where a field is in the DWARF: a member path (dots between nested members) in a structure, or, with no
- * path, the structure's size. Alternatives for versions that renamed it; min_minor for a name that meant
- * something else before (3.10's PyThreadState.cframe is a CFrame without current_frame). */
+ * path, the structure's size. Alternatives for versions that renamed it; the minor versions it applies to,
+ * for a name that meant something else in others (3.10's PyThreadState.cframe is a CFrame without
+ * current_frame; before 3.11 the frame fields are PyFrameObject's). */
 typedef struct FieldSpec {
         const char *field; /* PythonLayout's name of it */
         unsigned type;
-        unsigned min_minor;
+        unsigned min_minor, max_minor;
         const char *paths[3];
 } FieldSpec;
 
+#define ANY 0, 99
+#define FROM_3_11 11, 99
+#define TO_3_10 0, 10
+
 static const FieldSpec specs[] = {
-        {"runtime_tss_key", TYPE_RUNTIME, 11, {"gilstate.autoTSSkey._key", "autoTSSkey._key"}},
-        {"runtime_tss_initialized",
-         TYPE_RUNTIME,
-         11,
-         {"gilstate.autoTSSkey._is_initialized", "autoTSSkey._is_initialized"}},
-        {"runtime_interpreters_head", TYPE_RUNTIME, 0, {"interpreters.head"}},
-        {"interp_threads_head", TYPE_INTERP, 0, {"threads.head", "tstate_head"}},
-        {"tstate_next", TYPE_TSTATE, 0, {"next"}},
-        {"tstate_native_thread_id", TYPE_TSTATE, 0, {"native_thread_id"}},
-        {"tstate_cframe", TYPE_TSTATE, 11, {"cframe"}},
-        {"cframe_current_frame", TYPE_CFRAME, 11, {"current_frame"}},
-        {"frame_code", TYPE_FRAME, 11, {"f_code", "f_executable"}},
-        {"frame_previous", TYPE_FRAME, 11, {"previous"}},
-        {"frame_instr", TYPE_FRAME, 11, {"prev_instr", "instr_ptr"}},
-        {"frame_is_entry", TYPE_FRAME, 11, {"is_entry"}},
-        {"frame_owner", TYPE_FRAME, 11, {"owner"}},
-        {"object_type", TYPE_OBJECT, 0, {"ob_type"}},
-        {"code_filename", TYPE_CODE, 0, {"co_filename"}},
-        {"code_name", TYPE_CODE, 0, {"co_name"}},
-        {"code_qualname", TYPE_CODE, 0, {"co_qualname"}},
-        {"code_firstlineno", TYPE_CODE, 0, {"co_firstlineno"}},
-        {"code_linetable", TYPE_CODE, 0, {"co_linetable", "co_lnotab"}},
-        {"code_bytecode", TYPE_CODE, 11, {"co_code_adaptive"}},
-        {"unicode_length", TYPE_ASCII, 0, {"length"}},
-        {"unicode_state", TYPE_ASCII, 0, {"state"}},
-        {"unicode_ascii_data", TYPE_ASCII, 0, {NULL}},
-        {"unicode_compact_data", TYPE_COMPACT, 0, {NULL}},
-        {"bytes_size", TYPE_BYTES, 0, {"ob_base.ob_size"}},
-        {"bytes_data", TYPE_BYTES, 0, {"ob_sval"}},
+        { "runtime_tss_key", TYPE_RUNTIME, ANY, { "gilstate.autoTSSkey._key", "autoTSSkey._key" } },
+        { "runtime_tss_initialized", TYPE_RUNTIME, ANY,
+          { "gilstate.autoTSSkey._is_initialized", "autoTSSkey._is_initialized" } },
+        { "runtime_interpreters_head", TYPE_RUNTIME, ANY, { "interpreters.head" } },
+        { "interp_threads_head", TYPE_INTERP, ANY, { "threads.head", "tstate_head" } },
+        { "tstate_next", TYPE_TSTATE, ANY, { "next" } },
+        { "tstate_native_thread_id", TYPE_TSTATE, ANY, { "native_thread_id" } },
+        { "tstate_cframe", TYPE_TSTATE, 11, 12, { "cframe" } },
+        { "cframe_current_frame", TYPE_CFRAME, 11, 12, { "current_frame" } },
+        { "cframe_current_frame", TYPE_TSTATE, 13, 99, { "current_frame" } },
+        { "cframe_current_frame", TYPE_TSTATE, TO_3_10, { "frame" } },
+        { "frame_code", TYPE_FRAME, FROM_3_11, { "f_code", "f_executable" } },
+        { "frame_previous", TYPE_FRAME, FROM_3_11, { "previous" } },
+        { "frame_instr", TYPE_FRAME, FROM_3_11, { "prev_instr", "instr_ptr" } },
+        { "frame_is_entry", TYPE_FRAME, FROM_3_11, { "is_entry" } },
+        { "frame_owner", TYPE_FRAME, FROM_3_11, { "owner" } },
+        { "frame_code", TYPE_FRAME_OBJECT, TO_3_10, { "f_code" } },
+        { "frame_previous", TYPE_FRAME_OBJECT, TO_3_10, { "f_back" } },
+        { "frame_instr", TYPE_FRAME_OBJECT, TO_3_10, { "f_lasti" } },
+        { "object_type", TYPE_OBJECT, ANY, { "ob_type" } },
+        { "code_filename", TYPE_CODE, ANY, { "co_filename" } },
+        { "code_name", TYPE_CODE, ANY, { "co_name" } },
+        { "code_qualname", TYPE_CODE, ANY, { "co_qualname" } },
+        { "code_firstlineno", TYPE_CODE, ANY, { "co_firstlineno" } },
+        { "code_linetable", TYPE_CODE, ANY, { "co_linetable", "co_lnotab" } },
+        { "code_bytecode", TYPE_CODE, FROM_3_11, { "co_code_adaptive" } },
+        { "unicode_length", TYPE_ASCII, ANY, { "length" } },
+        { "unicode_state", TYPE_ASCII, ANY, { "state" } },
+        { "unicode_ascii_data", TYPE_ASCII, ANY, { NULL } },
+        { "unicode_compact_data", TYPE_COMPACT, ANY, { NULL } },
+        { "bytes_size", TYPE_BYTES, ANY, { "ob_base.ob_size" } },
+        { "bytes_data", TYPE_BYTES, ANY, { "ob_sval" } },
 };
 
 /* Follow typedefs and qualifiers to the structure: true and *die, false when it is none. */
@@ -225,7 +235,8 @@ int python_dwarf_layout(int fd, uint32_t version_hex, PythonLayout *ret, bool *f
                 uint64_t size, off = UINT64_MAX;
                 int bytes;
 
-                if (i < 0 || !have[spec->type] || PYTHON_VERSION_MINOR(version_hex) < spec->min_minor)
+                if (i < 0 || !have[spec->type] || PYTHON_VERSION_MINOR(version_hex) < spec->min_minor ||
+                    PYTHON_VERSION_MINOR(version_hex) > spec->max_minor)
                         continue;
                 bytes = dwarf_bytesize(&types[spec->type]);
                 if (bytes < 0)
@@ -242,18 +253,6 @@ int python_dwarf_layout(int fd, uint32_t version_hex, PythonLayout *ret, bool *f
                 *python_layout_field(ret, (size_t)i) = (uint32_t)off;
                 found[i] = true;
                 n++;
-        }
-        /* 3.13 moved the current frame into PyThreadState: no _PyCFrame. */
-        if (PYTHON_VERSION_MINOR(version_hex) >= 13 && have[TYPE_TSTATE]) {
-                uint64_t off;
-                ssize_t i = field_index("cframe_current_frame");
-
-                if (i >= 0 && member_offset(&types[TYPE_TSTATE], "current_frame", &off) == 0 &&
-                    off <= UINT32_MAX) {
-                        *python_layout_field(ret, (size_t)i) = (uint32_t)off;
-                        found[i] = true;
-                        n++;
-                }
         }
         dwarf_end(dwarf);
         elf_end(elf);

@@ -53,14 +53,15 @@ const size_t python_layout_n_fields = ELEMENTSOF(python_layout_fields);
  * (an int, the index of the last instruction, not a pointer); cframe_current_frame is PyThreadState.frame.
  *
  * 3.11 is Debian's 3.11.2 and pyenv's 3.11.7 as their debug info says, and as the running interpreters show
- * (test-python-detect). The other minors have no interpreter on this machine: their numbers were written from
- * CPython's headers and then derived a second way, independently: the struct definitions that bindgen made of
- * the headers of 3.8.0, 3.9.5, 3.10.0, 3.12.0 and 3.13.0 (py-spy's bindings), laid out by a compiler and asked
- * for each field's offset. Every number written from the headers agreed with it; the TSS keys of 3.9, 3.10,
- * 3.12 and 3.13, interp_threads_head of 3.12 and 3.13 and runtime_interpreters_head of 3.13 come from it alone.
- * _PyRuntime's TSS key of 3.8 is NONE: no such derivation was at hand. The runtime's and the interpreter's structures of 3.12 and 3.13 (runtime_*,
- * interp_threads_head) depend on build options more than the others: an interpreter's DWARF, where there is
- * one, takes precedence (python-offsets.c). docs/PYTHON.md has the table. */
+ * (test-python-detect). The other minors have no interpreter on this machine: their numbers were written
+ * from CPython's headers and then derived a second way, independently: the struct definitions that bindgen
+ * made of the headers of 3.8.0, 3.9.5, 3.10.0, 3.12.0 and 3.13.0 (py-spy's bindings), laid out by a
+ * compiler and asked for each field's offset. Every number written from the headers agreed with it; the TSS
+ * keys of 3.9, 3.10, 3.12 and 3.13, interp_threads_head of 3.12 and 3.13 and runtime_interpreters_head of
+ * 3.13 come from it alone. _PyRuntime's TSS key of 3.8 is NONE: no such derivation was at hand. The
+ * runtime's and the interpreter's structures (runtime_*, interp_threads_head) move with micro versions and
+ * build options more than the others: an interpreter's DWARF, where there is one, takes precedence
+ * (python-offsets.c). docs/PYTHON.md has the table. */
 static const PythonVersionTable tables[] = {
         {
                 .minor = 8,
