@@ -21,9 +21,10 @@ bool python_version_valid(uint32_t v);
  * -EINVAL when it is not one. */
 int python_version_parse(const char *s, size_t len, uint32_t *ret);
 
-/* Scan a block of NUL-separated strings (an ELF's .rodata) for the PY_VERSION string: a whole string that
- * parses as a version of Python 3.6 or later. 0 and *ret when all such strings agree on the minor version
- * (the first of them taken), -ENOENT when there is none, -ENOTUNIQ when two minors appear. */
+/* Scan a block of NUL-separated strings (an ELF's .rodata) for the PY_VERSION string: a string that is, or
+ * ends with after a '/', '-' or ' ', a version of Python 3.6 or later (a linker may keep PY_VERSION as the
+ * tail of a longer string: "/root/.pyenv/versions/3.11.7"). 0 and *ret when all such strings agree on the
+ * minor version (the first of them taken), -ENOENT when there is none, -ENOTUNIQ when two minors appear. */
 int python_version_scan(const uint8_t *data, size_t size, uint32_t *ret);
 
 /* "3.11.2" for v into buf (at least 32 bytes). */

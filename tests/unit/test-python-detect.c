@@ -205,6 +205,13 @@ START_TEST(test_version_parse)
         ck_assert_uint_eq(v, 0x030b02f0);
         ck_assert_int_eq(python_version_scan(two, sizeof(two) - 1, &v), -ENOTUNIQ);
         ck_assert_int_eq(python_version_scan((const uint8_t *)"3.2.0", 5, &v), -ENOENT);
+        /* The tail of a longer string, after a separator only. */
+        ck_assert_int_eq(python_version_scan((const uint8_t *)"/opt/python-3.10.12", 19, &v), 0);
+        ck_assert_uint_eq(v, 0x030a0cf0);
+        ck_assert_int_eq(python_version_scan((const uint8_t *)"usage 3.9.1rc1", 14, &v), 0);
+        ck_assert_uint_eq(v, 0x030901c1);
+        ck_assert_int_eq(python_version_scan((const uint8_t *)"x3.10.12", 8, &v), -ENOENT);
+        ck_assert_int_eq(python_version_scan((const uint8_t *)"/a/3.10.1\0/b/3.12.0", 20, &v), -ENOTUNIQ);
         ck_assert(!python_version_valid(0x020718f0));
         ck_assert(python_version_valid(0x030b02f0));
 }
@@ -254,7 +261,6 @@ START_TEST(test_pyenv)
 {
         _cleanup_(python_interpreter_freep) PythonInterpreter *p = NULL;
         PythonOffsets o;
-        int r;
 
         if (!exists(arg_pyenv_lib) || !exists(arg_pyenv_exe)) {
                 printf("pyenv's Python 3.11 absent: skipped\n");
@@ -270,13 +276,25 @@ START_TEST(test_pyenv)
         check_in_text(arg_pyenv_lib, p->eval_start, p->eval_end);
         check_in_text(arg_pyenv_lib, p->eval_cold_start, p->eval_cold_end);
 
-        r = 0;
+        /* Its PY_VERSION string is the tail of the installation's path in .rodata: the fallback still finds it. */
+        {
+                _cleanup_(elf_file_freep) ElfFile *f = NULL;
+                _cleanup_close_ int fd = open(arg_pyenv_lib, O_RDONLY | O_CLOEXEC);
+                Elf_Data *rodata;
+                uint32_t v = 0;
+
+                ck_assert_int_ge(fd, 0);
+                ck_assert_int_eq(elf_file_open(fd, &f), 0);
+                ck_assert_int_eq(python_elf_section(f, ".rodata", UINT64_C(64) << 20, &rodata), 0);
+                ck_assert_int_eq(python_version_scan(rodata->d_buf, rodata->d_size, &v), 0);
+                ck_assert_uint_eq(v, p->version_hex);
+        }
+
         fill(arg_pyenv_lib, p, &o);
         check_dwarf_equals_table(&o);
         /* A library: the member table's pointers come from its R_X86_64_RELATIVE relocations. */
         check_members_agree(&o);
         check_live(arg_pyenv_exe, &o.layout);
-        (void)r;
 }
 END_TEST
 
