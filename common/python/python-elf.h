@@ -13,10 +13,10 @@
  * the file's word: a caller checks what it makes of it. */
 
 typedef struct PythonSymbol {
-        const char *name;  /* in: the exact name */
-        uint64_t value;    /* out: st_value, the file's virtual address */
-        uint64_t size;     /* out: st_size */
-        bool found;        /* out: defined (not SHN_UNDEF) in a table looked at */
+        const char *name; /* in: the exact name */
+        uint64_t value;   /* out: st_value, the file's virtual address */
+        uint64_t size;    /* out: st_size */
+        bool found;       /* out: defined (not SHN_UNDEF) in a table looked at */
 } PythonSymbol;
 
 /* Look for the wanted symbols in f's .dynsym and .symtab (a symbol defined in either; the first definition
@@ -31,8 +31,8 @@ bool python_elf_has_section(ElfFile *f, const char *name);
  * other errors as elf_file_section(). */
 int python_elf_section(ElfFile *f, const char *name, uint64_t max, Elf_Data **ret_data);
 
-/* size bytes of the file's image of virtual address vaddr (a PT_LOAD segment's file part): 0, -ENOENT when no
- * segment's file part holds all of them (.bss, an address of nothing), -EIO when the file shrank. */
+/* size bytes of the file's image of virtual address vaddr (a PT_LOAD segment's file part): 0, -ENOENT when
+ * no segment's file part holds all of them (.bss, an address of nothing), -EIO when the file shrank. */
 int python_elf_read(ElfFile *f, uint64_t vaddr, void *buf, size_t size);
 
 /* The pointer stored at vaddr as the loader would make it, as a virtual address of the file: for a

@@ -6,6 +6,7 @@
 #include "debug-file.h"
 #include "elf-util.h"
 #include "log.h"
+#include "python-debug-offsets.h"
 #include "python-dwarf.h"
 #include "python-elf.h"
 #include "python-offsets.h"
@@ -23,9 +24,8 @@
 #define CODE_OFFSET_MAX 4096
 
 static const char *const source_names[_PYTHON_LAYOUT_SOURCE_MAX] = {
-        [PYTHON_LAYOUT_SOURCE_NONE] = "none",
-        [PYTHON_LAYOUT_SOURCE_TABLE] = "table",
-        [PYTHON_LAYOUT_SOURCE_MEMBERS] = "members",
+        [PYTHON_LAYOUT_SOURCE_NONE] = "none",       [PYTHON_LAYOUT_SOURCE_TABLE] = "table",
+        [PYTHON_LAYOUT_SOURCE_MEMBERS] = "members", [PYTHON_LAYOUT_SOURCE_DEBUG_OFFSETS] = "debug-offsets",
         [PYTHON_LAYOUT_SOURCE_DWARF] = "dwarf",
 };
 
@@ -122,6 +122,22 @@ static int layout_from_members(ElfFile *f, const PythonInterpreter *p, PythonOff
         return n;
 }
 
+static int layout_from_debug_offsets(ElfFile *f, const PythonInterpreter *p, PythonOffsets *o)
+{
+        PythonLayout published = o->layout;
+        bool found[PYTHON_LAYOUT_FIELDS_MAX] = {};
+        int r;
+
+        r = python_debug_offsets_read(f, p, &published, found);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < python_layout_n_fields; i++)
+                if (found[i])
+                        offer(o, i, python_layout_field_get(&published, i),
+                              PYTHON_LAYOUT_SOURCE_DEBUG_OFFSETS);
+        return r;
+}
+
 static int layout_from_dwarf(int fd, const PythonInterpreter *p, const char *root, PythonOffsets *o)
 {
         _cleanup_close_ int debug_fd = -1;
@@ -170,10 +186,13 @@ int python_offsets_fill(int fd, const PythonInterpreter *p, const char *root, Py
 
         /* Worst source first, so that each better one may overrule it. */
         o.members_result = elf_file_open(fd, &f);
-        if (o.members_result >= 0)
+        o.debug_offsets_result = o.members_result;
+        if (o.members_result >= 0) {
                 o.members_result = layout_from_members(f, p, &o);
+                o.debug_offsets_result = layout_from_debug_offsets(f, p, &o);
+        }
         o.dwarf_result = layout_from_dwarf(fd, p, root, &o);
-        if (IN_SET(-ENOMEM, o.members_result, o.dwarf_result))
+        if (IN_SET(-ENOMEM, o.members_result, o.debug_offsets_result, o.dwarf_result))
                 return -ENOMEM;
         *ret = o;
         return 0;

@@ -57,7 +57,8 @@ int python_version_parse(const char *s, size_t len, uint32_t *ret)
         return 0;
 }
 
-/* A version that the string s (len bytes) is, or ends with after a '/', '-' or ' ': "3.11.2", and the tail of
+/* A version that the string s (len bytes) is, or ends with after a '/', '-' or ' ': "3.11.2", and the tail
+ * of
  * "/usr/lib/python-3.11.7" (a linker merging strings keeps "3.11.7" as the tail of a longer one that ends
  * with it, as in pyenv's builds, where PY_VERSION is the tail of the installation's path). */
 static int version_in_string(const char *s, size_t len, uint32_t *ret)
@@ -67,7 +68,8 @@ static int version_in_string(const char *s, size_t len, uint32_t *ret)
         /* The longest version string is "255.255.255rc15+". */
         if (len >= 5 && len <= 16 && python_version_parse(s, len, ret) == 0)
                 return 0;
-        while (tail > 0 && s[tail - 1] != '/' && s[tail - 1] != '-' && s[tail - 1] != ' ' && len - tail <= 16)
+        while (tail > 0 && s[tail - 1] != '/' && s[tail - 1] != '-' && s[tail - 1] != ' ' &&
+               len - tail <= 16)
                 tail--;
         if (tail == 0 || len - tail < 5 || len - tail > 16)
                 return -EINVAL;
@@ -85,7 +87,8 @@ int python_version_scan(const uint8_t *data, size_t size, uint32_t *ret)
                 size_t len = (end ? (size_t)(end - data) : size) - start;
                 uint32_t v;
 
-                if (version_in_string((const char *)data + start, len, &v) == 0 && PYTHON_VERSION_MINOR(v) >= 6) {
+                if (version_in_string((const char *)data + start, len, &v) == 0 &&
+                    PYTHON_VERSION_MINOR(v) >= 6) {
                         if (any && PYTHON_VERSION_MINOR(v) != PYTHON_VERSION_MINOR(found))
                                 return -ENOTUNIQ;
                         if (!any)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What common/python/ makes of interpreter files: for each path, its version and addresses, then each field of
- * its PythonLayout with the source it came from and the sources that agree, and the time detection and the layout
- * took. For docs/PYTHON.md's figures and by hand: dump-python-layout /usr/bin/python3.11 */
+/* What common/python/ makes of interpreter files: for each path, its version and addresses, then each field
+ * of its PythonLayout with the source it came from and the sources that agree, and the time detection and
+ * the layout took. For docs/PYTHON.md's figures and by hand: dump-python-layout /usr/bin/python3.11 */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -55,9 +55,11 @@ static int dump(const char *path)
                 printf("  no layout: %s\n", strerror(-r));
                 return r;
         }
-        printf("  DWARF gave %d fields, the member table %d; %u conflicts; the table of 3.%u is %s\n",
-               o.dwarf_result, o.members_result, o.conflicts, PYTHON_VERSION_MINOR(p->version_hex),
-               o.table_verified ? "verified" : "unverified");
+        printf("  DWARF gave %d fields, _Py_DebugOffsets %d, the member table %d; %u conflicts; the table "
+               "of 3.%u "
+               "is %s\n",
+               o.dwarf_result, o.debug_offsets_result, o.members_result, o.conflicts,
+               PYTHON_VERSION_MINOR(p->version_hex), o.table_verified ? "verified" : "unverified");
         for (size_t i = 0; i < python_layout_n_fields; i++) {
                 uint32_t v = python_layout_field_get(&o.layout, i);
                 char agreed[64] = "";
@@ -70,7 +72,7 @@ static int dump(const char *path)
                 if (v == PYTHON_LAYOUT_NONE)
                         printf("  %-26s %6s\n", python_layout_fields[i].name, "-");
                 else
-                        printf("  %-26s %6" PRIu32 "  %-8s (%s)\n", python_layout_fields[i].name, v,
+                        printf("  %-26s %6" PRIu32 "  %-13s (%s)\n", python_layout_fields[i].name, v,
                                python_layout_source_to_string((PythonLayoutSource)o.source[i]), agreed);
         }
         printf("  detection %.1f ms, layout %.1f ms\n", t1 - t0, t2 - t1);

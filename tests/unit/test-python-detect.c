@@ -24,7 +24,7 @@
  * that is /bin/true, the first half of Debian's, Debian's with another build-id, and python-layout-check.py.
  */
 static const char *arg_debian, *arg_pyenv_lib, *arg_pyenv_exe, *arg_fake, *arg_truncated, *arg_other_id,
-        *arg_check_script, *arg_stand_in_lib, *arg_stand_in_exe;
+        *arg_check_script, *arg_stand_in_lib, *arg_stand_in_exe, *arg_stand_in_313;
 
 static bool exists(const char *path)
 {
@@ -251,6 +251,7 @@ START_TEST(test_debian)
         fill(arg_debian, p, &o);
         ck_assert_uint_eq(o.layout.version_hex, 0x030b02f0);
         check_dwarf_equals_table(&o);
+        ck_assert_int_eq(o.debug_offsets_result, -ENOENT);
         /* A position-dependent executable: the member table's pointers are in the file as they are run. */
         check_members_agree(&o);
         check_live(arg_debian, &o.layout);
@@ -276,7 +277,8 @@ START_TEST(test_pyenv)
         check_in_text(arg_pyenv_lib, p->eval_start, p->eval_end);
         check_in_text(arg_pyenv_lib, p->eval_cold_start, p->eval_cold_end);
 
-        /* Its PY_VERSION string is the tail of the installation's path in .rodata: the fallback still finds it. */
+        /* Its PY_VERSION string is the tail of the installation's path in .rodata: the fallback still finds
+         * it. */
         {
                 _cleanup_(elf_file_freep) ElfFile *f = NULL;
                 _cleanup_close_ int fd = open(arg_pyenv_lib, O_RDONLY | O_CLOEXEC);
@@ -341,7 +343,7 @@ END_TEST
  * relocations (the library) or as stored (the executable), and believed over the table where they differ. */
 START_TEST(test_stand_in)
 {
-        const char *paths[] = { arg_stand_in_lib, arg_stand_in_exe };
+        const char *paths[] = {arg_stand_in_lib, arg_stand_in_exe};
 
         for (size_t k = 0; k < ELEMENTSOF(paths); k++) {
                 _cleanup_(python_interpreter_freep) PythonInterpreter *p = detect(paths[k]);
@@ -368,6 +370,35 @@ START_TEST(test_stand_in)
                 ck_assert_uint_eq(o.layout.frame_previous, 48);
                 ck_assert_int_eq(o.source[field_index("frame_previous")], PYTHON_LAYOUT_SOURCE_TABLE);
         }
+}
+END_TEST
+
+/* The stand-in of 3.13: _Py_DebugOffsets read from its _PyRuntime, believed over the member table and the
+ * checked-in table (its frame owner at 74 where the table says 70); the fields it does not publish stay the
+ * table's. */
+START_TEST(test_debug_offsets)
+{
+        _cleanup_(python_interpreter_freep) PythonInterpreter *p = detect(arg_stand_in_313);
+        size_t owner = field_index("frame_owner"), filename = field_index("code_filename");
+        size_t compact = field_index("unicode_compact_data"), cframe = field_index("tstate_cframe");
+        PythonOffsets o;
+
+        ck_assert_uint_eq(p->version_hex, 0x030d00f0);
+        fill(arg_stand_in_313, p, &o);
+        ck_assert_int_eq(o.debug_offsets_result, 21);
+        ck_assert_int_eq(o.members_result, 5);
+        ck_assert_uint_eq(o.conflicts, 1);
+        ck_assert_uint_eq(o.layout.frame_owner, 74);
+        ck_assert_int_eq(o.source[owner], PYTHON_LAYOUT_SOURCE_DEBUG_OFFSETS);
+        ck_assert_uint_eq(o.agreed[owner], 1u << PYTHON_LAYOUT_SOURCE_DEBUG_OFFSETS);
+        ck_assert_int_eq(o.source[filename], PYTHON_LAYOUT_SOURCE_DEBUG_OFFSETS);
+        ck_assert_uint_eq(o.agreed[filename], (1u << PYTHON_LAYOUT_SOURCE_TABLE) |
+                                                      (1u << PYTHON_LAYOUT_SOURCE_MEMBERS) |
+                                                      (1u << PYTHON_LAYOUT_SOURCE_DEBUG_OFFSETS));
+        ck_assert_uint_eq(o.layout.cframe_current_frame, 72);
+        ck_assert_int_eq(o.source[compact], PYTHON_LAYOUT_SOURCE_TABLE);
+        ck_assert_uint_eq(o.layout.tstate_cframe, PYTHON_LAYOUT_NONE);
+        ck_assert_int_eq(o.source[cframe], PYTHON_LAYOUT_SOURCE_NONE);
 }
 END_TEST
 
@@ -399,6 +430,7 @@ static Suite *python_detect_suite(void)
         tcase_add_test(tc, test_not_interpreters);
         tcase_add_test(tc, test_other_build_id);
         tcase_add_test(tc, test_stand_in);
+        tcase_add_test(tc, test_debug_offsets);
         tcase_add_test(tc, test_unknown_version);
         suite_add_tcase(s, tc);
         return s;
@@ -406,10 +438,10 @@ static Suite *python_detect_suite(void)
 
 int main(int argc, char **argv)
 {
-        if (argc != 10) {
+        if (argc != 11) {
                 fprintf(stderr,
                         "usage: %s PYTHON3.11 PYENV-LIBPYTHON PYENV-PYTHON FAKE TRUNCATED OTHER-BUILD-ID "
-                        "CHECK-SCRIPT STAND-IN-LIB STAND-IN-EXE\n",
+                        "CHECK-SCRIPT STAND-IN-LIB STAND-IN-EXE STAND-IN-3.13\n",
                         argv[0]);
                 return 2;
         }
@@ -422,5 +454,6 @@ int main(int argc, char **argv)
         arg_check_script = argv[7];
         arg_stand_in_lib = argv[8];
         arg_stand_in_exe = argv[9];
+        arg_stand_in_313 = argv[10];
         return run_suite(python_detect_suite());
 }
