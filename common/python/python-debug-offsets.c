@@ -68,14 +68,6 @@ static uint64_t u64_at(const uint8_t *table, unsigned at)
         return v;
 }
 
-static ssize_t field_index(const char *name)
-{
-        for (size_t i = 0; i < python_layout_n_fields; i++)
-                if (strcmp(python_layout_fields[i].name, name) == 0)
-                        return (ssize_t)i;
-        return -1;
-}
-
 int python_debug_offsets_read(ElfFile *f, const PythonInterpreter *p, PythonLayout *ret, bool *found)
 {
         uint8_t table[DEBUG_OFFSETS_SIZE];
@@ -102,11 +94,12 @@ int python_debug_offsets_read(ElfFile *f, const PythonInterpreter *p, PythonLayo
         for (size_t e = 0; e < ELEMENTSOF(entries); e++) {
                 uint64_t size = u64_at(table, entries[e].size), off = u64_at(table, entries[e].at);
 
-                if (size == 0 || size > STRUCT_SIZE_MAX || off > size || field_index(entries[e].field) < 0)
+                if (size == 0 || size > STRUCT_SIZE_MAX || off > size ||
+                    python_layout_field_index(entries[e].field) < 0)
                         return -EBADMSG;
         }
         for (size_t e = 0; e < ELEMENTSOF(entries); e++) {
-                size_t i = (size_t)field_index(entries[e].field);
+                size_t i = (size_t)python_layout_field_index(entries[e].field);
 
                 *python_layout_field(ret, i) = (uint32_t)u64_at(table, entries[e].at);
                 found[i] = true;

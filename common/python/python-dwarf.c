@@ -198,14 +198,6 @@ static int member_offset(const Dwarf_Die *st, const char *path, uint64_t *ret)
         return 0;
 }
 
-static ssize_t field_index(const char *name)
-{
-        for (size_t i = 0; i < python_layout_n_fields; i++)
-                if (strcmp(python_layout_fields[i].name, name) == 0)
-                        return (ssize_t)i;
-        return -1;
-}
-
 int python_dwarf_layout(int fd, uint32_t version_hex, PythonLayout *ret, bool *found)
 {
         Dwarf_Die types[_TYPE_MAX];
@@ -231,7 +223,7 @@ int python_dwarf_layout(int fd, uint32_t version_hex, PythonLayout *ret, bool *f
         find_types(dwarf, types, have);
         for (size_t s = 0; s < ELEMENTSOF(specs); s++) {
                 const FieldSpec *spec = &specs[s];
-                ssize_t i = field_index(spec->field);
+                ssize_t i = python_layout_field_index(spec->field);
                 uint64_t size, off = UINT64_MAX;
                 int bytes;
 

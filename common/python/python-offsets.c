@@ -54,14 +54,6 @@ static void offer(PythonOffsets *o, size_t i, uint32_t value, PythonLayoutSource
         o->source[i] = source;
 }
 
-static ssize_t field_index(const char *name)
-{
-        for (size_t i = 0; i < python_layout_n_fields; i++)
-                if (strcmp(python_layout_fields[i].name, name) == 0)
-                        return (ssize_t)i;
-        return -1;
-}
-
 /* The code object's members by the names PyCode_Type gives them. co_lnotab is a member up to 3.9 only (a
  * getter from 3.10, where co_linetable is the member). */
 static const struct {
@@ -112,7 +104,7 @@ static int layout_from_members(ElfFile *f, const PythonInterpreter *p, PythonOff
                                 continue;
                         if (strcmp(name, "co_lnotab") == 0 && PYTHON_VERSION_MINOR(p->version_hex) >= 10)
                                 continue;
-                        i = field_index(code_members[k].field);
+                        i = python_layout_field_index(code_members[k].field);
                         if (i < 0)
                                 continue;
                         offer(o, (size_t)i, (uint32_t)offset, PYTHON_LAYOUT_SOURCE_MEMBERS);

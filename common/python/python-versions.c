@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stddef.h>
+#include <string.h>
 
 #include "macros.h"
 #include "python-versions.h"
@@ -35,6 +36,14 @@ const PythonLayoutField python_layout_fields[] = {
         FIELD(bytes_data),
 };
 const size_t python_layout_n_fields = ELEMENTSOF(python_layout_fields);
+
+ssize_t python_layout_field_index(const char *name)
+{
+        for (size_t i = 0; i < python_layout_n_fields; i++)
+                if (strcmp(python_layout_fields[i].name, name) == 0)
+                        return (ssize_t)i;
+        return -1;
+}
 
 #define NONE PYTHON_LAYOUT_NONE
 

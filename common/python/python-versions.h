@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "python-layout.h"
 
@@ -19,6 +20,9 @@ typedef struct PythonLayoutField {
 
 extern const PythonLayoutField python_layout_fields[];
 extern const size_t python_layout_n_fields;
+
+/* The index of the field of this name in python_layout_fields, or -1. */
+ssize_t python_layout_field_index(const char *name);
 
 static inline uint32_t *python_layout_field(PythonLayout *l, size_t i)
 {
