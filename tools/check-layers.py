@@ -26,7 +26,8 @@ ALLOWED = {
     "common/symbols": ["common", "common/symbols"],
     "common/unwind": ["common", "common/symbols", "common/unwind"],
     "common/profile": ["common", "common/profile"],
-    "daemon": ["common", "common/symbols", "common/unwind", "common/profile", "daemon", "bpf"],
+    "common/python": ["common", "common/symbols", "common/python"],
+    "daemon": ["common", "common/symbols", "common/unwind", "common/profile", "common/python", "daemon", "bpf"],
     "client": ["common", "common/profile", "client", "client/flamegraph", "client/pprof"],
     # The flame graph: on the client's bus library, under vprofctl and the exporter.
     "client/flamegraph": ["common", "common/profile", "client", "client/flamegraph"],
@@ -94,6 +95,7 @@ EXTERNAL = {
     "common/symbols": {"libelf", "liblzma", "libiberty", "libdw"},
     "common/unwind": {"libelf", "nettle"},
     "common/profile": set(),
+    "common/python": set(),
     # elfutils/debuginfod.h only to check our declarations of the functions the daemon dlopen()s.
     "daemon": {"libbpf", "libsystemd", "libdebuginfod"},
     "client/pprof": {"libsystemd", "protobuf-c", "zlib"},

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The live interpreter that test-python-code.c reads (run by /usr/bin/python3.11).
+
+Prints, then waits for its standard input to close:
+
+    types ID(code type) ID(str) ID(bytes)
+    code ADDRESS FIRSTLINENO QUALNAME_HEX FILENAME_HEX ADAPTIVE_HEX
+    lines L0 L1 ...                      (PyCode_Addr2Line() per code unit, -1 for none)
+    generator ADDRESS CODE_ADDRESS LINE  (a suspended generator: its frame's line)
+    list ADDRESS                         (an object that is no code object)
+    ready
+
+The names are what the reader must give: UTF-8, with Python's backslashreplace for what UTF-8 cannot carry.
+Code objects: a method's nested function (Outer.method.<locals>.inner), names in Latin-1 (naïve_ü), in the
+BMP (函数) and beyond it (𠀀), and code compiled for files of such names, one with a lone surrogate."""
+import ctypes
+import sys
+
+addr2line = ctypes.pythonapi.PyCode_Addr2Line
+addr2line.argtypes = [ctypes.py_object, ctypes.c_int]
+addr2line.restype = ctypes.c_int
+
+
+class Outer:
+    def method(self):
+        def inner(x):
+            total = 0
+            for i in range(x):
+                total += i * i
+            return total
+        return inner
+
+
+def naïve_ü(n):
+    return [n,
+            n + 1]
+
+
+def 函数():
+    return 1
+
+
+def 𠀀():
+    return 2
+
+
+def counting(n):
+    for i in range(n):
+        yield i
+        yield -i
+
+
+def compiled(filename):
+    namespace = {}
+    exec(compile("x = 1\n\n\ndef from_file(a):\n    b = a + 1\n    return b\n", filename, "exec"), namespace)
+    return namespace["from_file"].__code__
+
+
+def hexname(s):
+    return s.encode("utf-8", "backslashreplace").hex() or "-"
+
+
+def main():
+    codes = [Outer().method().__code__, Outer.method.__code__, naïve_ü.__code__, 函数.__code__, 𠀀.__code__,
+             counting.__code__, compiled("/tmp/vprof test/ünï 名 🐍.py"), compiled("/tmp/bad\udcff.py")]
+    print("types", id(type(codes[0])), id(str), id(bytes))
+    for code in codes:
+        print("code", id(code), code.co_firstlineno, hexname(code.co_qualname), hexname(code.co_filename),
+              code._co_code_adaptive.hex())
+        print("lines", *[addr2line(code, 2 * u) for u in range(len(code.co_code) // 2)])
+    gen = counting(10)
+    next(gen)
+    next(gen)
+    next(gen)
+    print("generator", id(gen), id(gen.gi_code), gen.gi_frame.f_lineno)
+    a_list = [1, 2, 3]
+    print("list", id(a_list))
+    print("ready", flush=True)
+    sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()
