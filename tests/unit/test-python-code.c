@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Code objects of a live /usr/bin/python3.11 read through process_vm_readv() (common/python/code-reader.h):
+/* Code objects of a live /usr/bin/python3.11 (and pyenv's 3.12 and 3.13 where they are here) read through
+ * process_vm_readv() (common/python/code-reader.h):
  * the script python-code-target.py prints the addresses of its code objects with their names, files, lines
  * per code unit and bytecode, and a suspended generator's line; the reader must find the same. Then the same
  * objects damaged in a copy laid over the process's memory (huge lengths, wrong types, wild pointers), and the
@@ -59,8 +60,48 @@ static PythonLayout python_layout_3_11_for_tests(void)
         };
 }
 
-/* offsetof(PyGenObject, gi_iframe) in 3.11: a generator's frame lives in the generator object. */
-#define GENERATOR_FRAME_3_11 80
+/* pyenv's 3.12.1 and 3.13.0, from their headers the same way: the fields the reader and this test use. From
+ * 3.13 the frame's instruction pointer (instr_ptr) points at the instruction itself, not the one before, and
+ * the interpreter finds the line from it the same way. */
+static PythonLayout python_layout_3_12_or_3_13_for_tests(uint32_t version_hex)
+{
+        return (PythonLayout){
+                .version_hex = version_hex,
+                .frame_code = 0,
+                .frame_previous = 8,
+                .frame_instr = 56,
+                .frame_owner = 70,
+                .object_type = 8,
+                .code_filename = 112,
+                .code_name = 120,
+                .code_qualname = 128,
+                .code_firstlineno = 68,
+                .code_linetable = 136,
+                .code_bytecode = version_hex >= 0x030d0000 ? 200 : 192,
+                .unicode_length = 16,
+                .unicode_state = 32,
+                .unicode_ascii_data = 40,
+                .unicode_compact_data = 56,
+                .bytes_size = 16,
+                .bytes_data = 32,
+                .runtime_tss_key = PYTHON_LAYOUT_NONE,
+                .runtime_tss_initialized = PYTHON_LAYOUT_NONE,
+                .runtime_interpreters_head = PYTHON_LAYOUT_NONE,
+                .interp_threads_head = PYTHON_LAYOUT_NONE,
+                .tstate_next = PYTHON_LAYOUT_NONE,
+                .tstate_native_thread_id = PYTHON_LAYOUT_NONE,
+                .tstate_cframe = PYTHON_LAYOUT_NONE,
+                .cframe_current_frame = PYTHON_LAYOUT_NONE,
+                .frame_is_entry = PYTHON_LAYOUT_NONE,
+        };
+}
+
+/* An interpreter to read: Debian's, the target, and pyenv's where this machine has them. */
+typedef struct Interpreter {
+        const char *path;
+        PythonLayout layout;
+        uint32_t generator_frame; /* offsetof(PyGenObject, gi_iframe): a generator's frame is inside it */
+} Interpreter;
 
 #define MAX_CODES 16
 #define MAX_UNITS 512
@@ -187,7 +228,7 @@ static void parse_line(Target *t, char *line)
 }
 
 /* Starts the script and reads what it printed up to "ready". */
-static void target_start(Target *t)
+static void target_start(Target *t, const char *python)
 {
         int in[2], out[2];
         _cleanup_fclose_ FILE *f = NULL;
@@ -204,7 +245,7 @@ static void target_start(Target *t)
                 dup2(out[1], STDOUT_FILENO);
                 close(in[1]);
                 close(out[0]);
-                execl("/usr/bin/python3.11", "python3.11", "-E", "-B", arg_script, (char *)NULL);
+                execl(python, python, "-E", "-B", arg_script, (char *)NULL);
                 _exit(127);
         }
         close(in[0]);
@@ -231,17 +272,19 @@ static void target_stop(Target *t)
         ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-static void check_code(const PythonLayout *l, const PythonMemory *m, const Target *t, const ExpectedCode *e,
-                       const PythonCode *c)
+static void check_code(const PythonMemory *m, const ExpectedCode *e, const PythonCode *c)
 {
         uint8_t bytecode[2 * MAX_UNITS];
 
         ck_assert_str_eq(c->qualname, e->qualname);
         ck_assert_str_eq(c->filename, e->filename);
         ck_assert_int_eq(c->firstlineno, e->firstlineno);
-        /* The bytecode is where the layout says: the bytes the interpreter runs. */
+        /* The bytecode is where the layout says: the instructions the interpreter runs. The script zeroes the
+         * inline cache entries (opcode CACHE), whose counters 3.12 shows otherwise than it keeps them. */
         ck_assert_int_eq(m->read(m->ctx, c->bytecode, bytecode, 2 * e->units), 0);
-        ck_assert_mem_eq(bytecode, e->bytecode, 2 * e->units);
+        for (size_t u = 0; u < e->units; u++)
+                if (e->bytecode[2 * u] != 0 || e->bytecode[2 * u + 1] != 0)
+                        ck_assert_mem_eq(bytecode + 2 * u, e->bytecode + 2 * u, 2);
         for (size_t u = 0; u < e->units; u++) {
                 int line = -7, r = python_code_line(c, c->bytecode + 2 * u, &line);
 
@@ -250,26 +293,25 @@ static void check_code(const PythonLayout *l, const PythonMemory *m, const Targe
         ck_assert_int_eq(python_code_line(c, c->bytecode + 1, &(int){ 0 }), -EINVAL);
         ck_assert_int_eq(python_code_line(c, c->bytecode - 4, &(int){ 0 }), -ENOENT);
         ck_assert_int_eq(python_code_line(c, c->bytecode + 2 * e->units, &(int){ 0 }), -ENOENT);
-        (void)l;
-        (void)t;
 }
 
-START_TEST(test_live_code_objects)
+static void check_interpreter(const Interpreter *in)
 {
-        PythonLayout l = python_layout_3_11_for_tests();
+        const PythonLayout *l = &in->layout;
         Target t;
         Memory mem;
         PythonMemory m = { .read = read_memory, .ctx = &mem };
+        _cleanup_(python_code_freep) PythonCode *c = NULL;
         uint64_t frame, code, instr;
         int line = 0;
 
-        target_start(&t);
+        target_start(&t, in->path);
         mem = (Memory){ .pid = t.pid };
         for (size_t i = 0; i < t.n_codes; i++) {
-                _cleanup_(python_code_freep) PythonCode *c = NULL;
+                _cleanup_(python_code_freep) PythonCode *one = NULL;
 
-                ck_assert_int_eq(python_code_read(&l, &t.types, &m, t.codes[i].address, &c), 0);
-                check_code(&l, &m, &t, &t.codes[i], c);
+                ck_assert_int_eq(python_code_read(l, &t.types, &m, t.codes[i].address, &one), 0);
+                check_code(&m, &t.codes[i], one);
         }
         /* The names the script made to be read: nesting, the kinds of str, an unencodable file name. */
         ck_assert_str_eq(t.codes[0].qualname, "Outer.method.<locals>.inner");
@@ -281,19 +323,33 @@ START_TEST(test_live_code_objects)
 
         /* A suspended generator's frame, as the frame walker will find frames: its code and instruction pointer
          * give the line the interpreter gives. */
-        frame = t.generator + GENERATOR_FRAME_3_11;
-        ck_assert_int_eq(m.read(m.ctx, frame + l.frame_code, &code, sizeof(code)), 0);
+        frame = t.generator + in->generator_frame;
+        ck_assert_int_eq(m.read(m.ctx, frame + l->frame_code, &code, sizeof(code)), 0);
         ck_assert_uint_eq(code, t.generator_code);
-        ck_assert_int_eq(m.read(m.ctx, frame + l.frame_instr, &instr, sizeof(instr)), 0);
-        {
-                _cleanup_(python_code_freep) PythonCode *c = NULL;
-
-                ck_assert_int_eq(python_code_read(&l, &t.types, &m, code, &c), 0);
-                ck_assert_int_eq(python_code_line(c, instr, &line), 0);
-                ck_assert_int_eq(line, t.generator_line);
-                ck_assert_str_eq(c->qualname, "counting");
-        }
+        ck_assert_int_eq(m.read(m.ctx, frame + l->frame_instr, &instr, sizeof(instr)), 0);
+        ck_assert_int_eq(python_code_read(l, &t.types, &m, code, &c), 0);
+        ck_assert_int_eq(python_code_line(c, instr, &line), 0);
+        ck_assert_int_eq(line, t.generator_line);
+        ck_assert_str_eq(c->qualname, "counting");
         target_stop(&t);
+        fprintf(stderr, "%s: %zu code objects and a generator's frame read\n", in->path, t.n_codes);
+}
+
+START_TEST(test_live_code_objects)
+{
+        const Interpreter interpreters[] = {
+                { "/usr/bin/python3.11", python_layout_3_11_for_tests(), 80 },
+                { "/root/.pyenv/versions/3.12.1/bin/python3.12", python_layout_3_12_or_3_13_for_tests(0x030c01f0), 72 },
+                { "/root/.pyenv/versions/3.13.0/bin/python3.13", python_layout_3_12_or_3_13_for_tests(0x030d00f0), 72 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(interpreters); i++) {
+                if (i > 0 && access(interpreters[i].path, X_OK) < 0) {
+                        fprintf(stderr, "%s: not here, skipped\n", interpreters[i].path);
+                        continue;
+                }
+                check_interpreter(&interpreters[i]);
+        }
 }
 END_TEST
 
@@ -320,7 +376,7 @@ START_TEST(test_hostile)
         _cleanup_(python_code_freep) PythonCode *c = NULL;
         char *s = NULL;
 
-        target_start(&t);
+        target_start(&t, "/usr/bin/python3.11");
         mem = (Memory){ .pid = t.pid };
         code = t.codes[2].address; /* naïve_ü: a compact non-ASCII name */
         ck_assert_int_eq(m.read(m.ctx, code + l.code_qualname, &qualname, sizeof(qualname)), 0);
@@ -396,7 +452,7 @@ START_TEST(test_cache)
         uint64_t code;
         unsigned reads;
 
-        target_start(&t);
+        target_start(&t, "/usr/bin/python3.11");
         mem = (Memory){ .pid = t.pid };
         code = t.codes[0].address;
         cache = python_code_cache_new(64, 1 << 20);
