@@ -5,12 +5,18 @@
 #include "hashmap.h"
 #include "python-code-cache.h"
 
+typedef struct CacheEntry {
+        PythonCode *code;
+        uint64_t generation; /* the generation it was last read or checked in */
+} CacheEntry;
+
 struct PythonCodeCache {
-        Hashmap *by_address; /* address -> PythonCode */
+        Hashmap *by_address; /* address -> CacheEntry */
         size_t max_entries;
         size_t max_bytes;
         size_t bytes;        /* python_code_memory() of the kept objects */
         size_t evict_next;   /* where the eviction's sweep goes on: oldest slots first, roughly, as a clock */
+        uint64_t generation;
         PythonCodeCacheStats stats;
 };
 
@@ -30,14 +36,20 @@ PythonCodeCache *python_code_cache_new(size_t max_entries, size_t max_bytes)
         return cache;
 }
 
+static void entry_free(CacheEntry *e)
+{
+        python_code_free(e->code);
+        free(e);
+}
+
 PythonCodeCache *python_code_cache_free(PythonCodeCache *cache)
 {
-        PythonCode *c;
+        CacheEntry *e;
 
         if (!cache)
                 return NULL;
-        HASHMAP_FOREACH(c, cache->by_address)
-                python_code_free(c);
+        HASHMAP_FOREACH(e, cache->by_address)
+                entry_free(e);
         hashmap_free(cache->by_address);
         free(cache);
         return NULL;
@@ -45,11 +57,11 @@ PythonCodeCache *python_code_cache_free(PythonCodeCache *cache)
 
 static void drop(PythonCodeCache *cache, uint64_t address)
 {
-        PythonCode *c = hashmap_remove(cache->by_address, UINT64_TO_PTR(address));
+        CacheEntry *e = hashmap_remove(cache->by_address, UINT64_TO_PTR(address));
 
-        if (c) {
-                cache->bytes -= python_code_memory(c);
-                python_code_free(c);
+        if (e) {
+                cache->bytes -= python_code_memory(e->code);
+                entry_free(e);
         }
 }
 
@@ -74,6 +86,7 @@ static int read_and_keep(PythonCodeCache *cache, const PythonLayout *l, const Py
                          const PythonMemory *m, uint64_t address, const PythonCode **ret)
 {
         _cleanup_(python_code_freep) PythonCode *c = NULL;
+        _cleanup_free_ CacheEntry *e = NULL;
         size_t size;
         int r;
 
@@ -82,13 +95,17 @@ static int read_and_keep(PythonCodeCache *cache, const PythonLayout *l, const Py
                 cache->stats.failed++;
                 return r;
         }
+        e = malloc(sizeof(CacheEntry));
+        if (!e)
+                return -ENOMEM;
         size = python_code_memory(c);
         make_room(cache, size);
-        r = hashmap_put(cache->by_address, UINT64_TO_PTR(address), c);
+        r = hashmap_put(cache->by_address, UINT64_TO_PTR(address), e);
         if (r < 0)
                 return r;
         cache->bytes += size;
-        *ret = TAKE_PTR(c);
+        *e = (CacheEntry){ .code = TAKE_PTR(c), .generation = cache->generation };
+        *ret = TAKE_PTR(e)->code;
         return 0;
 }
 
@@ -101,7 +118,7 @@ static bool fingerprint_equal(const PythonCodeFingerprint *a, const PythonCodeFi
 int python_code_cache_get(PythonCodeCache *cache, const PythonLayout *l, const PythonTypes *types,
                           const PythonMemory *m, uint64_t address, const PythonCode **ret)
 {
-        PythonCode *kept = hashmap_get(cache->by_address, UINT64_TO_PTR(address));
+        CacheEntry *kept = hashmap_get(cache->by_address, UINT64_TO_PTR(address));
         PythonCodeFingerprint now;
         int r;
 
@@ -109,11 +126,18 @@ int python_code_cache_get(PythonCodeCache *cache, const PythonLayout *l, const P
                 cache->stats.misses++;
                 return read_and_keep(cache, l, types, m, address, ret);
         }
+        if (kept->generation == cache->generation) {
+                cache->stats.hits++;
+                *ret = kept->code;
+                return 0;
+        }
 
         r = python_code_fingerprint(l, types, m, address, &now);
-        if (r >= 0 && fingerprint_equal(&now, &kept->fingerprint)) {
+        if (r >= 0 && fingerprint_equal(&now, &kept->code->fingerprint)) {
                 cache->stats.hits++;
-                *ret = kept;
+                cache->stats.checks++;
+                kept->generation = cache->generation;
+                *ret = kept->code;
                 return 0;
         }
         cache->stats.stale++;
@@ -123,6 +147,11 @@ int python_code_cache_get(PythonCodeCache *cache, const PythonLayout *l, const P
                 return r;
         }
         return read_and_keep(cache, l, types, m, address, ret);
+}
+
+void python_code_cache_next_generation(PythonCodeCache *cache)
+{
+        cache->generation++;
 }
 
 void python_code_cache_stats(const PythonCodeCache *cache, PythonCodeCacheStats *ret)

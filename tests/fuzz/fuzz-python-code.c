@@ -92,6 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
                 if (python_code_cache_get(cache, &layout, &loose, &m, address, &kept) >= 0)
                         check_code(kept);
+                if (i % 3 == 2)
+                        python_code_cache_next_generation(cache);
         }
         return 0;
 }

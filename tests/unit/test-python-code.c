@@ -460,13 +460,21 @@ START_TEST(test_cache)
 
         ck_assert_int_eq(python_code_cache_get(cache, &l, &t.types, &m, code, &c), 0);
         ck_assert_str_eq(c->qualname, "Outer.method.<locals>.inner");
-        /* A hit: one read, of the object's head. */
+        /* Hits in the generation it was read in: no read at all. */
         reads = mem.reads;
         ck_assert_int_eq(python_code_cache_get(cache, &l, &t.types, &m, code, &again), 0);
         ck_assert_ptr_eq(again, c);
+        ck_assert_uint_eq(mem.reads, reads);
+        /* The first hit of the next generation: one read, of the object's head; the second none. */
+        python_code_cache_next_generation(cache);
+        ck_assert_int_eq(python_code_cache_get(cache, &l, &t.types, &m, code, &again), 0);
+        ck_assert_ptr_eq(again, c);
+        ck_assert_uint_eq(mem.reads, reads + 1);
+        ck_assert_int_eq(python_code_cache_get(cache, &l, &t.types, &m, code, &again), 0);
         ck_assert_uint_eq(mem.reads, reads + 1);
 
-        /* The address reused by another code object (here: another first line, another name): read anew. */
+        /* The address reused by another code object (here: another name): within the generation the kept one
+         * stands, in the next it is read anew. */
         {
                 uint64_t other_name;
 
@@ -475,15 +483,21 @@ START_TEST(test_cache)
                 overlay_u64(&mem, code + l.code_qualname, other_name);
         }
         ck_assert_int_eq(python_code_cache_get(cache, &l, &t.types, &m, code, &c), 0);
+        ck_assert_str_eq(c->qualname, "Outer.method.<locals>.inner");
+        python_code_cache_next_generation(cache);
+        ck_assert_int_eq(python_code_cache_get(cache, &l, &t.types, &m, code, &c), 0);
         ck_assert_str_eq(c->qualname, "naïve_ü");
         /* Freed and no code object any more: an error, and dropped. */
         overlay_u64(&mem, code + l.object_type, t.types.unicode);
+        python_code_cache_next_generation(cache);
         ck_assert_int_eq(python_code_cache_get(cache, &l, &t.types, &m, code, &c), -EINVAL);
         mem.n_overlays = 0;
         python_code_cache_stats(cache, &stats);
-        ck_assert_uint_eq(stats.hits, 1);
+        ck_assert_uint_eq(stats.hits, 4);
+        ck_assert_uint_eq(stats.checks, 1);
         ck_assert_uint_eq(stats.misses, 1);
         ck_assert_uint_eq(stats.stale, 2);
+        ck_assert_uint_eq(stats.failed, 1);
         ck_assert_uint_eq(stats.entries, 0);
         ck_assert_uint_eq(stats.bytes, 0);
 
