@@ -160,7 +160,8 @@ int main(int argc, char *argv[])
                 if (sscanf(line, "types %" SCNu64 " %" SCNu64 " %" SCNu64, &types.code, &types.unicode,
                            &types.bytes) == 3)
                         continue;
-                if (sscanf(line, "code %" SCNu64 " %" SCNu32, &c.address, &c.units) == 2 && n_codes < arg_max_codes)
+                if (sscanf(line, "code %" SCNu64 " %" SCNu32, &c.address, &c.units) == 2 &&
+                    n_codes < arg_max_codes)
                         codes[n_codes++] = c;
         }
         if (n_codes == 0 || types.code == 0) {
@@ -170,13 +171,14 @@ int main(int argc, char *argv[])
         m = (PythonMemory){ .read = read_memory, .ctx = &pid };
 
         for (unsigned run = 0; run < arg_runs; run++) {
-                _cleanup_(python_code_cache_freep) PythonCodeCache *cache = python_code_cache_new(n_codes, SIZE_MAX);
+                _cleanup_(python_code_cache_freep) PythonCodeCache *cache = NULL;
                 const PythonCode *c;
                 PythonCodeCacheStats stats;
                 double t0, t1, t2, t3;
                 size_t lookups = 0;
                 int sum = 0, ln;
 
+                cache = python_code_cache_new(n_codes, SIZE_MAX);
                 if (!cache)
                         return EXIT_FAILURE;
                 failed = 0;
@@ -220,8 +222,8 @@ int main(int argc, char *argv[])
         waitpid(pid, &status, 0);
 
         if (arg_json)
-                printf("{\"codes\": %zu, \"failed\": %zu, \"read_us\": %.2f, \"hit_us\": %.2f, \"hit_same_generation_ns\": %.1f, \"line_ns\": %.1f, "
-                       "\"bytes_per_code\": %.0f}\n",
+                printf("{\"codes\": %zu, \"failed\": %zu, \"read_us\": %.2f, \"hit_us\": %.2f, "
+                       "\"hit_same_generation_ns\": %.1f, \"line_ns\": %.1f, \"bytes_per_code\": %.0f}\n",
                        n_codes, failed, median(read_ns, arg_runs) / 1e3, median(hit_ns, arg_runs) / 1e3,
                        median(same_ns, arg_runs), median(line_ns, arg_runs), kept ? (double)bytes / kept : 0.0);
         else {

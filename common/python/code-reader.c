@@ -155,6 +155,11 @@ int python_code_line(const PythonCode *c, uint64_t instr, int *ret_line)
         return python_lines_find(c->lines, distance / 2, ret_line);
 }
 
+int python_code_line_at(const PythonCode *c, int64_t unit, int *ret_line)
+{
+        return python_lines_find(c->lines, unit, ret_line);
+}
+
 size_t python_code_memory(const PythonCode *c)
 {
         if (!c)

@@ -60,5 +60,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(PythonCode *, python_code_free);
  * has, is the first line. */
 int python_code_line(const PythonCode *c, uint64_t instr, int *ret_line);
 
+/* The line of the instruction unit code units in, for frames that give an index rather than a pointer (before
+ * 3.11: f_lasti, in code units in 3.10, in bytes, twice as many, in 3.8 and 3.9): 0 and *ret_line, -ENOENT;
+ * a negative unit is the first line. */
+int python_code_line_at(const PythonCode *c, int64_t unit, int *ret_line);
+
 /* Bytes the object holds, for a cache's bound. */
 size_t python_code_memory(const PythonCode *c);

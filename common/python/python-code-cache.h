@@ -4,8 +4,8 @@
 /* One target's code objects, read once (code-reader.h) and kept by address, bounded in entries and bytes.
  * A code object can be freed and its address reused by another object, another code object included: the
  * first hit of each generation reads the object's head again (one small read) and compares its fingerprint
- * (type, names' and line table's addresses, first line), and a changed one is read anew. What a reuse keeps all of those the same
- * is, by then, the same code as far as a profile can tell. */
+ * (type, names' and line table's addresses, first line), and a changed one is read anew. What a reuse keeps
+ * all of those the same is, by then, the same code as far as a profile can tell. */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -147,7 +147,8 @@ int python_line_iter_next(PythonLineIter *it, PythonLineRange *ret)
                 int64_t line;
                 int r;
 
-                r = it->format == PYTHON_LINES_311 ? next_entry_311(it, &length, &line) : next_pair(it, &length, &line);
+                r = it->format == PYTHON_LINES_311 ? next_entry_311(it, &length, &line) :
+                                                     next_pair(it, &length, &line);
                 if (r < 0)
                         return (it->error = r);
                 /* The line reached, whether this range has it or none. */

@@ -60,7 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         same_answer(format, table, table_size, firstlineno, lines, -1);
         for (size_t i = 0; i < 4; i++)
-                same_answer(format, table, table_size, firstlineno, lines, (int64_t)(fuzz_word(data, size, i) % 65536));
+                same_answer(format, table, table_size, firstlineno, lines,
+                            (int64_t)(fuzz_word(data, size, i) % 65536));
         return 0;
 }
 

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The live interpreter that test-python-code.c reads (run by /usr/bin/python3.11, and pyenv's 3.12 and 3.13).
+"""The live interpreter that test-python-code.c reads (run by /usr/bin/python3.11, and pyenv's 3.8 to 3.13).
 
 Prints, then waits for its standard input to close:
 
     types ID(code type) ID(str) ID(bytes)
-    code ADDRESS FIRSTLINENO QUALNAME_HEX FILENAME_HEX BYTECODE_HEX
+    code ADDRESS FIRSTLINENO QUALNAME_HEX FILENAME_HEX BYTECODE_HEX  (before 3.11: co_name, no bytecode)
     lines L0 L1 ...                      (PyCode_Addr2Line() per code unit, -1 for none)
-    generator ADDRESS CODE_ADDRESS LINE  (a suspended generator: its frame's line)
+    generator ADDRESS CODE_ADDRESS LINE  (a suspended generator: its frame's line; 0 0 0 before 3.11)
     list ADDRESS                         (an object that is no code object)
     ready
 
@@ -59,6 +59,8 @@ def compiled(filename):
 def instructions(code):
     """co_code_adaptive, what the interpreter runs, with its inline cache entries zeroed (the units where co_code
     has opcode 0, CACHE): their counters are not what the reader should compare."""
+    if not hasattr(code, "_co_code_adaptive"):
+        return b""  # before 3.11: the bytecode is a separate bytes object, which the reader does not locate
     adaptive = bytearray(code._co_code_adaptive)
     for u in range(0, len(adaptive), 2):
         if code.co_code[u] == 0:
@@ -80,10 +82,14 @@ def main():
     next(gen)
     print("types", id(type(codes[0])), id(str), id(bytes))
     for code in codes:
-        print("code", id(code), code.co_firstlineno, hexname(code.co_qualname), hexname(code.co_filename),
-              instructions(code).hex())
+        qualname = code.co_qualname if sys.version_info >= (3, 11) else code.co_name
+        print("code", id(code), code.co_firstlineno, hexname(qualname), hexname(code.co_filename),
+              instructions(code).hex() or "-")
         print("lines", *[addr2line(code, 2 * u) for u in range(len(code.co_code) // 2)])
-    print("generator", id(gen), id(gen.gi_code), gen.gi_frame.f_lineno)
+    if sys.version_info >= (3, 11):
+        print("generator", id(gen), id(gen.gi_code), gen.gi_frame.f_lineno)
+    else:  # its frame is a PyFrameObject of its own, not inside the generator
+        print("generator", 0, 0, 0)
     a_list = [1, 2, 3]
     print("list", id(a_list))
     print("ready", flush=True)

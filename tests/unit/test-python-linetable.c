@@ -209,10 +209,14 @@ START_TEST(test_malformed)
         _cleanup_(python_lines_freep) PythonLines *l = NULL;
         int line = 0;
 
-        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, endless, sizeof(endless), 5, 0, &line), -EBADMSG);
-        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, too_long, sizeof(too_long), 5, 0, &line), -EBADMSG);
-        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, no_entry, sizeof(no_entry), 5, 0, &line), -EBADMSG);
-        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, negative, sizeof(negative), 5, 0, &line), -EBADMSG);
+        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, endless, sizeof(endless), 5, 0, &line),
+                         -EBADMSG);
+        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, too_long, sizeof(too_long), 5, 0, &line),
+                         -EBADMSG);
+        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, no_entry, sizeof(no_entry), 5, 0, &line),
+                         -EBADMSG);
+        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, negative, sizeof(negative), 5, 0, &line),
+                         -EBADMSG);
         ck_assert_int_eq(python_lines_decode(PYTHON_LINES_311, negative, sizeof(negative), 5, &l), -EBADMSG);
 
         ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, good, sizeof(good), 5, 0, &line), 0);
@@ -221,7 +225,8 @@ START_TEST(test_malformed)
         ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, good, sizeof(good), 5, 2, &line), 0);
         ck_assert_int_eq(line, 7);
         ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, good, sizeof(good), 5, 3, &line), -ENOENT);
-        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, good, sizeof(good), 5, INT64_MAX, &line), -ENOENT);
+        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, good, sizeof(good), 5, INT64_MAX, &line),
+                         -ENOENT);
         ck_assert_int_eq(python_lines_decode(PYTHON_LINES_311, good, sizeof(good), 5, &l), 0);
         ck_assert_int_eq(l->n, 3);
         ck_assert_int_eq(python_lines_find(l, 2, &line), 0);
@@ -238,12 +243,14 @@ START_TEST(test_malformed)
         ck_assert_int_eq(python_linetable_line(99, good, sizeof(good), 5, 0, &line), -EINVAL);
 
         ck_assert_ptr_nonnull(huge);
-        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, huge, PYTHON_LINETABLE_MAX + 1, 1, 0, &line), -E2BIG);
+        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, huge, PYTHON_LINETABLE_MAX + 1, 1, 0, &line),
+                         -E2BIG);
         ck_assert_int_eq(python_lines_decode(PYTHON_LINES_LNOTAB, huge, PYTHON_LINETABLE_MAX + 1, 1, &l), -E2BIG);
         /* The largest allowed, all "no location" of 8 units: a line past the first million units is none. */
         memset(huge, 0xff, PYTHON_LINETABLE_MAX);
-        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, huge, PYTHON_LINETABLE_MAX, 1, 8 * 1024 * 1024 - 1,
-                                               &line), -ENOENT);
+        ck_assert_int_eq(python_linetable_line(PYTHON_LINES_311, huge, PYTHON_LINETABLE_MAX, 1,
+                                               8 * 1024 * 1024 - 1, &line),
+                         -ENOENT);
 }
 END_TEST
 
