@@ -80,6 +80,16 @@ struct {
         __type(value, struct vprof_mappings);
 } proc_mappings SEC(".maps");
 
+/* Each target's CPython interpreter (common/vprof-abi.h), for the Python frame walk: pushed by the daemon when
+ * its maps hold one it knows, dropped by an exec() (the new image's interpreter, if any, comes with its maps). */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, VPROF_MAX_TARGETS_DEFAULT); /* resized by the daemon before load */
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, __u32); /* tgid, as in targets */
+        __type(value, struct vprof_python_proc);
+} python_procs SEC(".maps");
+
 struct {
         __uint(type, BPF_MAP_TYPE_RINGBUF);
         __uint(max_entries, 16 << 20); /* resized by the daemon before load */
@@ -615,6 +625,7 @@ int BPF_PROG(vprof_exec, struct task_struct *p, pid_t old_pid, struct linux_binp
          * the new mappings. */
         if (cfi_walk)
                 bpf_map_delete_elem(&proc_mappings, &tgid);
+        bpf_map_delete_elem(&python_procs, &tgid);
         maps_changed(tgid, tid, VPROF_MAPS_EXEC, 0, 0, NULL, 0);
         return 0;
 }

@@ -40,6 +40,7 @@ DaemonStatus *daemon_status_free(DaemonStatus *s)
         free(s->event);
         free(s->event_reason);
         free(s->unwind_walk);
+        free(s->python_unsupported_version);
         free(s);
         return NULL;
 }
@@ -284,6 +285,13 @@ static const struct {
         {"UnwindMappingsDropped", 't', offsetof(DaemonStatus, unwind_mappings_dropped)},
         {"UnwindFilesPrefetched", 't', offsetof(DaemonStatus, unwind_files_prefetched)},
         {"UnwindAttachesUnfinished", 't', offsetof(DaemonStatus, unwind_attaches_unfinished)},
+        {"PythonTargets", 'u', offsetof(DaemonStatus, python_targets)},
+        {"PythonInterpreters", 't', offsetof(DaemonStatus, python_interpreters)},
+        {"PythonNotInterpreters", 't', offsetof(DaemonStatus, python_not_interpreters)},
+        {"PythonUnsupported", 't', offsetof(DaemonStatus, python_unsupported)},
+        {"PythonPushFailed", 't', offsetof(DaemonStatus, python_push_failed)},
+        {"PythonDetectUSec", 't', offsetof(DaemonStatus, python_detect_usec)},
+        {"PythonUnsupportedVersion", 's', offsetof(DaemonStatus, python_unsupported_version)},
         {"WalksComplete", 't', offsetof(DaemonStatus, walks_complete)},
         {"WalksEndedAtFramePointer", 't', offsetof(DaemonStatus, walks_end_fp)},
         {"WalksAtDepthLimit", 't', offsetof(DaemonStatus, walks_depth)},

@@ -86,6 +86,15 @@ typedef struct DaemonStatus {
         uint64_t unwind_mappings_dropped;
         uint64_t unwind_files_prefetched;
         uint64_t unwind_attaches_unfinished;
+        /* CPython interpreters (issue 26): targets whose Python frames the walk may follow, files recognized,
+         * files named like one that are none, targets of a version not walked (the last one's version). */
+        uint32_t python_targets;
+        uint64_t python_interpreters;
+        uint64_t python_not_interpreters;
+        uint64_t python_unsupported;
+        uint64_t python_push_failed;
+        uint64_t python_detect_usec;
+        char *python_unsupported_version;
         uint64_t walks_complete;
         uint64_t walks_end_fp;
         uint64_t walks_depth;

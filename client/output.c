@@ -295,6 +295,11 @@ static const struct {
         {"unwind_mappings_dropped", offsetof(DaemonStatus, unwind_mappings_dropped)},
         {"unwind_files_prefetched", offsetof(DaemonStatus, unwind_files_prefetched)},
         {"unwind_attaches_unfinished", offsetof(DaemonStatus, unwind_attaches_unfinished)},
+        {"python_interpreters", offsetof(DaemonStatus, python_interpreters)},
+        {"python_not_interpreters", offsetof(DaemonStatus, python_not_interpreters)},
+        {"python_unsupported", offsetof(DaemonStatus, python_unsupported)},
+        {"python_push_failed", offsetof(DaemonStatus, python_push_failed)},
+        {"python_detect_usec", offsetof(DaemonStatus, python_detect_usec)},
         {"walks_complete", offsetof(DaemonStatus, walks_complete)},
         {"walks_ended_at_frame_pointer", offsetof(DaemonStatus, walks_end_fp)},
         {"walks_at_depth_limit", offsetof(DaemonStatus, walks_depth)},
@@ -338,6 +343,10 @@ static int status_json(const DaemonStatus *s, OutputFlags flags)
                 r = json_add_string(o, "event_reason", s->event_reason);
         if (r >= 0)
                 r = json_add_string(o, "unwind_walk", s->unwind_walk);
+        if (r >= 0)
+                r = json_add_string(o, "python_unsupported_version", s->python_unsupported_version ?: "");
+        if (r >= 0)
+                r = json_add_u64(o, "python_targets", s->python_targets);
         if (r >= 0)
                 r = json_add_u64(o, "frequency", s->frequency);
         if (r >= 0)
@@ -451,7 +460,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
                 off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[192], exited[64], tables[256],
                 walks[192], fell_back[192], self_check[160], windows[96], members_refused[32], memory[256],
-                mapping_changes[192], pending_walks[192];
+                mapping_changes[192], pending_walks[192], python[256];
         const struct {
                 const char *key;
                 const char *value;
@@ -487,6 +496,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Walk fallbacks", s->unwind_table_size ? fell_back : NULL},
                 {"Walk self-check", s->unwind_self_check ? self_check : "off"},
                 {"Mapping changes", mapping_changes},
+                {"Python", python},
                 {"Walks awaiting tables", s->unwind_table_size ? pending_walks : NULL},
                 {"Memory", memory},
         };
@@ -550,6 +560,16 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                  " as walked; %" PRIu64 " over the rate, %" PRIu64 " without room",
                  s->pending_walks_copied, s->pending_walks_finished, s->pending_walks_unfinished,
                  s->pending_walks_over_rate, s->pending_walks_no_room);
+        snprintf(python, sizeof(python),
+                 "%" PRIu32 " targets walkable; %" PRIu64 " interpreters recognized in %.1f ms, %" PRIu64
+                 " files named so that are none, %" PRIu64 " targets of a version not walked%s%s%s, %" PRIu64
+                 " not pushed",
+                 s->python_targets, s->python_interpreters, (double)s->python_detect_usec / 1000.0,
+                 s->python_not_interpreters, s->python_unsupported,
+                 s->python_unsupported_version && s->python_unsupported_version[0] ? " (last: " : "",
+                 s->python_unsupported_version ?: "",
+                 s->python_unsupported_version && s->python_unsupported_version[0] ? ")" : "",
+                 s->python_push_failed);
         snprintf(self_check, sizeof(self_check),
                  "1 in %" PRIu32 " samples: %" PRIu64 " agreed, %" PRIu64 " disagreed, %" PRIu64 " unchecked, %" PRIu64
                  " lost",

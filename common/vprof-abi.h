@@ -402,3 +402,35 @@ struct vprof_mappings {
         __u32 generation; /* the daemon's, for its own checks */
         struct vprof_mapping m[VPROF_MAX_MAPPINGS];
 };
+
+/* What the BPF walk needs of a target's CPython interpreter (issue 26, docs/PYTHON.md), one entry per process in
+ * the map python_procs, keyed by tgid, pushed by the daemon (daemon/python-procs.c) and dropped with the target's
+ * mappings. Addresses are the process's own (the file's plus its load bias); offsets are byte offsets of
+ * common/python/python-layout.h, VPROF_PYTHON_NONE where the version has no such field. Only versions whose
+ * frames are _PyInterpreterFrame chains (3.11 on) get an entry. */
+#define VPROF_PYTHON_NONE 0xffffu
+/* Every offset the walk adds to a pointer is below this: a bounded read whatever the daemon was told. */
+#define VPROF_PYTHON_OFFSET_MAX 4096u
+
+struct vprof_python_proc {
+        __u64 eval_start, eval_end;           /* _PyEval_EvalFrameDefault: [start, end) */
+        __u64 eval_cold_start, eval_cold_end; /* its .cold part; both 0 when none */
+        __u64 runtime;                        /* _PyRuntime */
+        __u64 code_type;                      /* PyCode_Type, for checking a code pointer; 0: unknown */
+        __u32 version_hex;                    /* PY_VERSION_HEX */
+        __u16 runtime_interpreters_head;
+        __u16 interp_threads_head;
+        __u16 tstate_next;
+        __u16 tstate_native_thread_id;
+        __u16 tstate_cframe;                  /* NONE from 3.13: current_frame is in the thread state */
+        __u16 cframe_current_frame;
+        __u16 frame_code;
+        __u16 frame_previous;
+        __u16 frame_instr;
+        __u16 frame_is_entry;                 /* 3.11; NONE from 3.12 */
+        __u16 frame_owner;
+        __u16 object_type;
+        __u16 code_bytecode;
+        __u16 _pad;
+};
+_Static_assert(sizeof(struct vprof_python_proc) == 80, "python_procs value layout");

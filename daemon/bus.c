@@ -58,6 +58,8 @@ DEFINE_PROPERTY_GET(property_get_unwind_table_size, "t",
 DEFINE_PROPERTY_GET(property_get_unwind_walk, "s", m->sampler ? sampler_unwind_walk(m->sampler) : "not sampling")
 /* 1 in N kept samples checked by the daemon's CFI interpreter; 0: off. */
 DEFINE_PROPERTY_GET(property_get_unwind_self_check, "u", m->sampler ? sampler_unwind_self_check(m->sampler) : 0u)
+/* The version of the last interpreter found whose frames are not walked, "" when none. */
+DEFINE_PROPERTY_GET(property_get_python_unsupported_version, "s", m->stats_snapshot.python.unsupported_version)
 DEFINE_PROPERTY_GET(property_get_symbol_files_damaged, "t", symbolizer_damaged_files(m->symbolizer))
 DEFINE_PROPERTY_GET(property_get_window_memory, "t", manager_window_memory(m))
 DEFINE_PROPERTY_GET(property_get_inline_expansions, "t", m->drain.stats.inline_expansions)
@@ -446,6 +448,14 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("UnwindMappingsDropped", unwind.mappings_dropped),
         COUNTER("UnwindFilesPrefetched", unwind.prefetched),
         COUNTER("UnwindAttachesUnfinished", unwind.prefetch_unfinished),
+        SD_BUS_PROPERTY("PythonTargets", "u", property_get_counter_u32,
+                        offsetof(Manager, stats_snapshot.python.targets), 0),
+        COUNTER("PythonInterpreters", python.interpreters),
+        COUNTER("PythonNotInterpreters", python.not_interpreters),
+        COUNTER("PythonUnsupported", python.unsupported),
+        COUNTER("PythonPushFailed", python.push_failed),
+        COUNTER("PythonDetectUSec", python.detect_usec),
+        SD_BUS_PROPERTY("PythonUnsupportedVersion", "s", property_get_python_unsupported_version, 0, 0),
         COUNTER("WalksComplete", walks_complete),
         COUNTER("WalksEndedAtFramePointer", walks_end_fp),
         COUNTER("WalksAtDepthLimit", walks_depth),

@@ -104,6 +104,7 @@ Manager *manager_free(Manager *m)
         sd_bus_slot_unref(m->idle_filter_slot);
         sd_bus_slot_unref(m->release_slot);
         unwind_tables_free(m->unwind_tables);
+        python_procs_free(m->python_procs);
         sampler_free(m->sampler);
         symbolizer_free(m->symbolizer);
         sd_bus_flush_close_unref(m->bus);
@@ -157,6 +158,7 @@ static int target_leave_sampler(Manager *m, Target *t)
                 return r;
         hashmap_remove(m->running, UINT64_TO_PTR((uint64_t)t->pid));
         unwind_tables_forget(m->unwind_tables, t->pid);
+        python_procs_forget(m->python_procs, t->pid);
         /* The last one gone: the files held open for inlined functions (tens of MB for a large debug file)
          * go too, and a daemon left attached to nothing holds no file. */
         if (hashmap_size(m->running) == 0)
@@ -220,6 +222,7 @@ void manager_sync(Manager *m)
         drain_members(&m->drain);
         /* New targets, maps read anew (dlopen(), exec()), tables loaded: the BPF walk's mappings follow. */
         unwind_tables_sync(m->unwind_tables);
+        python_procs_sync(m->python_procs);
         drain_release_idle_dwarf(&m->drain, now_usec(CLOCK_MONOTONIC));
         log_symbolizer_counts(m);
         if (m->drain.self_check.stats.checked >= m->self_check_logged + SELF_CHECK_LOG_EVERY) {
@@ -485,6 +488,9 @@ int manager_start_sampling(Manager *m)
                 m->drain.on_unwind = on_unwind;
                 m->drain.unwind_userdata = m->unwind_tables;
         }
+        r = python_procs_new(m->sampler, m->running, &m->python_procs);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the Python interpreters' entries: %m");
         r = sd_event_add_io(m->event, &m->wakeup_source, sampler_wakeup_fd(m->sampler), EPOLLIN, on_wakeup, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the ring buffer: %m");
@@ -622,12 +628,14 @@ int manager_add_target(Manager *m, Target *t, TargetGroup *g)
         if (!t->exited) {
                 /* Its tables before its samples: none falls back for want of one that is only being compiled. */
                 unwind_tables_prefetch(m->unwind_tables, t);
+                python_procs_sync_target(m->python_procs, t);
                 r = hashmap_put(m->running, UINT64_TO_PTR((uint64_t)t->pid), t);
                 if (r >= 0 && m->sampler)
                         r = g ? sampler_add_member(m->sampler, (uint32_t)t->pid, t->flags, g->id)
                               : sampler_add_target(m->sampler, (uint32_t)t->pid, t->flags);
                 if (r < 0) {
                         unwind_tables_forget(m->unwind_tables, t->pid);
+                        python_procs_forget(m->python_procs, t->pid);
                         hashmap_remove(m->running, UINT64_TO_PTR((uint64_t)t->pid));
                         hashmap_remove(m->targets, UINT64_TO_PTR((uint64_t)t->pid));
                         goto undo_children;
@@ -772,6 +780,7 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
         };
         if (m->unwind_tables)
                 unwind_tables_get_stats(m->unwind_tables, &ret->unwind);
+        python_procs_get_stats(m->python_procs, &ret->python);
         if (sampler_unwind_self_check(m->sampler) > 0) {
                 ret->self_check = m->drain.self_check.stats;
                 ret->self_check.lost = stats[VPROF_STAT_SELF_CHECK_LOST];

@@ -11,6 +11,7 @@
 #include "drain.h"
 #include "hashmap.h"
 #include "manager-slots.h"
+#include "python-procs.h"
 #include "query-cache.h"
 #include "query-queue.h"
 #include "sampler.h"
@@ -36,6 +37,7 @@ typedef struct ManagerStats {
         uint64_t walks_complete, walks_end_fp, walks_depth, walks_fault, walks_bad;
         uint64_t walks_fell_back, walks_no_row, walks_bad_rule, walks_unknown_pc, walks_no_mappings;
         UnwindTablesStats unwind;
+        PythonProcsStats python; /* the targets' CPython interpreters (python-procs.h) */
         UnwindSelfCheckStats self_check; /* all 0 without UnwindSelfCheck= */
         /* Changes of targets' executable mappings (daemon/maps-change.h): sent by the BPF program, lost for want
          * of room in the ring buffer, read by the daemon after the process had moved on, found missing from a
@@ -77,6 +79,7 @@ typedef struct Manager {
         SamplerConfig config;
         Sampler *sampler;
         UnwindTables *unwind_tables; /* NULL: UnwindTableMiB=0, or not sampling */
+        PythonProcs *python_procs;   /* NULL: not sampling */
         Symbolizer *symbolizer;
         Debuginfod *debuginfod; /* NULL: DebuginfodURLs= is empty, or libdebuginfod is missing */
         Hashmap *targets; /* pid -> Target */

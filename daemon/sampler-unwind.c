@@ -109,3 +109,17 @@ int sampler_drop_mappings(Sampler *s, uint32_t tgid)
                 return errno == ENOENT ? 0 : negative_errno();
         return 0;
 }
+
+int sampler_set_python(Sampler *s, uint32_t tgid, const struct vprof_python_proc *p)
+{
+        if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.python_procs), &tgid, p, BPF_ANY) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int sampler_drop_python(Sampler *s, uint32_t tgid)
+{
+        if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.python_procs), &tgid) < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        return 0;
+}

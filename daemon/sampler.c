@@ -265,6 +265,8 @@ static int size_unwind_maps(Sampler *s, const SamplerConfig *config)
                 r = bpf_map__set_max_entries(skel->maps.unwind_tables, 1);
         if (r >= 0)
                 r = bpf_map__set_max_entries(skel->maps.proc_mappings, s->n_arena ? config->max_targets : 1);
+        if (r >= 0)
+                r = bpf_map__set_max_entries(skel->maps.python_procs, config->max_targets);
         if (r < 0)
                 return log_error_errno(r, "Failed to size the unwind table maps: %m");
         return 0;
@@ -607,6 +609,7 @@ int sampler_remove_target(Sampler *s, uint32_t tgid)
                 return negative_errno();
         if (s->arena_on)
                 (void)sampler_drop_mappings(s, tgid);
+        (void)sampler_drop_python(s, tgid);
         return 0;
 }
 

@@ -115,3 +115,9 @@ uint64_t sampler_unwind_table_last_used(const Sampler *s, uint32_t id);
 int sampler_set_mappings(Sampler *s, uint32_t tgid, const struct vprof_mapping *m, size_t n, uint32_t generation);
 /* No mappings for tgid: its walks take frame-pointer steps only. 0 when it had none. */
 int sampler_drop_mappings(Sampler *s, uint32_t tgid);
+
+/* The target's CPython interpreter for the Python frame walk (python_procs in common/vprof-abi.h): replaced
+ * whole; dropped by an exec() in BPF, and here when the daemon finds none in its maps any more or it leaves
+ * (-ENOENT ignored). */
+int sampler_set_python(Sampler *s, uint32_t tgid, const struct vprof_python_proc *p);
+int sampler_drop_python(Sampler *s, uint32_t tgid);
