@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""CPython interpreters in targets (issue 26, docs/PYTHON.md): the daemon recognizes Debian's /usr/bin/python3.11 in an
+already-running target and pushes what the BPF walk needs into the map python_procs, keyed by the target's PID; a
+copy with another build-id is recognized too (its layout from the table and the member table); a program that is no
+interpreter but is named python3.11 is counted and gets no entry; an exec() and a detach drop the entry."""
+import json
+import os
+import shutil
+import subprocess
+import time
+
+import vprof_env
+
+ENV = None
+PYTHON = "/usr/bin/python3.11"
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit", "python-fixture.py")
+# Spins until its stdin says "exec": then becomes a shell that spins (its samples make the daemon read the new
+# image's maps), same PID.
+SPIN = ("import os, sys, threading\n"
+        "def spin():\n"
+        "    while True:\n"
+        "        sum(range(1000))\n"
+        "threading.Thread(target=spin, daemon=True).start()\n"
+        "line = sys.stdin.readline()\n"
+        "if line.strip() == 'exec':\n"
+        "    os.execv('/bin/sh', ['sh', '-c', 'while :; do :; done'])\n")
+
+
+def python_entries():
+    """The keys (tgids) of every map named python_procs, through bpftool."""
+    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
+                                     check=True).stdout)
+    keys = set()
+    for m in maps:
+        if m.get("name") != "python_procs":
+            continue
+        dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(m["id"])],
+                                         capture_output=True, text=True, check=True).stdout)
+        for entry in dump:
+            if "formatted" in entry:
+                keys.add(entry["formatted"]["key"])
+            else:
+                keys.add(int.from_bytes(bytes(int(b, 16) for b in entry["key"]), "little"))
+    return keys
+
+
+class PythonInterpreters(vprof_env.TestCase):
+    def spawn(self, argv):
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, text=True)
+        ENV.children.append(p)
+        return p
+
+    def wait_status(self, cond, what, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            s = ENV.ctl_json("status")
+            if cond(s):
+                return s
+            if time.monotonic() > deadline:
+                self.fail(f"{what}: status {({k: v for k, v in s.items() if k.startswith('python')})}")
+            time.sleep(0.2)
+
+    def test_interpreters(self):
+        before = ENV.ctl_json("status")
+        self.assertEqual(before["python_targets"], 0)
+
+        # Debian's python3.11, running before the attach.
+        py = self.spawn([PYTHON, "-c", SPIN])
+        time.sleep(0.5)
+        self.assertEqual(ENV.ctl("attach", py.pid).returncode, 0)
+        s = self.wait_status(lambda s: s["python_targets"] == 1, "python3.11 not pushed")
+        self.assertEqual(s["python_interpreters"], before["python_interpreters"] + 1)
+        self.assertIn(py.pid, python_entries())
+
+        # The same interpreter with another build-id: recognized again (another file), pushed.
+        other = os.path.join(ENV.tmp, "other", "python3.11")
+        os.makedirs(os.path.dirname(other))
+        subprocess.run(["python3", FIXTURE, "build-id", PYTHON, other], check=True)
+        os.chmod(other, 0o755)
+        py2 = self.spawn([other, "-c", SPIN])
+        time.sleep(0.5)
+        self.assertEqual(ENV.ctl("attach", py2.pid).returncode, 0)
+        s = self.wait_status(lambda s: s["python_targets"] == 2, "the other build-id not pushed")
+        self.assertEqual(s["python_interpreters"], before["python_interpreters"] + 2)
+        self.assertIn(py2.pid, python_entries())
+
+        # A program named python3.11 that is none: counted, no entry, no harm to the others.
+        fake = os.path.join(ENV.tmp, "fake", "python3.11")
+        os.makedirs(os.path.dirname(fake))
+        shutil.copy("/bin/sleep", fake)
+        os.chmod(fake, 0o755)
+        sleeper = self.spawn([fake, "30"])
+        time.sleep(0.3)
+        self.assertEqual(ENV.ctl("attach", sleeper.pid).returncode, 0)
+        s = self.wait_status(lambda s: s["python_not_interpreters"] >= before["python_not_interpreters"] + 1,
+                             "the fake python3.11 not counted")
+        self.assertEqual(s["python_targets"], 2)
+        self.assertEqual(s["python_unsupported"], before["python_unsupported"])
+        self.assertNotIn(sleeper.pid, python_entries())
+
+        # exec(): the interpreter is gone from the new image; its entry goes (the BPF program drops it at the
+        # exec; the daemon's count follows when it reads the new image's maps, at its first sample).
+        py.stdin.write("exec\n")
+        py.stdin.flush()
+        s = self.wait_status(lambda s: s["python_targets"] == 1, "the exec()ed target still counted")
+        self.assertNotIn(py.pid, python_entries())
+        self.assertIn(py2.pid, python_entries())
+
+        # Detach: the entry goes.
+        self.assertEqual(ENV.ctl("detach", py2.pid).returncode, 0)
+        s = self.wait_status(lambda s: s["python_targets"] == 0, "the detached target still counted")
+        self.assertNotIn(py2.pid, python_entries())
+        self.assertEqual(s["python_push_failed"], 0)
+        text = ENV.ctl("status").stdout
+        self.assertIn("interpreters recognized", text)
+        print(f"python: status {({k: v for k, v in s.items() if k.startswith('python')})}")
+        for p in (py, py2, sleeper):
+            ENV.ctl("detach", p.pid)
+            p.kill()
+
+
+def setUpModule():
+    global ENV
+    ENV = vprof_env.start_module_env()
+
+
+if __name__ == "__main__":
+    vprof_env.main()
