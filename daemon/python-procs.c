@@ -250,7 +250,9 @@ void python_procs_forget(PythonProcs *p, pid_t pid)
         pp = hashmap_remove(p->pushed, UINT64_TO_PTR((uint64_t)pid));
         if (!pp)
                 return;
-        /* The sampler drops the BPF entry with the target's (sampler_remove_target()). */
+        /* sampler_remove_target() drops it too; not an attach that failed before the target was added. */
+        if (pp->has_entry)
+                (void)sampler_drop_python(p->sampler, (uint32_t)pid);
         p->stats.targets -= pp->has_entry;
         free(pp);
 }

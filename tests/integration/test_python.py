@@ -14,6 +14,7 @@ import vprof_env
 
 ENV = None
 PYTHON = "/usr/bin/python3.11"
+PYENV_PYTHON = "/root/.pyenv/versions/3.11.7/bin/python3.11"
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit", "python-fixture.py")
 # Spins until its stdin says "exec": then becomes a shell that spins (its samples make the daemon read the new
 # image's maps), same PID.
@@ -28,21 +29,39 @@ SPIN = ("import os, sys, threading\n"
 
 
 def python_entries():
-    """The keys (tgids) of every map named python_procs, through bpftool."""
+    """Every entry of the maps named python_procs, through bpftool (BTF-formatted): tgid -> its fields."""
     maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
                                      check=True).stdout)
-    keys = set()
+    entries = {}
     for m in maps:
         if m.get("name") != "python_procs":
             continue
         dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(m["id"])],
                                          capture_output=True, text=True, check=True).stdout)
         for entry in dump:
-            if "formatted" in entry:
-                keys.add(entry["formatted"]["key"])
-            else:
-                keys.add(int.from_bytes(bytes(int(b, 16) for b in entry["key"]), "little"))
-    return keys
+            entries[entry["formatted"]["key"]] = entry["formatted"]["value"]
+    return entries
+
+
+def eval_loop_symbol(path):
+    """_PyEval_EvalFrameDefault's ELF address in path, by readelf (not through the code under test)."""
+    out = subprocess.run(["readelf", "-Ws", "--dyn-syms", path], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[7] == "_PyEval_EvalFrameDefault" and f[3] == "FUNC":
+            return int(f[1], 16)
+    raise AssertionError(f"no _PyEval_EvalFrameDefault in {path}")
+
+
+def mapping_of(pid, addr):
+    """The path of the mapping of pid holding addr, and that mapping's executable flag."""
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            f_ = line.split()
+            start, end = (int(x, 16) for x in f_[0].split("-"))
+            if start <= addr < end:
+                return (f_[5] if len(f_) > 5 else ""), "x" in f_[1]
+    return None, False
 
 
 class PythonInterpreters(vprof_env.TestCase):
@@ -71,7 +90,13 @@ class PythonInterpreters(vprof_env.TestCase):
         self.assertEqual(ENV.ctl("attach", py.pid).returncode, 0)
         s = self.wait_status(lambda s: s["python_targets"] == 1, "python3.11 not pushed")
         self.assertEqual(s["python_interpreters"], before["python_interpreters"] + 1)
-        self.assertIn(py.pid, python_entries())
+        entry = python_entries()[py.pid]
+        # A position-dependent executable: the file's addresses; 3.11's offsets (pycore_frame.h).
+        self.assertEqual(entry["eval_start"], eval_loop_symbol(PYTHON))
+        self.assertEqual(entry["version_hex"] >> 16, 0x030b)
+        self.assertEqual((entry["frame_previous"], entry["frame_instr"], entry["frame_is_entry"]), (48, 56, 68))
+        self.assertLess(entry["eval_cold_start"], entry["eval_cold_end"])  # from python3.11-dbg
+        self.assertNotEqual(entry["runtime"], 0)
 
         # The same interpreter with another build-id: recognized again (another file), pushed.
         other = os.path.join(ENV.tmp, "other", "python3.11")
@@ -106,6 +131,20 @@ class PythonInterpreters(vprof_env.TestCase):
         s = self.wait_status(lambda s: s["python_targets"] == 1, "the exec()ed target still counted")
         self.assertNotIn(py.pid, python_entries())
         self.assertIn(py2.pid, python_entries())
+
+        # A python3.11 that maps libpython3.11.so (pyenv's, where present: not on CI): the library's load bias added.
+        if os.path.exists(PYENV_PYTHON):
+            lib = self.spawn([PYENV_PYTHON, "-c", SPIN])
+            time.sleep(0.5)
+            self.assertEqual(ENV.ctl("attach", lib.pid).returncode, 0)
+            self.wait_status(lambda s: s["python_targets"] == 2, "pyenv's python3.11 not pushed")
+            entry = python_entries()[lib.pid]
+            path, executable = mapping_of(lib.pid, entry["eval_start"])
+            self.assertTrue(path.endswith("/libpython3.11.so.1.0") and executable, path)
+            self.assertEqual(mapping_of(lib.pid, entry["eval_end"] - 1)[0], path)
+            self.assertEqual(ENV.ctl("detach", lib.pid).returncode, 0)
+            self.wait_status(lambda s: s["python_targets"] == 1, "pyenv's python3.11 still counted")
+            lib.kill()
 
         # Detach: the entry goes.
         self.assertEqual(ENV.ctl("detach", py2.pid).returncode, 0)
