@@ -26,6 +26,9 @@ const volatile __u64 pidns_ino = 0;
 /* Set by the daemon before load: walk user stacks with the unwind tables (UnwindTableMiB= > 0); false keeps the
  * kernel's frame-pointer walk, bpf_get_stack(), and the verifier drops the walk. */
 const volatile bool cfi_walk = false;
+/* Set by the daemon when the kernel has bpf_loop(): the walk of Python frames (python.bpf.h) steps with it; false,
+ * the verifier drops its call unvisited. */
+const volatile bool python_walk_on = false;
 
 /* Set by the daemon before load, with cfi_walk only: the unwind self-check (UnwindSelfCheck=) copies the top of the
  * user stack for 1 in self_check_every kept samples. 0: off, and the verifier drops the copy. */
@@ -144,6 +147,7 @@ static __always_inline void count(__u32 stat)
 }
 
 #include "unwind.bpf.h"
+#include "python.bpf.h"
 
 /* The user stack into frames[start...], with the registers at the sample or at kernel entry; returns its
  * depth. */
@@ -374,6 +378,8 @@ static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
         kdepth = s->kernel_depth;
         if (kdepth > VPROF_MAX_KERNEL_FRAMES)
                 kdepth = VPROF_MAX_KERNEL_FRAMES;
+        if (python_walk_on)
+                python_walk(s, tgid, tid, kdepth, kdepth + udepth);
 
         /* A constant after load: without the walk by the tables, one branch. Counted kept as any sample. */
         if (cfi_walk && walk_awaits_table(s)) {

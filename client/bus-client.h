@@ -95,6 +95,12 @@ typedef struct DaemonStatus {
         uint64_t python_push_failed;
         uint64_t python_detect_usec;
         char *python_unsupported_version;
+        uint64_t python_walks_complete;
+        uint64_t python_walks_no_tstate;
+        uint64_t python_walks_bad_frame;
+        uint64_t python_walks_faulted;
+        uint64_t python_walks_at_depth_limit;
+        uint64_t python_frames_walked;
         uint64_t walks_complete;
         uint64_t walks_end_fp;
         uint64_t walks_depth;

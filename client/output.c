@@ -300,6 +300,12 @@ static const struct {
         {"python_unsupported", offsetof(DaemonStatus, python_unsupported)},
         {"python_push_failed", offsetof(DaemonStatus, python_push_failed)},
         {"python_detect_usec", offsetof(DaemonStatus, python_detect_usec)},
+        {"python_walks_complete", offsetof(DaemonStatus, python_walks_complete)},
+        {"python_walks_no_tstate", offsetof(DaemonStatus, python_walks_no_tstate)},
+        {"python_walks_bad_frame", offsetof(DaemonStatus, python_walks_bad_frame)},
+        {"python_walks_faulted", offsetof(DaemonStatus, python_walks_faulted)},
+        {"python_walks_at_depth_limit", offsetof(DaemonStatus, python_walks_at_depth_limit)},
+        {"python_frames_walked", offsetof(DaemonStatus, python_frames_walked)},
         {"walks_complete", offsetof(DaemonStatus, walks_complete)},
         {"walks_ended_at_frame_pointer", offsetof(DaemonStatus, walks_end_fp)},
         {"walks_at_depth_limit", offsetof(DaemonStatus, walks_depth)},
@@ -460,7 +466,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
                 off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[192], exited[64], tables[256],
                 walks[192], fell_back[192], self_check[160], windows[96], members_refused[32], memory[256],
-                mapping_changes[192], pending_walks[192], python[256];
+                mapping_changes[192], pending_walks[192], python[256], python_walks[192];
         const struct {
                 const char *key;
                 const char *value;
@@ -497,6 +503,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 {"Walk self-check", s->unwind_self_check ? self_check : "off"},
                 {"Mapping changes", mapping_changes},
                 {"Python", python},
+                {"Python walks", python_walks},
                 {"Walks awaiting tables", s->unwind_table_size ? pending_walks : NULL},
                 {"Memory", memory},
         };
@@ -570,6 +577,11 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                  s->python_unsupported_version ?: "",
                  s->python_unsupported_version && s->python_unsupported_version[0] ? ")" : "",
                  s->python_push_failed);
+        snprintf(python_walks, sizeof(python_walks),
+                 "%" PRIu64 " complete (%" PRIu64 " frames), %" PRIu64 " without a thread state, %" PRIu64
+                 " at a bad frame, %" PRIu64 " faulted, %" PRIu64 " at the depth limit",
+                 s->python_walks_complete, s->python_frames_walked, s->python_walks_no_tstate,
+                 s->python_walks_bad_frame, s->python_walks_faulted, s->python_walks_at_depth_limit);
         snprintf(self_check, sizeof(self_check),
                  "1 in %" PRIu32 " samples: %" PRIu64 " agreed, %" PRIu64 " disagreed, %" PRIu64 " unchecked, %" PRIu64
                  " lost",

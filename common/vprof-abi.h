@@ -286,6 +286,16 @@ enum vprof_stat {
         VPROF_STAT_PENDING_COPIED,
         VPROF_STAT_PENDING_OVER_RATE,
         VPROF_STAT_PENDING_NO_ROOM,
+        /* Kept samples of a target with a CPython interpreter (python_procs) whose user stack passes through its
+         * evaluation loop, by how the walk of the thread's interpreter frames ended (bpf/python.bpf.h), each in
+         * one: the end of the chain, no thread state of the sampled thread, a frame failing a check (its code
+         * object's type, a loop), a read fault, the frame limit; and the frames walked in all. */
+        VPROF_STAT_PYTHON_WALKED,
+        VPROF_STAT_PYTHON_NO_TSTATE,
+        VPROF_STAT_PYTHON_BAD_FRAME,
+        VPROF_STAT_PYTHON_FAULT,
+        VPROF_STAT_PYTHON_DEPTH,
+        VPROF_STAT_PYTHON_FRAMES,
         _VPROF_STAT_MAX,
 };
 
@@ -411,6 +421,10 @@ struct vprof_mappings {
 #define VPROF_PYTHON_NONE 0xffffu
 /* Every offset the walk adds to a pointer is below this: a bounded read whatever the daemon was told. */
 #define VPROF_PYTHON_OFFSET_MAX 4096u
+
+/* Python frames a walk follows at most, and thread states it looks through for the sampled thread's. */
+#define VPROF_PYTHON_MAX_FRAMES 128
+#define VPROF_PYTHON_MAX_THREADS 64
 
 struct vprof_python_proc {
         __u64 eval_start, eval_end;           /* _PyEval_EvalFrameDefault: [start, end) */

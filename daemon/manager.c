@@ -777,6 +777,12 @@ int manager_get_stats(Manager *m, ManagerStats *ret)
                 .pending_walks_unfinished = m->drain.stats.pending.unfinished,
                 .pending_walks_over_rate = stats[VPROF_STAT_PENDING_OVER_RATE],
                 .pending_walks_no_room = stats[VPROF_STAT_PENDING_NO_ROOM],
+                .python_walks_complete = stats[VPROF_STAT_PYTHON_WALKED],
+                .python_walks_no_tstate = stats[VPROF_STAT_PYTHON_NO_TSTATE],
+                .python_walks_bad_frame = stats[VPROF_STAT_PYTHON_BAD_FRAME],
+                .python_walks_faulted = stats[VPROF_STAT_PYTHON_FAULT],
+                .python_walks_at_depth_limit = stats[VPROF_STAT_PYTHON_DEPTH],
+                .python_frames_walked = stats[VPROF_STAT_PYTHON_FRAMES],
         };
         if (m->unwind_tables)
                 unwind_tables_get_stats(m->unwind_tables, &ret->unwind);

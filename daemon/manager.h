@@ -38,6 +38,9 @@ typedef struct ManagerStats {
         uint64_t walks_fell_back, walks_no_row, walks_bad_rule, walks_unknown_pc, walks_no_mappings;
         UnwindTablesStats unwind;
         PythonProcsStats python; /* the targets' CPython interpreters (python-procs.h) */
+        /* How the BPF walks of Python frames ended (bpf/python.bpf.h), and the frames they followed. */
+        uint64_t python_walks_complete, python_walks_no_tstate, python_walks_bad_frame, python_walks_faulted;
+        uint64_t python_walks_at_depth_limit, python_frames_walked;
         UnwindSelfCheckStats self_check; /* all 0 without UnwindSelfCheck= */
         /* Changes of targets' executable mappings (daemon/maps-change.h): sent by the BPF program, lost for want
          * of room in the ring buffer, read by the daemon after the process had moved on, found missing from a

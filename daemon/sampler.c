@@ -255,6 +255,7 @@ static int size_unwind_maps(Sampler *s, const SamplerConfig *config)
                 return log_error_errno(-EINVAL, "Unwind table arena of %" PRIu32 " MiB too large.", mib);
         s->n_arena = mib * ((1u << 20) / sizeof(struct vprof_unwind_entry));
         skel->rodata->cfi_walk = s->n_arena > 0;
+        skel->rodata->python_walk_on = bpf_features_have_loop();
         /* The self-check compares the walk by the tables with the daemon's interpreter: nothing to check without. */
         if (config->unwind_self_check > 0 && s->n_arena == 0)
                 log_notice("UnwindSelfCheck= needs the unwind tables (UnwindTableMiB= above 0): no self-check.");

@@ -98,6 +98,18 @@ class PythonInterpreters(vprof_env.TestCase):
         self.assertLess(entry["eval_cold_start"], entry["eval_cold_end"])  # from python3.11-dbg
         self.assertNotEqual(entry["runtime"], 0)
 
+        # The BPF walk of its frames: the spinning thread's chain is spin, Thread.run, _bootstrap_inner, _bootstrap
+        # (sum() and range() are C); the main thread waits in readline(), off CPU.
+        s = self.wait_status(lambda s: s["python_walks_complete"] >= 20, "no Python walk complete")
+        outcomes = {k: s[k] for k in ("python_walks_complete", "python_walks_no_tstate", "python_walks_bad_frame",
+                                      "python_walks_faulted", "python_walks_at_depth_limit")}
+        print(f"python: walks {outcomes}, {s['python_frames_walked']} frames")
+        self.assertEqual(s["python_walks_bad_frame"], 0)
+        self.assertEqual(s["python_walks_at_depth_limit"], 0)
+        self.assertGreaterEqual(s["python_walks_complete"], 0.9 * sum(outcomes.values()))
+        self.assertGreaterEqual(s["python_frames_walked"], 3.5 * s["python_walks_complete"])
+        self.assertLessEqual(s["python_frames_walked"], 4.5 * s["python_walks_complete"])
+
         # The same interpreter with another build-id: recognized again (another file), pushed.
         other = os.path.join(ENV.tmp, "other", "python3.11")
         os.makedirs(os.path.dirname(other))
