@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -234,6 +235,7 @@ static int size_unwind_maps(Sampler *s, const SamplerConfig *config)
 {
         struct vprof_bpf *skel = s->skel;
         uint32_t mib = config->unwind_table_mib;
+        const char *no_python_walk;
         int r;
 
         s->walk = mib > 0 ? "unwind tables" : "frame pointers (UnwindTableMiB=0)";
@@ -255,7 +257,10 @@ static int size_unwind_maps(Sampler *s, const SamplerConfig *config)
                 return log_error_errno(-EINVAL, "Unwind table arena of %" PRIu32 " MiB too large.", mib);
         s->n_arena = mib * ((1u << 20) / sizeof(struct vprof_unwind_entry));
         skel->rodata->cfi_walk = s->n_arena > 0;
-        skel->rodata->python_walk_on = bpf_features_have_loop();
+        /* VPROF_NO_PYTHON_WALK=1: the native walk alone, for bench/python-walk-cost.py's comparison. */
+        no_python_walk = getenv("VPROF_NO_PYTHON_WALK");
+        skel->rodata->python_walk_on = bpf_features_have_loop() &&
+                                       !(no_python_walk && strcmp(no_python_walk, "1") == 0);
         /* The self-check compares the walk by the tables with the daemon's interpreter: nothing to check without. */
         if (config->unwind_self_check > 0 && s->n_arena == 0)
                 log_notice("UnwindSelfCheck= needs the unwind tables (UnwindTableMiB= above 0): no self-check.");
