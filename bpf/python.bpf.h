@@ -85,7 +85,8 @@ static long python_frame_step(__u32 i, void *ctx)
                 w->outcome = VPROF_STAT_PYTHON_WALKED;
                 return 1;
         }
-        if (!python_read(&code, w->at + w->py->frame_code) || !python_read(&previous, w->at + w->py->frame_previous) ||
+        if (!python_read(&code, w->at + w->py->frame_code) ||
+            !python_read(&previous, w->at + w->py->frame_previous) ||
             !python_read(&type, code + w->py->object_type)) {
                 w->outcome = VPROF_STAT_PYTHON_FAULT;
                 return 1;
