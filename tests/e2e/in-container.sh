@@ -555,8 +555,9 @@ for ((i = 0; i < n; i++)); do
   sleepers+=($!)
 done
 echo "started $n sleeps"
-# Four attaches at a time: one after the other they took 31 s, mostly vprofctl's own starts, which overlap here
-# (the daemon answers one call at a time either way). A failed attach writes its PID to attach-many.failed.
+# Four attaches at a time: one after the other they took 31 s; four at a time overlap the clients' starts with the
+# daemon's work (which answers one call at a time): 300 on a private bus, 7.1 s -> 6.0 s. A failed attach writes
+# its PID to attach-many.failed.
 # shellcheck disable=SC2016,SC2028
 echo '$ printf "%s\n" $sleeps | xargs -P4 -I{} vprofctl attach {}'
 attach_t0=$(now)
