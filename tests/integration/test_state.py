@@ -189,7 +189,8 @@ class State(vprof_env.TestCase):
         self.assertEqual(self.targets(env)[demo.pid]["state"], "running")
         after = self.report(env, demo.pid)
         self.assert_grown(before, after, "after kill -9")
-        figure(f"kill -9: total {before['total_samples']} read before the last snapshot before the kill, {last['total_samples']} at the "
+        figure(f"kill -9: total {before['total_samples']} read before the last snapshot before the kill, "
+               f"{last['total_samples']} at the "
                f"kill, {after['total_samples']} after the restart (at most the last second lost)")
 
     def test_kill9_loses_at_most_a_second(self):
