@@ -201,6 +201,19 @@ def daemon_usage(pid):
     return cpu, hwm
 
 
+def wait_for(what, cond, timeout=30):
+    """cond()'s first true value, asked every 50 ms; an AssertionError naming what after timeout seconds. For
+    a wait on something observable, in place of a fixed sleep that must cover the slowest machine."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
 class MissingInCI(Exception):
     """A prerequisite is missing on a CI machine, which has them all: a failure, not a skip."""
 
