@@ -511,8 +511,9 @@ class State(vprof_env.TestCase):
             return dict(zip(pids, pool.map(lambda pid: self.tables(env, pid), pids)))
 
     def test_exited_targets_keep_exact_counts_across_frequencies(self):
-        # Ten exited targets, counted at 99 Hz, through restarts at 999 and 99 Hz three times: every table
-        # identical, byte for byte of vprofctl's JSON, each target still at its 99 Hz.
+        # Ten exited targets, counted at 99 Hz, through restarts at 999 and 99 Hz twice: every table identical,
+        # byte for byte of vprofctl's JSON, each target still at its 99 Hz (a third round trip, until issue 28,
+        # added 9 s and no other check).
         env = self.env(frequency=99)
         demos = []
         for _ in range(10):
@@ -527,7 +528,7 @@ class State(vprof_env.TestCase):
         before = self.all_tables(env, [d.pid for d in demos])
         self.assertTrue(all(t["function"]["total_samples"] > 0 for t in before.values()))
         self.assertTrue(any(k.endswith("_ms") for k in before[demos[0].pid]["values"]["functions"][0]))
-        for hz in (999, 99, 999, 99, 999, 99):
+        for hz in (999, 99, 999, 99):
             env.daemon.send_signal(signal.SIGTERM)
             self.assertEqual(env.daemon.wait(15), 0)
             env.frequency = hz
@@ -542,7 +543,7 @@ class State(vprof_env.TestCase):
                 self.assertEqual((targets[demo.pid]["state"], targets[demo.pid]["frequency"]), ("exited", 99))
                 self.assertEqual(tables[demo.pid], before[demo.pid], f"{demo.pid} at {hz} Hz")
         total = sum(t["function"]["total_samples"] for t in before.values())
-        figure(f"10 exited targets ({total} samples) through 99 <-> 999 Hz three times: every table identical")
+        figure(f"10 exited targets ({total} samples) through 99 <-> 999 Hz twice: every table identical")
 
     def test_bad_files_are_set_aside(self):
         env = self.env()

@@ -283,11 +283,38 @@ class TestCase(unittest.TestCase):
         return env
 
 
+class _TimedResult(unittest.TextTestResult):
+    """Notes each test's wall time, so that a slow test shows where its time goes (tests/README.md)."""
+
+    def startTest(self, test):
+        self._started = time.monotonic()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        self.durations = getattr(self, "durations", [])
+        self.durations.append((time.monotonic() - self._started, test.id()))
+
+
+class _TimedRunner(unittest.TextTestRunner):
+    resultclass = _TimedResult
+
+
+def _print_durations(result):
+    import sys
+    durations = sorted(getattr(result, "durations", []), reverse=True)
+    if durations:
+        print(f"wall time per test ({sum(d for d, _ in durations):.1f} s in all):", file=sys.stderr)
+        for seconds, name in durations:
+            print(f"  {seconds:6.1f} s  {name.split('.', 1)[-1]}", file=sys.stderr)
+
+
 def main():
     """Run the __main__ module's tests and exit as meson reads it: 0 passed, 1 failed, 77 (skipped) when
     setUpModule() skipped the module."""
     import sys
-    result = unittest.main(module="__main__", verbosity=2, exit=False).result
+    result = unittest.main(module="__main__", verbosity=2, exit=False, testRunner=_TimedRunner).result
+    _print_durations(result)
     if result.wasSuccessful() and result.testsRun == 0 and result.skipped:
         sys.exit(SKIP)
     sys.exit(0 if result.wasSuccessful() else 1)
