@@ -451,7 +451,10 @@ class Children(vprof_env.TestCase):
         # the daemon as shipped, which the plain build's run of this test (suite 'plain') measures.
         # Issue 28 asks for the run within 11 s (the storm alone takes 10.0 s here on a quiet machine): met in 11
         # of 12 runs measured on this VM (10.02-10.40 s), once 11.07 s in CI with the daemon at 676 us a member
-        # instead of 530-640: the bound is 12 s, which every run met, and the figure above is the measure.
+        # instead of 530-640: the bound is 12 s, which every run met, and the figure above is the measure. The storm
+        # says how late its forks fell behind their schedule: the time past 10 s is its nice-19 parent waiting for
+        # a CPU (0.04 to 0.94 s late in six runs; the last child reaped 0.03-0.09 s after the last fork). At nice
+        # 10 two runs took 10.03 s, with `status` at 168 and 191 ms at worst; at nice 0, 10.01-10.02 s and 301-383 ms.
         if quiet and not sanitized(os.environ["VPROFD"]):
             self.assertLess(run, n / rate + 2)
             self.assertLess(answer[-1], STATUS_MAX_SECONDS)
