@@ -3,14 +3,14 @@
 """What a group's storm costs the daemon: a process forking short-lived children, attached with --children.
 
 tests/workloads/vprof-fork's storm mode forks N children at R a second, each burning MS ms of CPU in
-fork_child_spin() and exiting. A fresh vprofd (private bus, 999 Hz) attaches the parent with --children; while the
+fork_child_spin() and exiting. A fresh vprofd (private bus, 999 Hz by default) attaches the parent with --children; while the
 storm runs, `vprofctl status` is run one call after the other. Printed: the children and how many have samples in
 the group's tables, the storm's run length, the daemon's CPU time (utime + stime from /proc/PID/stat, from the
 attach to the last child's exit and the drain after it) in all, per new member and as a share of one core, and
 the status calls' median and worst time. With --perf, `perf record -g` runs on vprofd for the storm and its
 report's top entries are printed: where the daemon's time per member goes.
 
-    bench/group-storm.py [BUILD_DIR] [--children N] [--per-second R] [--child-ms MS] [--no-status] [--snapshots]
+    bench/group-storm.py [BUILD_DIR] [--children N] [--per-second R] [--child-ms MS] [--frequency HZ] [--no-status] [--snapshots]
                          [--perf]
                                                         (as root, after a build)"""
 import argparse
@@ -41,6 +41,8 @@ def main():
     parser.add_argument("--children", type=int, default=5000)
     parser.add_argument("--per-second", type=int, default=500)
     parser.add_argument("--child-ms", type=float, default=3)
+    parser.add_argument("--frequency", type=int, default=999, help="the daemon's sampling frequency in Hz: a child "
+                        "of 1 ms needs about 2000 to be sampled for sure")
     parser.add_argument("--max-targets", type=int, default=8192, help="MaxTargets=: above the children, none evicted")
     parser.add_argument("--no-status", action="store_true", help="no vprofctl status during the storm: the daemon's "
                         "CPU per member alone (each status call walks every target)")
@@ -48,6 +50,8 @@ def main():
                         "of the tables (a stop of the event loop each) printed from its log; the debug lines cost "
                         "the daemon CPU of their own")
     parser.add_argument("--perf", action="store_true", help="perf record -g on vprofd during the storm")
+    parser.add_argument("--perf-call-graph", default="fp", help="perf record's --call-graph: dwarf walks through "
+                        "Debian's libc, which has no frame pointers (the report then shows callers)")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
     if os.geteuid() != 0:
@@ -56,7 +60,7 @@ def main():
     workloads = os.path.abspath(args.workloads or build) + "/tests/workloads"
     fork = f"{workloads}/vprof-fork"
     os.environ["VPROF_DEMO"] = f"{workloads}/vprof-demo"
-    env = vprof_env.VprofEnv(frequency=999, extra_args=[f"--max-targets={args.max_targets}"] +
+    env = vprof_env.VprofEnv(frequency=args.frequency, extra_args=[f"--max-targets={args.max_targets}"] +
                                               (["--verbose"] if args.snapshots else [])).start()
     storm = perf = None
     try:
@@ -78,7 +82,7 @@ def main():
             sys.exit(f"group-storm: attach failed: {r.stderr}")
         tmp = tempfile.mkdtemp(prefix="vprof-storm-")
         if args.perf:
-            perf = subprocess.Popen(["perf", "record", "-g", "-F", "499", "-o", f"{tmp}/perf.data", "-p",
+            perf = subprocess.Popen(["perf", "record", "--call-graph", args.perf_call_graph, "-F", "499", "-o", f"{tmp}/perf.data", "-p",
                                      str(env.daemon.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(0.5)
         status, stop = [], threading.Event()

@@ -109,12 +109,16 @@ static __always_inline void drop_tables(__u32 tgid, __u64 start, __u64 end)
 }
 
 /* The record, in the ring buffer before the generation moves: a sample that carries the new generation comes
- * after it. A full ring loses the record, counted; the generation moves all the same. */
+ * after it. A full ring loses the record, counted; the generation moves all the same. A sample taken on this CPU
+ * between the two (the perf event's program interrupting this one) comes after the record too: it takes the new
+ * generation from maps_change_pending (a stale sample, counted, otherwise). */
 static __always_inline void maps_changed(__u32 tgid, __u32 tid, __u32 kind, __u64 start, __u64 end,
                                     const struct vma_scan *v, __u32 prot)
 {
         struct vprof_target *target = bpf_map_lookup_elem(&targets, &tgid);
+        struct maps_change_pending *pending;
         struct vprof_maps_change *c;
+        __u32 zero = 0;
 
         if (!target)
                 return;
@@ -126,11 +130,18 @@ static __always_inline void maps_changed(__u32 tgid, __u32 tid, __u32 kind, __u6
                 count(VPROF_STAT_MAPS_CHANGES_LOST);
                 return;
         }
+        pending = bpf_map_lookup_elem(&maps_change_pending, &zero);
+        if (pending) {
+                pending->tgid = tgid;
+                pending->generation = target->maps_generation + 1;
+        }
         c->tgid = tgid;
         c->tid = tid;
         c->cpu = bpf_get_smp_processor_id();
         c->flags = VPROF_SAMPLE_MAPS_CHANGE;
         c->generation = __sync_fetch_and_add(&target->maps_generation, 1) + 1;
+        if (pending)
+                pending->generation = 0;
         c->kind = kind;
         c->time_ns = bpf_ktime_get_ns();
         c->start = start;

@@ -260,6 +260,35 @@ struct {
         __type(value, __u64);
 } pending_copy_bucket SEC(".maps");
 
+/* The change of a target's executable mappings that this CPU is recording (maps-change.bpf.h), from its record's
+ * reservation in the ring to its generation's move; generation 0 otherwise. The perf event's program may run
+ * inside the system call's raw tracepoint program: its sample comes after the record in the ring, and takes the
+ * record's generation (maps_sample_generation()). */
+struct maps_change_pending {
+        __u32 tgid;
+        __u32 generation;
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct maps_change_pending);
+} maps_change_pending SEC(".maps");
+
+/* A sample's mapping generation: its target's, or that of the change it interrupted on this CPU. That sample's
+ * user frames are the system call's callers, whose code the change does not move (they return into it). */
+static __always_inline __u32 maps_sample_generation(const struct vprof_target *target, __u32 tgid)
+{
+        struct maps_change_pending *p;
+        __u32 zero = 0, generation = target->maps_generation;
+
+        p = bpf_map_lookup_elem(&maps_change_pending, &zero);
+        if (p && p->generation && p->tgid == tgid && (__s32)(p->generation - generation) > 0)
+                return p->generation;
+        return generation;
+}
+
 #define PENDING_COPY_INTERVAL_NS (1000000000ull / VPROF_PENDING_COPY_RATE)
 
 static __always_inline bool pending_copy_allowed(__u64 now)
@@ -350,7 +379,7 @@ static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
         /* A process of an attached cgroup that is no target yet: the daemon makes it one of the group's. */
         s->exec_count = target ? (__u16)target->exec_count : 0;
         s->group = target ? target->group : group;
-        s->maps_generation = target ? target->maps_generation : 0;
+        s->maps_generation = target ? maps_sample_generation(target, tgid) : 0;
         s->maps_reserved = 0;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
         /* The kernel callchain is empty exactly when the sample interrupted user code, which tells the mode

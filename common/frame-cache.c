@@ -6,8 +6,9 @@
 
 #include "frame-cache.h"
 
-/* A new target's cache starts small: most targets never see many addresses. */
-#define INITIAL_SLOTS 256
+/* A new target's cache starts small (1 KiB): most targets never see many addresses (a child of a storm a few
+ * dozen), and the cache grows as it fills. */
+#define INITIAL_SLOTS 64
 
 static int alloc_slots(FrameCache *c, size_t n)
 {

@@ -98,14 +98,19 @@ int proc_status_nstgid(const char *text, pid_t *ret)
         return 0;
 }
 
-static int read_proc_file(pid_t pid, const char *name, char *buf, size_t size)
+/* A file of the process's /proc directory, dir (or /proc/PID/NAME when dir is -1), into buf. */
+static int read_proc_file_at(int dir, pid_t pid, const char *name, char *buf, size_t size)
 {
         char path[64];
         _cleanup_close_ int fd = -1;
         ssize_t n;
 
-        snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (dir >= 0)
+                fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+        else {
+                snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+        }
         if (fd < 0)
                 return errno == ENOENT ? -ESRCH : negative_errno();
         n = read(fd, buf, size - 1);
@@ -113,6 +118,11 @@ static int read_proc_file(pid_t pid, const char *name, char *buf, size_t size)
                 return errno == ESRCH ? -ESRCH : negative_errno();
         buf[n] = '\0';
         return 0;
+}
+
+static int read_proc_file(pid_t pid, const char *name, char *buf, size_t size)
+{
+        return read_proc_file_at(-1, pid, name, buf, size);
 }
 
 int proc_read_nstgid(pid_t pid, pid_t *ret)
@@ -147,9 +157,22 @@ void proc_comm_parse(const char *text, char ret[static PROC_COMM_ESCAPED_SIZE])
         utf8_escape_buf(text, n, ret, PROC_COMM_ESCAPED_SIZE);
 }
 
+int proc_stat_comm(const char *text, char ret[static PROC_COMM_ESCAPED_SIZE])
+{
+        const char *open = strchr(text, '('), *close = strrchr(text, ')');
+
+        /* "PID (COMM) STATE ...": the name is what lies between the first '(' and the last ')'. */
+        if (!open || !close || close < open)
+                return -EINVAL;
+        utf8_escape_buf(open + 1, MIN((size_t)(close - open - 1), (size_t)PROC_COMM_LEN), ret,
+                        PROC_COMM_ESCAPED_SIZE);
+        return 0;
+}
+
 int proc_info_read(pid_t pid, ProcInfo *ret)
 {
         char buf[4096], path[32];
+        _cleanup_close_ int dir = -1;
         struct stat st;
         ProcInfo info = {};
         unsigned flags;
@@ -157,7 +180,13 @@ int proc_info_read(pid_t pid, ProcInfo *ret)
 
         assert(ret);
 
-        r = read_proc_file(pid, "stat", buf, sizeof(buf));
+        /* The directory once, its files by name in it: the kernel looks the PID up once, not at each file (a
+         * group's storm reads this for hundreds of new processes a second). */
+        snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+        dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        r = read_proc_file_at(dir, pid, "stat", buf, sizeof(buf));
         if (r < 0)
                 return r;
         r = proc_stat_parse(buf, &flags, &info.start_time);
@@ -167,7 +196,7 @@ int proc_info_read(pid_t pid, ProcInfo *ret)
         if (flags & PF_EXITING)
                 return -ESRCH;
 
-        r = read_proc_file(pid, "status", buf, sizeof(buf));
+        r = read_proc_file_at(dir, pid, "status", buf, sizeof(buf));
         if (r < 0)
                 return r;
         r = proc_status_parse(buf, &info.tgid, &info.ns_tgid, info.uid, info.gid);
@@ -177,15 +206,15 @@ int proc_info_read(pid_t pid, ProcInfo *ret)
         /* The kernel hands the files in a process's /proc directory (not the directory itself) to root when
          * the process is not dumpable (set-ID, or prctl(PR_SET_DUMPABLE, 0)), and to its effective user and
          * group otherwise: ptrace's second rule, readable without ptrace. */
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-        if (stat(path, &st) < 0)
+        if (fstatat(dir, "status", &st, 0) < 0)
                 return errno == ENOENT ? -ESRCH : negative_errno();
         info.dumpable = st.st_uid == info.uid[1] && st.st_gid == info.gid[1];
 
         /* A process that is exiting has dropped its memory, and the kernel then hands its files to root: the
          * owner read above is only the process's own if it was not exiting yet. PF_EXITING is set before the
-         * memory goes, so reading it after the owner tells. */
-        r = read_proc_file(pid, "stat", buf, sizeof(buf));
+         * memory goes, so reading it after the owner tells. The name is this read's too (as /proc/PID/comm has
+         * it, without a file of its own to open). */
+        r = read_proc_file_at(dir, pid, "stat", buf, sizeof(buf));
         if (r < 0)
                 return r;
         r = proc_stat_parse(buf, &flags, &(uint64_t){ 0 });
@@ -193,11 +222,9 @@ int proc_info_read(pid_t pid, ProcInfo *ret)
                 return r;
         if (flags & PF_EXITING)
                 return -ESRCH;
-
-        r = read_proc_file(pid, "comm", buf, sizeof(buf));
+        r = proc_stat_comm(buf, info.comm);
         if (r < 0)
                 return r;
-        proc_comm_parse(buf, info.comm);
 
         *ret = info;
         return 0;

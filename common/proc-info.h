@@ -33,6 +33,10 @@ int proc_status_parse(const char *text, pid_t *ret_tgid, pid_t *ret_ns_tgid, uid
 int proc_status_nstgid(const char *text, pid_t *ret);
 int proc_read_nstgid(pid_t pid, pid_t *ret);
 
+/* The escape (utf8.h) of the process's name in the text of /proc/PID/stat, as proc_comm_parse() gives it from
+ * /proc/PID/comm; -EINVAL when the text has no "(NAME)". */
+int proc_stat_comm(const char *text, char ret[static PROC_COMM_ESCAPED_SIZE]);
+
 /* The escape (utf8.h) of the text of /proc/PID/comm (a newline ends it) in ret. */
 void proc_comm_parse(const char *text, char ret[static PROC_COMM_ESCAPED_SIZE]);
 

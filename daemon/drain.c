@@ -56,6 +56,14 @@ static int intern_symbol(Target *t, const Symbol *sym, bool kernel, uint64_t add
  * without frame pointers (most distribution libraries) read junk there, and everything after it is junk too. */
 #define FRAME_NOT_CODE UINT32_MAX
 
+/* Whether a failed lookup of inlined functions says something of the file (no DWARF at that address, a damaged
+ * unit, no code file): then "none" is cached as an answer is, or every process of that image, every child of a
+ * storm, would open the file and search its units again for it. Not a passing want of memory or descriptors. */
+static bool inline_failure_lasts(int r)
+{
+        return !IN_SET(r, -ENOMEM, -EMFILE, -ENFILE, -EINTR, -EAGAIN);
+}
+
 /* The names of the functions inlined at lookup_addr, innermost first, without the function they are inlined into:
  * from the cache shared by the targets, else from the file's DWARF (then cached). 1 and the names (valid until
  * the next lookup), 0 for none known, -errno. */
@@ -90,13 +98,16 @@ static int inlined_names(Drain *d, Target *t, uint64_t lookup_addr, const char *
                 if (line_reader_new(&d->inline_reader) < 0)
                         return 0;
         }
-        if (address_space_dwarf_file(t->address_space, lookup_addr, &fd, &vaddr) < 0)
-                return 0;
+        r = address_space_dwarf_file(t->address_space, lookup_addr, &fd, &vaddr);
+        if (r < 0)
+                goto none;
         d->stats.inline_expansions++;
         d->inline_read_usec = now_usec(CLOCK_MONOTONIC);
         n = line_reader_inline(d->inline_reader, fd, vaddr, frames, ELEMENTSOF(frames));
-        if (n < 0)
-                return 0;
+        if (n < 0) {
+                r = n;
+                goto none;
+        }
         d->stats.inline_addresses += n > 1;
         /* frames[n - 1] is the subprogram: the symbol stands for it. */
         for (int i = 0; i < n - 1; i++)
@@ -104,6 +115,10 @@ static int inlined_names(Drain *d, Target *t, uint64_t lookup_addr, const char *
         if (!pm || pm->inode == 0 || inline_cache_put(d->inline_cache, &key, names, n > 1 ? (size_t)n - 1 : 0) < 0)
                 return 0; /* names[] points into the reader: not kept */
         return inline_cache_get(d->inline_cache, &key, ret_names, ret_n);
+none:
+        if (pm && pm->inode != 0 && inline_failure_lasts(r))
+                (void)inline_cache_put(d->inline_cache, &key, NULL, 0);
+        return 0;
 }
 
 /* The functions inlined at a new user address, looked up in its file's DWARF (inline-frames.h): ids[0..n) of them,

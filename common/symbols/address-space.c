@@ -183,11 +183,15 @@ int address_space_clone(const AddressSpace *from, pid_t pid, uint64_t start_time
         as->files = calloc(MAX(as->maps->n, (size_t)1), sizeof(FileEntry *));
         if (!as->files)
                 return -ENOMEM;
-        /* The files the parent opened already, shared; the vDSO and a perf map are the child's own, found on use. */
+        /* The files the parent opened already, shared; so is its vDSO, which a fork keeps at the same address
+         * (an exec maps a new one: address_space_resolve_vdso() reads it again). A perf map is the child's own,
+         * found on use. */
         for (size_t i = 0; i < as->maps->n; i++) {
                 as->files[i] = from->files[i];
                 file_ref(as->files[i]);
         }
+        as->vdso = vdso_symbols_ref(from->vdso);
+        as->vdso_start = from->vdso_start;
         as->last_read_usec = from->last_read_usec;
         as->generation = now_usec(CLOCK_MONOTONIC);
         *ret = TAKE_PTR(as);

@@ -112,8 +112,10 @@ static void hide_unused_sections(Elf *elf)
                 GElf_Shdr shdr;
                 const char *name;
 
+                /* A name not starting with '.' (the empty one at the string table's last byte) is none of
+                 * them, and skipping its first byte would read past its end (fuzz-inline-frames). */
                 if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
-                    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)))
+                    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) || name[0] != '.')
                         continue;
                 /* .zdebug_X is .debug_X compressed the GNU way: compared from "debug_". */
                 name += strncmp(name, ".zdebug_", 8) == 0 ? 2 : 1;

@@ -25,6 +25,7 @@ typedef struct VdsoSymbol {
 struct VdsoSymbols {
         VdsoSymbol *syms;
         size_t n;
+        unsigned n_ref; /* a forked child shares its parent's: the same image at the same address */
 };
 
 static void elf_endp_local(Elf **e)
@@ -103,6 +104,7 @@ int vdso_symbols_parse(const void *image, size_t size, VdsoSymbols **ret)
         v = calloc(1, sizeof(*v));
         if (!v)
                 return -ENOMEM;
+        v->n_ref = 1;
 
         while ((scn = elf_nextscn(elf, scn))) {
                 GElf_Shdr sh, strings;
@@ -210,9 +212,16 @@ size_t vdso_symbols_count(const VdsoSymbols *v)
         return v ? v->n : 0;
 }
 
+VdsoSymbols *vdso_symbols_ref(VdsoSymbols *v)
+{
+        if (v)
+                v->n_ref++;
+        return v;
+}
+
 VdsoSymbols *vdso_symbols_free(VdsoSymbols *v)
 {
-        if (!v)
+        if (!v || --v->n_ref > 0)
                 return NULL;
         for (size_t i = 0; i < v->n; i++)
                 free(v->syms[i].name);

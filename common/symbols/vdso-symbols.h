@@ -18,5 +18,7 @@ int vdso_symbols_read(pid_t pid, uint64_t start, uint64_t end, VdsoSymbols **ret
 /* The function at offset (from the start of the mapping) and the offset into it; NULL when none. */
 const char *vdso_symbols_lookup(const VdsoSymbols *v, uint64_t offset, uint64_t *ret_offset);
 size_t vdso_symbols_count(const VdsoSymbols *v);
+/* Another holder of v (NULL stays NULL); vdso_symbols_free() drops a holder, the last one frees it. */
+VdsoSymbols *vdso_symbols_ref(VdsoSymbols *v);
 VdsoSymbols *vdso_symbols_free(VdsoSymbols *v);
 DEFINE_TRIVIAL_CLEANUP_FUNC(VdsoSymbols *, vdso_symbols_free);

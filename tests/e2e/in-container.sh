@@ -555,16 +555,21 @@ for ((i = 0; i < n; i++)); do
   sleepers+=($!)
 done
 echo "started $n sleeps"
-# shellcheck disable=SC2016
-echo '$ for pid in $sleeps; do vprofctl attach $pid; done'
+# Four attaches at a time: one after the other they took 31 s; four at a time overlap the clients' starts with the
+# daemon's work (which answers one call at a time): 300 on a private bus, 7.1 s -> 6.0 s. A failed attach writes
+# its PID to attach-many.failed.
+# shellcheck disable=SC2016,SC2028
+echo '$ printf "%s\n" $sleeps | xargs -P4 -I{} vprofctl attach {}'
 attach_t0=$(now)
-attach_failed=0
-for p in "${sleepers[@]}"; do
-  timeout 30 vprofctl attach "$p" >>"$out/attach-many.err" 2>&1 || attach_failed=$((attach_failed + 1))
-done
+: >"$out/attach-many.failed"
+# shellcheck disable=SC2016
+printf '%s\n' "${sleepers[@]}" |
+  xargs -P4 -I{} sh -c 'timeout 30 vprofctl attach "$1" >>"$2" 2>&1 || echo "$1" >>"$3"' attach {} \
+    "$out/attach-many.err" "$out/attach-many.failed"
+attach_failed=$(wc -l <"$out/attach-many.failed")
 attach_secs=$(elapsed "$attach_t0" "$(now)")
-echo "attached $((n - attach_failed)) of $n sleeps in $attach_secs s"
-printf 'measure\tattach %s targets\t%s\n' "$n" "$attach_secs" >>"$results"
+echo "attached $((n - attach_failed)) of $n sleeps in $attach_secs s, 4 at a time"
+printf 'measure\tattach %s targets, 4 at a time\t%s\n' "$n" "$attach_secs" >>"$results"
 head -n 3 "$out/attach-many.err"
 check "every attach succeeded ($attach_failed failed)" [ "$attach_failed" = 0 ]
 check "no attach failed for the open file limit" not_grep 'open files' "$out/attach-many.err"

@@ -107,6 +107,19 @@ def groups(env, user=None):
     return {g["group"]: g for g in env.ctl_json("list", user=user)["groups"]}
 
 
+def idle_fraction(seconds=1.0):
+    """The share of the machine's CPU time that was idle over the next seconds (/proc/stat): whether other work
+    runs now, which the load average, a minute's decaying mean, cannot tell from this test's own earlier runs."""
+    def read():
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+        return fields[3] + fields[4], sum(fields)
+    idle0, total0 = read()
+    time.sleep(seconds)
+    idle1, total1 = read()
+    return (idle1 - idle0) / max(total1 - total0, 1)
+
+
 def cpu_seconds(pid):
     """The CPU time of process pid so far (utime + stime), in seconds."""
     with open(f"/proc/{pid}/stat") as f:
@@ -332,12 +345,13 @@ class Children(vprof_env.TestCase):
         return children, done
 
     def test_storm(self):
-        # Issue 28's storm: 500 children a second for 10 s, each burning 3 ms of CPU (about 3 samples at 999 Hz:
-        # enough for every child to have one; with 2 ms, 1 child in 5,000 had none in 2 of 4 runs, its slices cut
-        # between the CPU clock's ticks by the storm's own contention), attached with --children. MaxTargets=
-        # above the children, so that none gives way to a newer one and every child's tables are there at the end.
+        # Issue 28's storm: 500 children a second for 10 s, each burning 1 ms of CPU, attached with --children, at
+        # 1999 Hz: two samples a child (at 999 Hz a child cut between the CPU clock's ticks by the storm's own
+        # contention had none, 4 in 5,000; with 3 ms children the storm alone needs 12 to 13 s of this 2-CPU
+        # machine for its 10, and could never end within 11). MaxTargets= above the children, so that none gives
+        # way to a newer one and every child's tables are there at the end.
         n, rate = 5000, 500
-        env = self.start_env(frequency=999, extra_args=["--max-targets=8192"])
+        env = self.start_env(frequency=1999, extra_args=["--max-targets=8192"])
         # The daemon, the bus and the clients above the storm's priority (as root, whatever nice this test runs
         # at): what is measured is whether the daemon keeps up, not how the scheduler shares a loaded machine.
         for pid in (env.daemon.pid, env.bus.pid):
@@ -350,9 +364,11 @@ class Children(vprof_env.TestCase):
         env.ctl("detach", demo.pid)
         self.assertFalse(fork_link_attached(env))
         # A machine busy with other work starves a storm at nice 19 whatever the daemon does (on a loaded 2-CPU
-        # machine the workload alone took 30 to 40 s for its 10): its run length is a bound only on a quiet one.
-        quiet = os.getloadavg()[0] < (os.cpu_count() or 1)
-        p = self.storm(env, "--children", n, "--per-second", rate, "--child-ms", 3, nice=19)
+        # machine the workload alone took 30 to 40 s for its 10): its run length is a bound only on a quiet one,
+        # which the second before the storm tells (over 80% idle).
+        idle = idle_fraction()
+        quiet = idle > 0.8
+        p = self.storm(env, "--children", n, "--per-second", rate, "--child-ms", 1, nice=19)
         r = env.ctl("attach", "--children", p.pid)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(fork_link_attached(env))
@@ -400,7 +416,7 @@ class Children(vprof_env.TestCase):
         g = groups(env)[str(p.pid)]
         in_tables = [c for c in children if c in rows]
         with_samples = [c for c in children if rows.get(c, 0) > 0]
-        figure(f"storm: {len(children)} children ({done}; load average "
+        figure(f"storm: {len(children)} children ({done}; idle before it {idle:.0%}, load average "
                f"{os.getloadavg()[0]:.1f}); "
                f"{len(in_tables)} in the parent's tables, {len(with_samples)} with samples "
                f"({sum(rows.get(c, 0) for c in children)} in all); group members {g['members']}, refused "
@@ -433,11 +449,14 @@ class Children(vprof_env.TestCase):
         # A daemon built with AddressSanitizer spends several times the CPU on each member and competes with the
         # storm for the same two CPUs; a vprofctl so built takes over 100 ms to start: their times say nothing of
         # the daemon as shipped, which the plain build's run of this test (suite 'plain') measures.
-        # Issue 28 asks for 11 s; on this 2-CPU machine 5,000 children of 3 ms and their forks and exits take
-        # 12 s alone (2 ms: 10.0 to 10.7 s), and profiled, with the pollers, 14 to 15 s (2 ms: 13.2 to 14.2 s):
-        # the bound is 18 s, and the figure above is the measure.
+        # Issue 28 asks for the run within 11 s (the storm alone takes 10.0 s here on a quiet machine): met in 11
+        # of 12 runs measured on this VM (10.02-10.40 s), once 11.07 s in CI with the daemon at 676 us a member
+        # instead of 530-640: the bound is 12 s, which every run met, and the figure above is the measure. The storm
+        # says how late its forks fell behind their schedule: the time past 10 s is its nice-19 parent waiting for
+        # a CPU (0.04 to 0.94 s late in six runs; the last child reaped 0.03-0.09 s after the last fork). At nice
+        # 10 two runs took 10.03 s, with `status` at 168 and 191 ms at worst; at nice 0, 10.01-10.02 s and 301-383 ms.
         if quiet and not sanitized(os.environ["VPROFD"]):
-            self.assertLess(run, 1.7 * n / rate + 1)
+            self.assertLess(run, n / rate + 2)
             self.assertLess(answer[-1], STATUS_MAX_SECONDS)
         if quiet and not sanitized(os.environ["VPROFCTL"]):
             self.assertLess(status[-1], STATUS_MAX_SECONDS)

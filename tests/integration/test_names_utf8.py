@@ -141,10 +141,11 @@ class CallerStrings(vprof_env.TestCase):
 
 class Storm(vprof_env.TestCase):
     def test_storm_log_bounded(self):
-        """10,000 children of one user, attached with --children by that user: the limits evict the exited
-        children one after the other for the new ones; the log says so once, then counts."""
+        """5,000 children of one user, attached with --children by that user: the limits (64 targets a user)
+        evict the exited children one after the other for the new ones, thousands of times; the log says so once,
+        then counts. (10,000 until issue 28: twice the time, the same check.)"""
         env = self.start_env()
-        cmd = env.as_user(UID, [os.environ["VPROF_FORK"], "storm", "--wait-stdin", "--children", 10000,
+        cmd = env.as_user(UID, [os.environ["VPROF_FORK"], "storm", "--wait-stdin", "--children", 5000,
                                 "--per-second", 1000, "--child-ms", 1])
         p = subprocess.Popen(list(map(str, cmd)), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         env.children.append(p)

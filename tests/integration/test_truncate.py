@@ -3,7 +3,7 @@
 """Files truncated while vprofd reads them, by the unprivileged user who owns them (issue 13, section 1).
 
 An unprivileged test user builds, in a directory of its own, a 25 MB program: 400,000 one-instruction functions
-(.symtab ~10 MB, .strtab ~15 MB) and a main() that calls hot() for argv[1] seconds. Twenty times, it starts a
+(.symtab ~10 MB, .strtab ~15 MB) and a main() that calls hot() for argv[1] seconds. Ten times, it starts a
 copy with a build-id of its own (a file the symbol cache has never seen) through ld.so, as the kernel refuses
 to truncate a running main executable but not a file that ld.so maps; attaches it; 0.1 s later truncates the
 copy to 1 MiB; and asks for the status. Then the same with a stripped copy whose separate debug file
@@ -11,7 +11,8 @@ copy to 1 MiB; and asks for the status. Then the same with a stripped copy whose
 
 vprofd must stay up and answer after every try, and root's target must keep its tables: its samples still
 growing, work_alpha still on top. Whether a try hits the daemon in the middle of a read depends on timing; the
-files it found damaged are counted (SymbolFilesDamaged) and printed, not required. While libelf read the files
+files it found damaged are counted (SymbolFilesDamaged) and printed, not required (twenty tries each, until
+issue 28, found none damaged in CI's runs under the sanitizers either: ten keep the check at half its 64 s). While libelf read the files
 through a shared mapping (ELF_C_READ_MMAP), vprofd died of SIGBUS at the first try, in both cases."""
 import os
 import shutil
@@ -24,7 +25,7 @@ import vprof_env
 
 ENV = None
 USER = "vprof-test-trunc"
-TRIES = 20
+TRIES = 10
 FUNCTIONS = 400_000
 LDSO = "/lib64/ld-linux-x86-64.so.2"
 DAMAGED_LOG_LINE = "A file changed while it was read for symbols"

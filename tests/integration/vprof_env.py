@@ -201,6 +201,19 @@ def daemon_usage(pid):
     return cpu, hwm
 
 
+def wait_for(what, cond, timeout=30):
+    """cond()'s first true value, asked every 50 ms; an AssertionError naming what after timeout seconds. For
+    a wait on something observable, in place of a fixed sleep that must cover the slowest machine."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.05)
+
+
 class MissingInCI(Exception):
     """A prerequisite is missing on a CI machine, which has them all: a failure, not a skip."""
 
@@ -270,11 +283,72 @@ class TestCase(unittest.TestCase):
         return env
 
 
+class _TimedResult(unittest.TextTestResult):
+    """Notes each test's wall time, so that a slow test shows where its time goes (tests/README.md)."""
+
+    def startTest(self, test):
+        self._started = time.monotonic()
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        self.durations = getattr(self, "durations", [])
+        self.durations.append((time.monotonic() - self._started, test.id()))
+
+
+class _TimedRunner(unittest.TextTestRunner):
+    resultclass = _TimedResult
+
+
+def _print_durations(result):
+    import sys
+    durations = sorted(getattr(result, "durations", []), reverse=True)
+    if durations:
+        print(f"wall time per test ({sum(d for d, _ in durations):.1f} s in all):", file=sys.stderr)
+        for seconds, name in durations:
+            print(f"  {seconds:6.1f} s  {name.split('.', 1)[-1]}", file=sys.stderr)
+
+
+def _adopt_orphans():
+    """Make this process the reaper of its descendants' orphans (PR_SET_CHILD_SUBREAPER): a workload's children
+    outlive it when a test kills it, and hold meson's pipes open (their stderr) until they end."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+
+
+def _kill_leftovers():
+    """Kill what the tests left behind, returning how many: meson waits for every process holding the test's
+    pipes (a storm's children sleeping 60 s made integration-groups wait 34 s after its last test)."""
+    import glob
+    import signal
+    killed = 0
+    for _ in range(10):  # a child's own children come to us as it dies
+        pids = set()
+        for path in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+            with open(path) as f:
+                pids.update(int(x) for x in f.read().split())
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                killed += 1
+            except (ProcessLookupError, ChildProcessError):
+                pass
+    return killed
+
+
 def main():
     """Run the __main__ module's tests and exit as meson reads it: 0 passed, 1 failed, 77 (skipped) when
     setUpModule() skipped the module."""
     import sys
-    result = unittest.main(module="__main__", verbosity=2, exit=False).result
+    _adopt_orphans()
+    result = unittest.main(module="__main__", verbosity=2, exit=False, testRunner=_TimedRunner).result
+    _print_durations(result)
+    left = _kill_leftovers()
+    if left:
+        print(f"processes left behind by the tests, killed: {left}", file=sys.stderr)
     if result.wasSuccessful() and result.testsRun == 0 and result.skipped:
         sys.exit(SKIP)
     sys.exit(0 if result.wasSuccessful() else 1)

@@ -179,6 +179,42 @@ START_TEST(test_dumpable)
 }
 END_TEST
 
+/* The name in /proc/PID/stat, as proc_info_read() takes it: between the first '(' and the last ')', whatever
+ * parentheses, spaces and newlines the name has, and as /proc/PID/comm gives it. */
+START_TEST(test_stat_comm)
+{
+        char comm[PROC_COMM_ESCAPED_SIZE], expected[PROC_COMM_ESCAPED_SIZE], line[64] = "";
+        FILE *f;
+
+        ck_assert_int_eq(proc_stat_comm("12 (sleep) S 1 12 12 0 -1", comm), 0);
+        ck_assert_str_eq(comm, "sleep");
+        ck_assert_int_eq(proc_stat_comm("12 (a) b) (c) S 1 12", comm), 0);
+        ck_assert_str_eq(comm, "a) b) (c");
+        ck_assert_int_eq(proc_stat_comm("12 (x\ny\n) R 1", comm), 0);
+        ck_assert_str_eq(comm, "x\\ny\\n");
+        ck_assert_int_eq(proc_stat_comm("12 () R 1", comm), 0);
+        ck_assert_str_eq(comm, "");
+        /* Longer than a name can be: cut at its 15 bytes, never read past the ')'. */
+        ck_assert_int_eq(proc_stat_comm("12 (0123456789abcdefXYZ) R 1", comm), 0);
+        ck_assert_str_eq(comm, "0123456789abcde");
+        ck_assert_int_eq(proc_stat_comm("12 sleep S 1", comm), -EINVAL);
+        ck_assert_int_eq(proc_stat_comm("12 )sleep( S 1", comm), -EINVAL);
+        ck_assert_int_eq(proc_stat_comm("", comm), -EINVAL);
+
+        f = fopen("/proc/self/comm", "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+        fclose(f);
+        proc_comm_parse(line, expected);
+        f = fopen("/proc/self/stat", "re");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+        fclose(f);
+        ck_assert_int_eq(proc_stat_comm(line, comm), 0);
+        ck_assert_str_eq(comm, expected);
+}
+END_TEST
+
 /* A process names itself with any bytes: what vprofd keeps is their escape, valid UTF-8 of one line. */
 START_TEST(test_comm_escaped)
 {
@@ -233,6 +269,7 @@ int main(void)
         tcase_add_test(tc, test_dumpable);
         tcase_add_test(tc, test_nstgid);
         tcase_add_test(tc, test_comm_escaped);
+        tcase_add_test(tc, test_stat_comm);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -20,6 +20,7 @@
 #include "pread-hook.h"
 #include "proc-maps.h"
 #include "symbolizer.h"
+#include "vdso-symbols.h"
 #include "unwinder.h"
 
 /* From the command line: the fixtures built in tests/fixtures. */
@@ -283,6 +284,50 @@ START_TEST(test_unknown_anon_special)
 }
 END_TEST
 
+/* A forked child's address space (address_space_clone()) shares its parent's vDSO functions: the same image at the
+ * same address, named without reading the child's memory (which a storm's child, gone already, no longer has),
+ * and still there once the parent's address space is freed. */
+START_TEST(test_clone_shares_vdso)
+{
+        _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
+        _cleanup_(address_space_freep) AddressSpace *child = NULL;
+        _cleanup_(vdso_symbols_freep) VdsoSymbols *v = NULL;
+        _cleanup_(proc_maps_freep) ProcMaps *m = NULL;
+        AddressSpace *parent = NULL;
+        const ProcMap *vdso = NULL;
+        const char *name = NULL;
+        uint64_t offset = 0, within;
+        char *expected;
+        Symbol sym;
+
+        ck_assert_int_eq(proc_maps_read(getpid(), &m), 0);
+        for (size_t i = 0; i < m->n; i++)
+                if (m->maps[i].path && strcmp(m->maps[i].path, "[vdso]") == 0)
+                        vdso = &m->maps[i];
+        if (!vdso)
+                return; /* booted with vdso=0 */
+        ck_assert_int_eq(vdso_symbols_read(getpid(), vdso->start, vdso->end, &v), 0);
+        for (; offset < vdso->end - vdso->start && !name; offset += 4)
+                name = vdso_symbols_lookup(v, offset, &within);
+        ck_assert_ptr_nonnull(name);
+        offset -= 4;
+
+        ck_assert_int_eq(symbolizer_new(&s), 0);
+        ck_assert_int_eq(address_space_new(s, getpid(), &parent), 0);
+        ck_assert_int_eq(address_space_resolve(parent, vdso->start + offset, false, &sym), 0);
+        ck_assert_str_eq(sym.function, name);
+        expected = strdup(name);
+        ck_assert_ptr_nonnull(expected);
+        /* A PID no process has: the child's memory cannot be read, its parent's vDSO names it. */
+        ck_assert_int_eq(address_space_clone(parent, 4194304 + 1, 0, &child), 0);
+        address_space_free(parent);
+        ck_assert_int_eq(address_space_resolve(child, vdso->start + offset, false, &sym), 0);
+        ck_assert_str_eq(sym.function, expected);
+        ck_assert_uint_eq(sym.offset, within);
+        free(expected);
+}
+END_TEST
+
 START_TEST(test_exited_process)
 {
         _cleanup_(symbolizer_freep) Symbolizer *s = NULL;
@@ -533,6 +578,7 @@ int main(int argc, char *argv[])
         tcase_add_test(tc, test_budget);
         tcase_add_test(tc, test_unknown_anon_special);
         tcase_add_test(tc, test_exited_process);
+        tcase_add_test(tc, test_clone_shares_vdso);
         tcase_add_test(tc, test_deleted_binary);
         tcase_add_test(tc, test_hard_link_parsed_once);
         tcase_add_test(tc, test_kernel);
