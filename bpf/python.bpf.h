@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The walk of a thread's CPython frames (issue 26, docs/PYTHON.md), for a target whose interpreter the daemon
  * pushed into python_procs (common/vprof-abi.h). Part of the one compilation unit of vprof.bpf.c, included after
- * its maps and count(). This first part finds the sampled thread's PyThreadState and follows its
- * _PyInterpreterFrame chain, counting how each walk ended; the frames are not put into the record yet. Every
+ * its maps and count(). It finds the sampled thread's PyThreadState and follows its _PyInterpreterFrame chain,
+ * counting how each walk ended, and puts the frames after the record's user frames (VPROF_PYTHON_FRAME_TAG,
+ * common/vprof-abi.h), each run of an evaluation loop's activation naming that activation's native frame. Every
  * read is a bpf_probe_read_user() of the target's memory, which is untrusted: each loop is bounded, a frame's
  * code object must have PyCode_Type's address as its type. */
 
@@ -26,8 +27,14 @@ struct python_walk {
         __u32 outcome; /* a VPROF_STAT_PYTHON_* */
         __u32 frames;
         struct vprof_sample *s;
-        __u32 in_eval;
+        __u32 n_runs;  /* evaluation-loop frames found, innermost first, their user frame index in runs */
+        __u32 run;     /* the run of the frame looked at */
+        __u32 out;     /* the next word of s->frames for a Python frame */
+        __u8 runs[VPROF_PYTHON_MAX_RUNS];
 };
+
+/* 3.12's frame of an activation of the evaluation loop itself (a shim): not a Python function's. */
+#define PYTHON_FRAME_OWNED_BY_CSTACK 3
 
 static __always_inline bool python_read(void *dst, __u64 addr)
 {
@@ -46,8 +53,9 @@ static long python_eval_step(__u32 i, void *ctx)
         pc = w->s->frames[idx] & ~VPROF_FRAME_EXACT;
         if ((pc - w->py->eval_start < w->py->eval_end - w->py->eval_start) ||
             (pc - w->py->eval_cold_start < w->py->eval_cold_end - w->py->eval_cold_start)) {
-                w->in_eval = 1;
-                return 1;
+                w->runs[w->n_runs & (VPROF_PYTHON_MAX_RUNS - 1)] = (__u8)i;
+                if (++w->n_runs >= VPROF_PYTHON_MAX_RUNS)
+                        return 1;
         }
         return 0;
 }
@@ -75,6 +83,34 @@ static long python_tstate_step(__u32 i, void *ctx)
         return 0;
 }
 
+/* A checked frame of w->at into the record, in its run: two words while they fit. A 3.12 shim frame ends a run
+ * and takes none; in 3.11 the entry frame is the run's last. */
+static __always_inline void python_emit(struct python_walk *w, __u64 code)
+{
+        __u64 instr = 0, flag = 0;
+        __u32 o = w->out;
+
+        if (w->py->frame_owner != VPROF_PYTHON_NONE && w->py->frame_is_entry == VPROF_PYTHON_NONE &&
+            python_read(&flag, w->at + w->py->frame_owner) && (flag & 0xff) == PYTHON_FRAME_OWNED_BY_CSTACK) {
+                w->run++;
+                return;
+        }
+        if (w->run >= w->n_runs || o >= VPROF_MAX_FRAMES - 1 || (code & ~VPROF_PYTHON_FRAME_CODE_MASK)) {
+                w->s->flags |= VPROF_SAMPLE_PYTHON_TRUNCATED;
+                w->run = VPROF_PYTHON_MAX_RUNS; /* nothing after a frame left out */
+                return;
+        }
+        if (w->py->frame_instr != VPROF_PYTHON_NONE && python_read(&instr, w->at + w->py->frame_instr) && instr)
+                instr -= code + w->py->code_bytecode;
+        w->s->frames[o] = VPROF_PYTHON_FRAME_TAG | code |
+                          (__u64)w->runs[w->run & (VPROF_PYTHON_MAX_RUNS - 1)] << VPROF_PYTHON_FRAME_NATIVE_SHIFT;
+        w->s->frames[o + 1] = instr;
+        w->out = o + VPROF_PYTHON_FRAME_WORDS;
+        if (w->py->frame_is_entry != VPROF_PYTHON_NONE && python_read(&flag, w->at + w->py->frame_is_entry) &&
+            (flag & 0xff))
+                w->run++;
+}
+
 /* One interpreter frame: its code object checked, then its caller. */
 static long python_frame_step(__u32 i, void *ctx)
 {
@@ -97,23 +133,25 @@ static long python_frame_step(__u32 i, void *ctx)
                 return 1;
         }
         w->frames++;
+        python_emit(w, code);
         w->at = previous;
         return 0;
 }
 
 /* The sampled thread's Python frames, when its user stack, in frames[first, end), passes through the evaluation
- * loop. A function of its own: only kept samples of Python targets pay for its stack. */
-static __noinline void python_walk(struct vprof_sample *s, __u32 tgid, __u32 tid, __u32 first, __u32 end)
+ * loop: written from frames[end] on, returns their words. A function of its own: only kept samples of Python
+ * targets pay for its stack. */
+static __noinline __u32 python_walk(struct vprof_sample *s, __u32 tgid, __u32 tid, __u32 first, __u32 end)
 {
-        struct python_walk w = { .tid = tid, .s = s, .first = first, .end = end };
+        struct python_walk w = { .tid = tid, .s = s, .first = first, .end = end, .out = end };
         __u64 interp, cframe, *cached;
 
         w.py = bpf_map_lookup_elem(&python_procs, &tgid);
         if (!w.py)
-                return;
+                return 0;
         bpf_loop(VPROF_MAX_USER_FRAMES, python_eval_step, &w, 0);
-        if (!w.in_eval)
-                return;
+        if (!w.n_runs)
+                return 0;
 
         /* The thread state: the one found last for this thread if it is still the thread's, else the list's. */
         cached = bpf_map_lookup_elem(&python_tstates, &tid);
@@ -126,12 +164,12 @@ static __noinline void python_walk(struct vprof_sample *s, __u32 tgid, __u32 tid
                 if (!python_read(&interp, w.py->runtime + w.py->runtime_interpreters_head) || !interp ||
                     !python_read(&w.at, interp + w.py->interp_threads_head)) {
                         count(VPROF_STAT_PYTHON_FAULT);
-                        return;
+                        return 0;
                 }
                 bpf_loop(VPROF_PYTHON_MAX_THREADS, python_tstate_step, &w, 0);
                 if (!w.found) {
                         count(w.outcome ? w.outcome : VPROF_STAT_PYTHON_NO_TSTATE);
-                        return;
+                        return 0;
                 }
                 bpf_map_update_elem(&python_tstates, &tid, &w.found, BPF_ANY);
         }
@@ -140,7 +178,7 @@ static __noinline void python_walk(struct vprof_sample *s, __u32 tgid, __u32 tid
         if (!python_read(&cframe, w.found + w.py->tstate_cframe) || !cframe ||
             !python_read(&w.at, cframe + w.py->cframe_current_frame)) {
                 count(VPROF_STAT_PYTHON_FAULT);
-                return;
+                return 0;
         }
         w.outcome = VPROF_STAT_PYTHON_DEPTH;
         bpf_loop(VPROF_PYTHON_MAX_FRAMES, python_frame_step, &w, 0);
@@ -154,4 +192,5 @@ static __noinline void python_walk(struct vprof_sample *s, __u32 tgid, __u32 tid
                 if (v)
                         *v += w.frames;
         }
+        return w.out - end;
 }

@@ -352,7 +352,7 @@ static __noinline bool keep_with_stack(struct vprof_sample *s)
  * program that discards keeps its few bytes on the kernel's stack and only kept samples touch this one's. */
 static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, __u32 tid, __u32 group)
 {
-        __u32 zero = 0, kdepth = 0, udepth = 0;
+        __u32 zero = 0, kdepth = 0, udepth = 0, pdepth, words;
         struct vprof_target *target;
         struct vprof_sample *s;
         long n;
@@ -380,7 +380,7 @@ static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
         s->exec_count = target ? (__u16)target->exec_count : 0;
         s->group = target ? target->group : group;
         s->maps_generation = target ? maps_sample_generation(target, tgid) : 0;
-        s->maps_reserved = 0;
+        s->python_reserved = 0;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
         /* The kernel callchain is empty exactly when the sample interrupted user code, which tells the mode
          * on every architecture (reading regs->cs would be x86 only). */
@@ -407,8 +407,16 @@ static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
         kdepth = s->kernel_depth;
         if (kdepth > VPROF_MAX_KERNEL_FRAMES)
                 kdepth = VPROF_MAX_KERNEL_FRAMES;
-        if (python_walk_on)
-                python_walk(s, tgid, tid, kdepth, kdepth + udepth);
+        s->python_depth = 0;
+        words = kdepth + udepth;
+        if (python_walk_on) {
+                /* Words after the user frames, within frames[]: the record is cut after them. */
+                pdepth = python_walk(s, tgid, tid, kdepth, words);
+                s->python_depth = pdepth;
+                words += pdepth;
+                if (words > VPROF_MAX_FRAMES)
+                        words = VPROF_MAX_FRAMES;
+        }
 
         /* A constant after load: without the walk by the tables, one branch. Counted kept as any sample. */
         if (cfi_walk && walk_awaits_table(s)) {
@@ -419,7 +427,7 @@ static __noinline int keep_sample(struct bpf_perf_event_data *ctx, __u32 tgid, _
                         goto kept;
                 }
         }
-        if (bpf_ringbuf_output(&samples, s, VPROF_SAMPLE_SIZE(kdepth + udepth), wakeup_flag()) < 0) {
+        if (bpf_ringbuf_output(&samples, s, VPROF_SAMPLE_SIZE(words), wakeup_flag()) < 0) {
                 count(VPROF_STAT_RING_FULL);
                 return 0;
         }
@@ -574,7 +582,8 @@ static __always_inline void switch_out(void *ctx, bool preempt, struct task_stru
         s->exec_count = (__u16)target->exec_count;
         s->group = target->group;
         s->maps_generation = target->maps_generation;
-        s->maps_reserved = 0;
+        s->python_depth = 0;
+        s->python_reserved = 0;
         bpf_get_current_comm(s->comm, sizeof(s->comm));
         s->user_depth = capture_user_stack(ctx, s, 0, tgid);
 

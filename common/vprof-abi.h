@@ -79,7 +79,8 @@ struct vprof_sample {
         __u64 user_window[VPROF_STACK_WINDOW_WORDS]; /* user stack at user_sp, upwards; with the CFI walk, only
                                                       * when frame 0 took the frame-pointer step */
         __u32 maps_generation; /* the target's mapping generation (struct vprof_target) when taken */
-        __u32 maps_reserved;   /* 0 */
+        __u16 python_depth;    /* words of Python frames after the user frames (VPROF_PYTHON_FRAME_TAG) */
+        __u16 python_reserved; /* 0 */
         __u64 frames[VPROF_MAX_FRAMES];
 };
 
@@ -109,6 +110,37 @@ enum {
         VPROF_WALK_LEAF_FP = 1u << 5,     /* frame 0 took the frame-pointer step: user_window is there */
 };
 
+/* The Python frames of a sample (docs/PYTHON.md), after its user frames: frames[kernel_depth + user_depth] on,
+ * python_depth words, two a frame, innermost first as the thread's chain of interpreter frames has them. The
+ * first word is VPROF_PYTHON_FRAME_TAG, the user frame (an index from frames[kernel_depth]) of the evaluation
+ * loop's activation that runs the frame, and the code object's address; the second the instruction's offset
+ * in the code's bytecode, in bytes. The tag's bits are set in no address of either half (non-canonical), and
+ * VPROF_FRAME_EXACT is clear in it: a tagged word read as a native frame is recognized, never resolved. The
+ * frames of a run share their native frame, the run of the next activation names the next evaluation-loop
+ * frame. A run that did not fit (the record's room, VPROF_PYTHON_MAX_RUNS) is left out with what follows it,
+ * and the record has VPROF_SAMPLE_PYTHON_TRUNCATED. */
+#define VPROF_PYTHON_FRAME_TAG (0x50ull << 56)
+#define VPROF_PYTHON_FRAME_TAG_MASK (0xffull << 56)
+#define VPROF_PYTHON_FRAME_NATIVE_SHIFT 48
+#define VPROF_PYTHON_FRAME_NATIVE_MASK (0xffull << VPROF_PYTHON_FRAME_NATIVE_SHIFT)
+#define VPROF_PYTHON_FRAME_CODE_MASK ((1ull << VPROF_PYTHON_FRAME_NATIVE_SHIFT) - 1)
+#define VPROF_PYTHON_FRAME_WORDS 2
+/* Evaluation-loop activations on one stack whose Python frames a record holds at most. */
+#define VPROF_PYTHON_MAX_RUNS 16
+
+#define vprof_is_python_frame(word) (((word) & VPROF_PYTHON_FRAME_TAG_MASK) == VPROF_PYTHON_FRAME_TAG)
+
+_Static_assert((VPROF_PYTHON_FRAME_TAG & VPROF_FRAME_EXACT) == 0 &&
+                       (VPROF_PYTHON_FRAME_TAG_MASK & (VPROF_PYTHON_FRAME_NATIVE_MASK |
+                                                       VPROF_PYTHON_FRAME_CODE_MASK)) == 0 &&
+                       (VPROF_PYTHON_FRAME_NATIVE_MASK & VPROF_PYTHON_FRAME_CODE_MASK) == 0,
+               "a Python frame's tag, native frame and code address do not overlap");
+/* Not a user address (below 2^47, or 2^56 with 5-level paging) and not a kernel one (bits 63 to 47 all set). */
+_Static_assert((VPROF_PYTHON_FRAME_TAG >> 56) != 0 && (VPROF_PYTHON_FRAME_TAG >> 63) == 0,
+               "a Python frame's tag is no canonical address");
+_Static_assert(VPROF_MAX_USER_FRAMES <= (VPROF_PYTHON_FRAME_NATIVE_MASK >> VPROF_PYTHON_FRAME_NATIVE_SHIFT) + 1,
+               "every user frame's index fits in a Python frame's tag");
+
 #define VPROF_SAMPLE_HEADER_SIZE __builtin_offsetof(struct vprof_sample, frames)
 #define VPROF_SAMPLE_SIZE(n_frames) (VPROF_SAMPLE_HEADER_SIZE + (n_frames) * sizeof(__u64))
 
@@ -131,6 +163,7 @@ enum {
                                                  * (a service's main process started or restarted) */
         VPROF_SAMPLE_MAPS_CHANGE = 1u << 11,    /* a struct vprof_maps_change, not a struct vprof_sample */
         VPROF_SAMPLE_WITH_STACK = 1u << 12,     /* a struct vprof_sample_stack: a sample and its stack's top */
+        VPROF_SAMPLE_PYTHON_TRUNCATED = 1u << 13, /* Python frames left out: no room (VPROF_PYTHON_FRAME_TAG) */
 };
 
 /* The flags that say which record a header begins: none, a struct vprof_sample. */

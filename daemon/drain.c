@@ -246,12 +246,13 @@ static bool classify(const Target *t, const struct vprof_sample *s, ProfileSampl
  * pointer at its caller's frame, so the walk goes from it to its caller's caller. From the leaf up, each
  * frame's caller is found from its CFI and the words of stack in the record, until that caller is the next
  * frame of the walk (the walk is right from there on) or the window runs out. Returns the depth. */
-static size_t complete_user_stack(Target *t, const struct vprof_sample *s, uint64_t *out)
+static size_t complete_user_stack(Target *t, const struct vprof_sample *s, uint64_t *out, size_t *ret_recovered)
 {
         const __u64 *user = s->frames + s->kernel_depth; /* depths checked against the record's size */
         size_t udepth = s->user_depth, n = 0;
         UnwindRegs regs, caller;
 
+        *ret_recovered = 0;
         if (udepth == 0)
                 return 0;
         out[n++] = user[0];
@@ -274,6 +275,7 @@ static size_t complete_user_stack(Target *t, const struct vprof_sample *s, uint6
                 out[n++] = caller.ip;
                 regs = caller;
         }
+        *ret_recovered = n - 1;
         for (size_t i = 1; i < udepth && n < VPROF_MAX_USER_FRAMES + MAX_RECOVERED_CALLERS; i++)
                 out[n++] = user[i];
         return n;
@@ -320,6 +322,34 @@ static void note_walk(Drain *d, Target *t, const struct vprof_sample *s)
         d->on_unwind(d->unwind_userdata, t, addr, s->walk_flags & VPROF_WALK_UNKNOWN_PC);
 }
 
+/* The Python frames (VPROF_PYTHON_FRAME_TAG) of the run that native user frame `native` (a position in the record)
+ * runs, from *at on, into frames[] while room keeps one entry for each of the `after` frames still to come.
+ * Named "[python]" until the drain decodes them. Returns how many it added, or a negative errno. */
+static int python_run(Drain *d, Target *t, const struct vprof_sample *s, size_t native, size_t *at,
+                      uint32_t *frames, size_t room, size_t after)
+{
+        const __u64 *py = s->frames + s->kernel_depth + s->user_depth;
+        size_t words = s->python_depth, n = 0;
+        int r;
+
+        for (; *at + VPROF_PYTHON_FRAME_WORDS <= words; *at += VPROF_PYTHON_FRAME_WORDS) {
+                size_t of = (size_t)((py[*at] & VPROF_PYTHON_FRAME_NATIVE_MASK) >> VPROF_PYTHON_FRAME_NATIVE_SHIFT);
+
+                if (!vprof_is_python_frame(py[*at]) || of > native) /* another run's, or not one */
+                        break;
+                if (of < native || n + 1 + after > room) { /* a frame the walk did not keep, or no room */
+                        d->stats.python_frames_dropped++;
+                        continue;
+                }
+                r = profile_intern_function(t->profile, "[python]", "[python]", &frames[n]);
+                if (r < 0)
+                        return r;
+                n++;
+                d->stats.python_frames++;
+        }
+        return (int)n;
+}
+
 int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
 {
         /* Twice the frames: room for the functions inlined in them (resolve_frame()). */
@@ -330,7 +360,7 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
         ProfileSampleKind kind;
         ProfileSample sample;
         uint64_t duration_ns;
-        size_t n = 0, n_kernel;
+        size_t n = 0, n_kernel, recovered, python_at = 0;
         uint32_t stack_id;
         int r;
 
@@ -342,7 +372,7 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                 maps_change_sample(t, s, &d->stats.maps);
         if (_unlikely_(s->walk_flags & (VPROF_WALK_FELL_BACK | VPROF_WALK_UNKNOWN_PC)) && d->on_unwind)
                 note_walk(d, t, s);
-        udepth = complete_user_stack(t, s, user);
+        udepth = complete_user_stack(t, s, user, &recovered);
 
         /* Innermost first: the kernel frames of a kernel-mode sample, then the user frames. Frame 0 of each
          * stack is an interrupted instruction, the others are return addresses. */
@@ -357,6 +387,15 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                 /* After a signal frame the walk gives the interrupted instruction, not a return address. */
                 bool exact = user[i] & VPROF_FRAME_EXACT;
 
+                /* The Python frames an evaluation-loop frame runs are its callees: before it. Callers put back
+                 * (recovered) follow frame 0 and have none. */
+                if (s->python_depth > 0 && (i == 0 || i > recovered)) {
+                        r = python_run(d, t, s, i == 0 ? 0 : i - recovered, &python_at, &frames[n],
+                                       ELEMENTSOF(frames) - n, udepth - i);
+                        if (r < 0)
+                                return r;
+                        n += r;
+                }
                 /* Room for the inlined functions of this frame, keeping one for each frame after it. */
                 r = resolve_frame(d, t, user[i] & ~VPROF_FRAME_EXACT, false, i > 0 && !exact, &frames[n],
                                   ELEMENTSOF(frames) - n - (udepth - 1 - i));
@@ -366,6 +405,8 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                         break;
                 n += r;
         }
+        if (python_at < s->python_depth) /* runs of frames the stack counted does not reach, or no tag */
+                d->stats.python_frames_dropped += (s->python_depth - python_at) / VPROF_PYTHON_FRAME_WORDS;
         if (n == 0) {
                 /* No stack could be read: the sample still counts, under a name that says so. */
                 r = profile_intern_function(t->profile, "[unknown]", "[unknown]", &frames[n]);
@@ -403,8 +444,9 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
 static bool record_valid(const struct vprof_sample *s, size_t size)
 {
         return size >= VPROF_SAMPLE_HEADER_SIZE && s->kernel_depth <= VPROF_MAX_KERNEL_FRAMES &&
-               s->user_depth <= VPROF_MAX_USER_FRAMES &&
-               size >= VPROF_SAMPLE_SIZE((size_t)s->kernel_depth + s->user_depth);
+               s->user_depth <= VPROF_MAX_USER_FRAMES && s->python_depth % VPROF_PYTHON_FRAME_WORDS == 0 &&
+               (size_t)s->kernel_depth + s->user_depth + s->python_depth <= VPROF_MAX_FRAMES &&
+               size >= VPROF_SAMPLE_SIZE((size_t)s->kernel_depth + s->user_depth + s->python_depth);
 }
 
 /* A sample that came with the top of its stack, its walk having fallen back for a table on its way: walked again

@@ -34,6 +34,8 @@ typedef struct DrainStats {
         UnwindPendingStats pending; /* samples that came with their stack, their walk finished here or not */
         uint64_t inline_expansions; /* new user addresses looked up in their file's DWARF for inlined functions */
         uint64_t inline_addresses;  /* of those, in inlined code: expanded into several frames */
+        uint64_t python_frames;     /* Python frames of the records counted, named "[python]" (not decoded yet) */
+        uint64_t python_frames_dropped; /* left out: their native frame not in the stack counted, or no room */
 } DrainStats;
 
 /* A record whose user stack the BPF walk could not finish with the tables it had: addr is the lookup address

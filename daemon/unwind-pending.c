@@ -62,6 +62,44 @@ static size_t interpret(AddressSpace *as, const struct vprof_sample_stack *c, ui
         return n;
 }
 
+/* The Python frames of s after ret's new user frames: each run's tag names its evaluation-loop frame by position,
+ * found again in the new frames by its return address, in order from the innermost. A run whose frame the new
+ * walk does not have, and what follows it, is left out (or what does not fit in ret). */
+static void keep_python_frames(const struct vprof_sample *s, struct vprof_sample *ret)
+{
+        unsigned kdepth = MIN((unsigned)s->kernel_depth, (unsigned)VPROF_MAX_KERNEL_FRAMES);
+        unsigned udepth = MIN((unsigned)s->user_depth, (unsigned)VPROF_MAX_USER_FRAMES);
+        unsigned words = MIN((unsigned)s->python_depth, (unsigned)(VPROF_MAX_FRAMES - kdepth - udepth));
+        const __u64 *old = s->frames + kdepth, *py = old + udepth;
+        __u64 *new = ret->frames + kdepth, *out = new + ret->user_depth;
+        unsigned room = VPROF_MAX_FRAMES - kdepth - ret->user_depth, n = 0, at = 0, old_native = UINT32_MAX;
+
+        for (unsigned i = 0; i + VPROF_PYTHON_FRAME_WORDS <= words; i += VPROF_PYTHON_FRAME_WORDS) {
+                unsigned native = (unsigned)((py[i] & VPROF_PYTHON_FRAME_NATIVE_MASK) >>
+                                             VPROF_PYTHON_FRAME_NATIVE_SHIFT);
+
+                if (native != old_native) { /* a new run: its frame in the new walk, after the run before's */
+                        if (native >= udepth)
+                                break;
+                        if (old_native != UINT32_MAX)
+                                at++;
+                        while (at < ret->user_depth && new[at] != old[native])
+                                at++;
+                        if (at >= ret->user_depth)
+                                break;
+                        old_native = native;
+                }
+                if (n + VPROF_PYTHON_FRAME_WORDS > room)
+                        break;
+                out[n] = (py[i] & ~VPROF_PYTHON_FRAME_NATIVE_MASK) | (__u64)at << VPROF_PYTHON_FRAME_NATIVE_SHIFT;
+                out[n + 1] = py[i + 1];
+                n += VPROF_PYTHON_FRAME_WORDS;
+        }
+        if (n < (words & ~1u))
+                ret->flags |= VPROF_SAMPLE_PYTHON_TRUNCATED;
+        ret->python_depth = (__u16)n;
+}
+
 bool unwind_pending_finish(AddressSpace *as, const struct vprof_sample_stack *c, struct vprof_sample *ret)
 {
         const struct vprof_sample *s = &c->sample;
@@ -106,5 +144,6 @@ bool unwind_pending_finish(AddressSpace *as, const struct vprof_sample_stack *c,
                 ret->flags |= VPROF_SAMPLE_USER_TRUNCATED;
         } else if (complete)
                 ret->walk_end = VPROF_WALK_END;
+        keep_python_frames(s, ret);
         return true;
 }

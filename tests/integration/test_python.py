@@ -121,6 +121,26 @@ class PythonInterpreters(vprof_env.TestCase):
         self.assertGreaterEqual(d["python_frames_walked"], 3.5 * d["python_walks_complete"])
         self.assertLessEqual(d["python_frames_walked"], 4.5 * d["python_walks_complete"])
 
+        # The walked frames in the records, named "[python]" until the drain decodes them, each run after the
+        # evaluation loop's frame that runs it (as its callees): spin's (called by Thread.run through C), then
+        # Thread.run, _bootstrap_inner and _bootstrap's.
+        thread = {}
+        for line in ENV.ctl("report", py.pid, "--by", "stack").stdout.splitlines():
+            stack, _, count = line.rpartition(" ")
+            if "start_thread" in stack:
+                thread[stack] = thread.get(stack, 0) + int(count)
+        four = sum(c for st, c in thread.items() if st.split(";").count("[python]") == 4)
+        print(f"python: {four} of {sum(thread.values())} samples of the spinning thread with 4 Python frames")
+        self.assertGreaterEqual(four, 0.8 * sum(thread.values()))
+        for st in thread:
+            frames = st.split(";")
+            for i, f in enumerate(frames):
+                if f == "[python]" and frames[i - 1] != "[python]":
+                    j = i - 1  # the loop's frame, after the functions inlined in it that run the call
+                    while j > 0 and frames[j].endswith("_[i]"):
+                        j -= 1
+                    self.assertEqual(frames[j], "_PyEval_EvalFrameDefault", st)
+
         # The same interpreter with another build-id: recognized again (another file), pushed.
         other = os.path.join(ENV.tmp, "other", "python3.11")
         os.makedirs(os.path.dirname(other))
