@@ -298,6 +298,8 @@ static const struct {
         {"PythonWalksFaulted", 't', offsetof(DaemonStatus, python_walks_faulted)},
         {"PythonWalksAtDepthLimit", 't', offsetof(DaemonStatus, python_walks_at_depth_limit)},
         {"PythonFramesWalked", 't', offsetof(DaemonStatus, python_frames_walked)},
+        {"PythonFramesRecorded", 't', offsetof(DaemonStatus, python_frames_recorded)},
+        {"PythonFramesDropped", 't', offsetof(DaemonStatus, python_frames_dropped)},
         {"WalksComplete", 't', offsetof(DaemonStatus, walks_complete)},
         {"WalksEndedAtFramePointer", 't', offsetof(DaemonStatus, walks_end_fp)},
         {"WalksAtDepthLimit", 't', offsetof(DaemonStatus, walks_depth)},

@@ -306,6 +306,8 @@ static const struct {
         {"python_walks_faulted", offsetof(DaemonStatus, python_walks_faulted)},
         {"python_walks_at_depth_limit", offsetof(DaemonStatus, python_walks_at_depth_limit)},
         {"python_frames_walked", offsetof(DaemonStatus, python_frames_walked)},
+        {"python_frames_recorded", offsetof(DaemonStatus, python_frames_recorded)},
+        {"python_frames_dropped", offsetof(DaemonStatus, python_frames_dropped)},
         {"walks_complete", offsetof(DaemonStatus, walks_complete)},
         {"walks_ended_at_frame_pointer", offsetof(DaemonStatus, walks_end_fp)},
         {"walks_at_depth_limit", offsetof(DaemonStatus, walks_depth)},
@@ -466,7 +468,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
                 off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[192], exited[64], tables[256],
                 walks[192], fell_back[192], self_check[160], windows[96], members_refused[32], memory[256],
-                mapping_changes[192], pending_walks[192], python[256], python_walks[192];
+                mapping_changes[192], pending_walks[192], python[256], python_walks[256];
         const struct {
                 const char *key;
                 const char *value;
@@ -579,9 +581,11 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                  s->python_push_failed);
         snprintf(python_walks, sizeof(python_walks),
                  "%" PRIu64 " complete (%" PRIu64 " frames), %" PRIu64 " without a thread state, %" PRIu64
-                 " at a bad frame, %" PRIu64 " faulted, %" PRIu64 " at the depth limit",
+                 " at a bad frame, %" PRIu64 " faulted, %" PRIu64 " at the depth limit; %" PRIu64
+                 " frames in the samples, %" PRIu64 " left out",
                  s->python_walks_complete, s->python_frames_walked, s->python_walks_no_tstate,
-                 s->python_walks_bad_frame, s->python_walks_faulted, s->python_walks_at_depth_limit);
+                 s->python_walks_bad_frame, s->python_walks_faulted, s->python_walks_at_depth_limit,
+                 s->python_frames_recorded, s->python_frames_dropped);
         snprintf(self_check, sizeof(self_check),
                  "1 in %" PRIu32 " samples: %" PRIu64 " agreed, %" PRIu64 " disagreed, %" PRIu64 " unchecked, %" PRIu64
                  " lost",

@@ -132,6 +132,11 @@ class PythonInterpreters(vprof_env.TestCase):
         four = sum(c for st, c in thread.items() if st.split(";").count("[python]") == 4)
         print(f"python: {four} of {sum(thread.values())} samples of the spinning thread with 4 Python frames")
         self.assertGreaterEqual(four, 0.8 * sum(thread.values()))
+        # ... and counted, as the frames of every sample drained.
+        s = ENV.ctl_json("status")
+        self.assertGreaterEqual(s["python_frames_recorded"] - before["python_frames_recorded"], 4 * four)
+        self.assertLessEqual(s["python_frames_recorded"] - before["python_frames_recorded"],
+                             s["python_frames_walked"] - before["python_frames_walked"])
         for st in thread:
             frames = st.split(";")
             for i, f in enumerate(frames):
