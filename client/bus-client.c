@@ -300,6 +300,7 @@ static const struct {
         {"PythonFramesWalked", 't', offsetof(DaemonStatus, python_frames_walked)},
         {"PythonFramesRecorded", 't', offsetof(DaemonStatus, python_frames_recorded)},
         {"PythonFramesDropped", 't', offsetof(DaemonStatus, python_frames_dropped)},
+        {"PythonFramesUnknown", 't', offsetof(DaemonStatus, python_frames_unknown)},
         {"WalksComplete", 't', offsetof(DaemonStatus, walks_complete)},
         {"WalksEndedAtFramePointer", 't', offsetof(DaemonStatus, walks_end_fp)},
         {"WalksAtDepthLimit", 't', offsetof(DaemonStatus, walks_depth)},

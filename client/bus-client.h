@@ -103,6 +103,7 @@ typedef struct DaemonStatus {
         uint64_t python_frames_walked;
         uint64_t python_frames_recorded;
         uint64_t python_frames_dropped;
+        uint64_t python_frames_unknown;
         uint64_t walks_complete;
         uint64_t walks_end_fp;
         uint64_t walks_depth;

@@ -308,6 +308,7 @@ static const struct {
         {"python_frames_walked", offsetof(DaemonStatus, python_frames_walked)},
         {"python_frames_recorded", offsetof(DaemonStatus, python_frames_recorded)},
         {"python_frames_dropped", offsetof(DaemonStatus, python_frames_dropped)},
+        {"python_frames_unknown", offsetof(DaemonStatus, python_frames_unknown)},
         {"walks_complete", offsetof(DaemonStatus, walks_complete)},
         {"walks_ended_at_frame_pointer", offsetof(DaemonStatus, walks_end_fp)},
         {"walks_at_depth_limit", offsetof(DaemonStatus, walks_depth)},
@@ -582,10 +583,10 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
         snprintf(python_walks, sizeof(python_walks),
                  "%" PRIu64 " complete (%" PRIu64 " frames), %" PRIu64 " without a thread state, %" PRIu64
                  " at a bad frame, %" PRIu64 " faulted, %" PRIu64 " at the depth limit; %" PRIu64
-                 " frames in the samples, %" PRIu64 " left out",
+                 " frames in the samples (%" PRIu64 " unknown), %" PRIu64 " left out",
                  s->python_walks_complete, s->python_frames_walked, s->python_walks_no_tstate,
                  s->python_walks_bad_frame, s->python_walks_faulted, s->python_walks_at_depth_limit,
-                 s->python_frames_recorded, s->python_frames_dropped);
+                 s->python_frames_recorded, s->python_frames_unknown, s->python_frames_dropped);
         snprintf(self_check, sizeof(self_check),
                  "1 in %" PRIu32 " samples: %" PRIu64 " agreed, %" PRIu64 " disagreed, %" PRIu64 " unchecked, %" PRIu64
                  " lost",

@@ -64,8 +64,9 @@ DEFINE_PROPERTY_GET(property_get_symbol_files_damaged, "t", symbolizer_damaged_f
 DEFINE_PROPERTY_GET(property_get_window_memory, "t", manager_window_memory(m))
 DEFINE_PROPERTY_GET(property_get_inline_expansions, "t", m->drain.stats.inline_expansions)
 DEFINE_PROPERTY_GET(property_get_inline_addresses, "t", m->drain.stats.inline_addresses)
-DEFINE_PROPERTY_GET(property_get_python_frames_recorded, "t", m->drain.stats.python_frames)
-DEFINE_PROPERTY_GET(property_get_python_frames_dropped, "t", m->drain.stats.python_frames_dropped)
+DEFINE_PROPERTY_GET(property_get_python_frames_recorded, "t", m->drain.stats.python.frames)
+DEFINE_PROPERTY_GET(property_get_python_frames_dropped, "t", m->drain.stats.python.dropped)
+DEFINE_PROPERTY_GET(property_get_python_frames_unknown, "t", m->drain.stats.python.unknown)
 DEFINE_PROPERTY_GET(property_get_inline_files_size, "t", line_reader_bytes(m->drain.inline_reader))
 
 /* Where the RSS goes (memory.h), bytes by part; read at each call. */
@@ -466,6 +467,7 @@ static const sd_bus_vtable profiler_vtable[] = {
         COUNTER("PythonFramesWalked", python_frames_walked),
         SD_BUS_PROPERTY("PythonFramesRecorded", "t", property_get_python_frames_recorded, 0, 0),
         SD_BUS_PROPERTY("PythonFramesDropped", "t", property_get_python_frames_dropped, 0, 0),
+        SD_BUS_PROPERTY("PythonFramesUnknown", "t", property_get_python_frames_unknown, 0, 0),
         COUNTER("WalksComplete", walks_complete),
         COUNTER("WalksEndedAtFramePointer", walks_end_fp),
         COUNTER("WalksAtDepthLimit", walks_depth),

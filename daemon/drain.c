@@ -322,34 +322,6 @@ static void note_walk(Drain *d, Target *t, const struct vprof_sample *s)
         d->on_unwind(d->unwind_userdata, t, addr, s->walk_flags & VPROF_WALK_UNKNOWN_PC);
 }
 
-/* The Python frames (VPROF_PYTHON_FRAME_TAG) of the run that native user frame `native` (a position in the record)
- * runs, from *at on, into frames[] while room keeps one entry for each of the `after` frames still to come.
- * Named "[python]" until the drain decodes them. Returns how many it added, or a negative errno. */
-static int python_run(Drain *d, Target *t, const struct vprof_sample *s, size_t native, size_t *at,
-                      uint32_t *frames, size_t room, size_t after)
-{
-        const __u64 *py = s->frames + s->kernel_depth + s->user_depth;
-        size_t words = s->python_depth, n = 0;
-        int r;
-
-        for (; *at + VPROF_PYTHON_FRAME_WORDS <= words; *at += VPROF_PYTHON_FRAME_WORDS) {
-                size_t of = (size_t)((py[*at] & VPROF_PYTHON_FRAME_NATIVE_MASK) >> VPROF_PYTHON_FRAME_NATIVE_SHIFT);
-
-                if (!vprof_is_python_frame(py[*at]) || of > native) /* another run's, or not one */
-                        break;
-                if (of < native || n + 1 + after > room) { /* a frame the walk did not keep, or no room */
-                        d->stats.python_frames_dropped++;
-                        continue;
-                }
-                r = profile_intern_function(t->profile, "[python]", "[python]", &frames[n]);
-                if (r < 0)
-                        return r;
-                n++;
-                d->stats.python_frames++;
-        }
-        return (int)n;
-}
-
 int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
 {
         /* Twice the frames: room for the functions inlined in them (resolve_frame()). */
@@ -387,14 +359,17 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                 /* After a signal frame the walk gives the interrupted instruction, not a return address. */
                 bool exact = user[i] & VPROF_FRAME_EXACT;
 
-                /* The Python frames an evaluation-loop frame runs are its callees: before it. Callers put back
-                 * (recovered) follow frame 0 and have none. */
+                /* The Python frames an evaluation-loop frame runs are its callees: before it, and in its place
+                 * (docs/COUNTING.md) unless PythonInterpreterFrames= keeps it. Callers put back (recovered)
+                 * follow frame 0 and have none. */
                 if (s->python_depth > 0 && (i == 0 || i > recovered)) {
-                        r = python_run(d, t, s, i == 0 ? 0 : i - recovered, &python_at, &frames[n],
-                                       ELEMENTSOF(frames) - n, udepth - i);
+                        r = drain_python_run(&d->stats.python, t, s, i == 0 ? 0 : i - recovered, &python_at, &frames[n],
+                                             ELEMENTSOF(frames) - n, udepth - i);
                         if (r < 0)
                                 return r;
                         n += r;
+                        if (r > 0 && !d->python_interpreter_frames)
+                                continue;
                 }
                 /* Room for the inlined functions of this frame, keeping one for each frame after it. */
                 r = resolve_frame(d, t, user[i] & ~VPROF_FRAME_EXACT, false, i > 0 && !exact, &frames[n],
@@ -406,7 +381,7 @@ int drain_sample(Drain *d, Target *t, const struct vprof_sample *s)
                 n += r;
         }
         if (python_at < s->python_depth) /* runs of frames the stack counted does not reach, or no tag */
-                d->stats.python_frames_dropped += (s->python_depth - python_at) / VPROF_PYTHON_FRAME_WORDS;
+                d->stats.python.dropped += (s->python_depth - python_at) / VPROF_PYTHON_FRAME_WORDS;
         if (n == 0) {
                 /* No stack could be read: the sample still counts, under a name that says so. */
                 r = profile_intern_function(t->profile, "[unknown]", "[unknown]", &frames[n]);

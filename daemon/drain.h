@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "drain-python.h"
 #include "hashmap.h"
 #include "maps-change.h"
 #include "inline-cache.h"
@@ -34,8 +35,7 @@ typedef struct DrainStats {
         UnwindPendingStats pending; /* samples that came with their stack, their walk finished here or not */
         uint64_t inline_expansions; /* new user addresses looked up in their file's DWARF for inlined functions */
         uint64_t inline_addresses;  /* of those, in inlined code: expanded into several frames */
-        uint64_t python_frames;     /* Python frames of the records counted, named "[python]" (not decoded yet) */
-        uint64_t python_frames_dropped; /* left out: their native frame not in the stack counted, or no room */
+        DrainPythonStats python;    /* the Python frames of the records (drain-python.h) */
 } DrainStats;
 
 /* A record whose user stack the BPF walk could not finish with the tables it had: addr is the lookup address
@@ -66,6 +66,9 @@ typedef struct Drain {
         drain_member_fn on_member; /* NULL: records of no target are unclaimed (the manager's groups) */
         void *member_userdata;
         DrainStats stats;
+        /* PythonInterpreterFrames=: the evaluation loop's native frames stay below the Python frames they run,
+         * rather than being replaced by them. */
+        bool python_interpreter_frames;
         UnwindSelfCheck self_check; /* the stack copies' comparisons (UnwindSelfCheck=); idle without copies */
         DrainPending pending;
         /* The DWARF of the files whose inlined functions new addresses were looked up in (made on first use,

@@ -54,6 +54,7 @@ int manager_new(const SamplerConfig *config, Manager **ret)
         m->drain = (Drain){
                 .targets = m->targets,
                 .symbolizer = m->symbolizer,
+                .python_interpreter_frames = config->python_interpreter_frames,
         };
         r = sd_event_default(&m->event);
         if (r < 0)

@@ -11,6 +11,7 @@
 #include "python-offsets.h"
 #include "python-proc-entry.h"
 #include "python-procs.h"
+#include "target-python.h"
 #include "time-util.h"
 
 /* Files known, at most: a host runs few interpreters; past it the cache starts again. */
@@ -150,8 +151,8 @@ static PythonFile *python_file_get(PythonProcs *p, Target *t, const ProcMap *m)
 }
 
 /* The entry of t's interpreter, from the first executable mapping of a file named like one that is one. 1 and
- * *ret when there is one to push; 0 when none. */
-static int target_entry(PythonProcs *p, Target *t, struct vprof_python_proc *ret)
+ * *ret (and its layout, *ret_layout) when there is one to push; 0 when none. */
+static int target_entry(PythonProcs *p, Target *t, struct vprof_python_proc *ret, const PythonLayout **ret_layout)
 {
         const ProcMaps *maps = address_space_maps(t->address_space, NULL);
 
@@ -179,8 +180,10 @@ static int target_entry(PythonProcs *p, Target *t, struct vprof_python_proc *ret
                                 r = python_proc_entry_build(f->interpreter, &f->layout, m->start - vaddr, ret);
                 } else
                         r = f->result;
-                if (r >= 0)
+                if (r >= 0) {
+                        *ret_layout = &f->layout;
                         return 1;
+                }
                 p->stats.unsupported++;
                 snprintf(p->stats.unsupported_version, sizeof(p->stats.unsupported_version), "%u.%u.%u",
                          f->interpreter->version_hex >> 24, (f->interpreter->version_hex >> 16) & 0xff,
@@ -195,12 +198,15 @@ static int target_entry(PythonProcs *p, Target *t, struct vprof_python_proc *ret
 void python_procs_sync_target(PythonProcs *p, Target *t)
 {
         struct vprof_python_proc entry;
+        const PythonLayout *layout;
         uint64_t generation;
         PushedPython *pp;
         int r;
 
         if (!p || !t->address_space || t->exited)
                 return;
+        /* After each drain: the code objects the next one meets are checked again (python-code-cache.h). */
+        target_python_next_generation(t->python);
         (void)address_space_maps(t->address_space, &generation);
         pp = hashmap_get(p->pushed, UINT64_TO_PTR((uint64_t)t->pid));
         if (pp && pp->generation == generation)
@@ -215,7 +221,10 @@ void python_procs_sync_target(PythonProcs *p, Target *t)
                 }
         }
         pp->generation = generation;
-        if (target_entry(p, t, &entry) > 0) {
+        if (target_entry(p, t, &entry, &layout) > 0) {
+                /* The drain names the frames through it: without it they are "[python: unknown]". */
+                if (target_python_set(&t->python, t->pid, layout, entry.code_type) < 0)
+                        log_debug("Cannot keep the code objects of %d: out of memory.", (int)t->pid);
                 r = sampler_set_python(p->sampler, (uint32_t)t->pid, &entry);
                 if (r < 0) {
                         p->stats.push_failed++;
@@ -225,6 +234,7 @@ void python_procs_sync_target(PythonProcs *p, Target *t)
                 p->stats.targets += (r >= 0) - pp->has_entry;
                 pp->has_entry = r >= 0;
         } else if (pp->has_entry) {
+                t->python = target_python_free(t->python);
                 (void)sampler_drop_python(p->sampler, (uint32_t)t->pid);
                 p->stats.targets--;
                 pp->has_entry = false;

@@ -28,6 +28,7 @@ typedef struct SamplerConfig {
         uint32_t max_targets;
         uint32_t max_off_cpu_threads; /* target threads off the CPU at once, for off-CPU tracking */
         bool off_cpu_default;         /* Attach tracks off-CPU time unless told otherwise */
+        bool python_interpreter_frames; /* the drain keeps the evaluation loop's frames (drain.h) */
         uint32_t unwind_table_mib;    /* the unwind tables' arena; 0: the kernel's frame-pointer walk */
         uint32_t unwind_self_check;   /* copy the user stack of 1 in N kept samples (struct vprof_stack_copy);
                                        * 0: never. Only with the unwind tables. */

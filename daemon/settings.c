@@ -75,6 +75,8 @@ static const SettingInfo settings_info[] = {
         U32("ExitedTargetRetentionSec", exited_target_retention_sec, 0, UINT32_MAX, "retention time",
             "seconds, 0 to keep exited targets until detached"),
         { "OffCpu", offsetof(Settings, off_cpu), SETTING_BOOL, 0, 0, "off-CPU setting", "yes or no" },
+        { "PythonInterpreterFrames", offsetof(Settings, python_interpreter_frames), SETTING_BOOL, 0, 0,
+          "Python interpreter frames setting", "yes or no" },
         U32("MaxOffCpuThreads", max_off_cpu_threads, 1, 1048576, "off-CPU thread limit", "1..1048576"),
         U32("ExitIdleSec", exit_idle_sec, 0, UINT32_MAX, "idle time", "seconds, 0 for never"),
         U32("MaxFunctionsPerTarget", max_functions, 1, 16777216, "function limit", "1..16777216"),

@@ -33,6 +33,7 @@ typedef struct Settings {
         uint32_t exited_target_retention_sec; /* 0: until detached */
         uint32_t max_off_cpu_threads;
         bool off_cpu;
+        bool python_interpreter_frames; /* keep the evaluation loop's native frames below the Python ones */
         uint32_t exit_idle_sec; /* 0: never */
         uint32_t max_functions; /* per target */
         uint32_t max_stacks;    /* per target */

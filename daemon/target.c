@@ -10,6 +10,7 @@
 #include "address-space.h"
 #include "authz-ptrace.h"
 #include "target.h"
+#include "target-python.h"
 #include "time-util.h"
 
 static int pidfd_open(pid_t pid)
@@ -249,6 +250,7 @@ Target *target_free(Target *t)
         profile_window_free(t->window);
         frame_cache_free(t->user_frames);
         frame_cache_free(t->kernel_frames);
+        target_python_free(t->python);
         free(t);
         return NULL;
 }

@@ -66,6 +66,7 @@ struct Target {
         FrameCache *user_frames; /* looked-up address -> function id */
         FrameCache *kernel_frames;
         uint64_t kallsyms_generation; /* of the names in kernel_frames */
+        struct TargetPython *python;  /* its CPython interpreter's code objects (target-python.h); NULL: none */
 };
 
 /* The empty tables and frame caches of t, with the limits of c, its delta when c keeps a journal or windows,

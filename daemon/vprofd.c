@@ -59,6 +59,9 @@ static void help(void)
                "                         walk, 0..1000000 (default 0: never; a check for tests)\n"
                "      --off-cpu          track off-CPU time of every target attached with Attach\n"
                "                         (default: only of targets attached with the off-CPU flag)\n"
+               "      --python-interpreter-frames\n"
+               "                         keep CPython's evaluation-loop frames below the Python\n"
+               "                         functions they run (default: replaced by them)\n"
                "      --max-off-cpu-threads=N\n"
                "                         most target threads off the CPU at once whose wait is timed,\n"
                "                         1..1048576 (default %u; about 2.3 KiB of kernel memory each)\n"
@@ -119,6 +122,7 @@ static const struct {
         { "unwind-table-size", "UnwindTableMiB" },
         { "unwind-self-check", "UnwindSelfCheck" },
         { "off-cpu", "OffCpu", true },
+        { "python-interpreter-frames", "PythonInterpreterFrames", true },
         { "max-off-cpu-threads", "MaxOffCpuThreads" },
         { "exit-idle-time", "ExitIdleSec" },
         { "state-directory", "StateDirectory" },
@@ -283,6 +287,7 @@ static int run(int argc, char *argv[])
                 .max_targets = arg_settings.max_targets,
                 .max_off_cpu_threads = arg_settings.max_off_cpu_threads,
                 .off_cpu_default = arg_settings.off_cpu,
+                .python_interpreter_frames = arg_settings.python_interpreter_frames,
                 .unwind_table_mib = arg_settings.unwind_table_mib,
                 .unwind_self_check = arg_settings.unwind_self_check,
         };

@@ -132,8 +132,10 @@ int python_code_cache_get(PythonCodeCache *cache, const PythonLayout *l, const P
                 return 0;
         }
 
+        /* -ESRCH: the process is gone (its last samples are drained after its exit or exec()): its memory can
+         * no longer change, so what was kept is what its frames ran. */
         r = python_code_fingerprint(l, types, m, address, &now);
-        if (r >= 0 && fingerprint_equal(&now, &kept->code->fingerprint)) {
+        if (r == -ESRCH || (r >= 0 && fingerprint_equal(&now, &kept->code->fingerprint))) {
                 cache->stats.hits++;
                 cache->stats.checks++;
                 kept->generation = cache->generation;

@@ -33,7 +33,9 @@ PythonCodeCache *python_code_cache_free(PythonCodeCache *cache);
 DEFINE_TRIVIAL_CLEANUP_FUNC(PythonCodeCache *, python_code_cache_free);
 
 /* The code object at address, kept or read: valid until the next call on the cache. The errors of
- * python_code_read(); a kept object that can no longer be read is dropped and its error returned. A kept object
+ * python_code_read(); a kept object that can no longer be read is dropped and its error returned, but for
+ * -ESRCH from the read callback (the process is gone: its last records are drained after its exit), which takes
+ * the kept object as it is. A kept object
  * is checked once per generation: its first hit after python_code_cache_next_generation() reads its fingerprint
  * again, later hits take it as it is (a read costs a system call, some microseconds; a drain of a busy target
  * meets the same code objects thousands of times a second). */

@@ -188,7 +188,7 @@ class Client(vprof_env.TestCase):
                                   "python_unsupported", "python_push_failed", "python_detect_usec",
                                   "python_walks_complete", "python_walks_no_tstate", "python_walks_bad_frame",
                                   "python_walks_faulted", "python_walks_at_depth_limit", "python_frames_walked",
-                                  "python_frames_recorded", "python_frames_dropped",
+                                  "python_frames_recorded", "python_frames_dropped", "python_frames_unknown",
                                   "unwind_table_size", "unwind_table_used",
                                   "unwind_tables_loaded", "unwind_tables_compiled", "unwind_tables_evicted",
                                   "unwind_tables_too_big", "unwind_tables_failed", "unwind_files_without_cfi",

@@ -5,7 +5,9 @@ already-running target and pushes what the BPF walk needs into the map python_pr
 copy with another build-id is recognized too (its layout from the table and the member table); a program that is no
 interpreter but is named python3.11 is counted and gets no entry; an exec() and a detach drop the entry. The BPF walk
 of the frames (counted, not yet in the records) follows a thread's whole chain, and counts each damage that
-tests/workloads/py-hostile-frames.py makes as its outcome."""
+tests/workloads/py-hostile-frames.py makes as its outcome. The drain names each Python frame by its code object
+(tests/workloads/py-known-split.py), in place of the evaluation loop's native frame unless
+PythonInterpreterFrames=yes."""
 import json
 import os
 import shutil
@@ -121,16 +123,20 @@ class PythonInterpreters(vprof_env.TestCase):
         self.assertGreaterEqual(d["python_frames_walked"], 3.5 * d["python_walks_complete"])
         self.assertLessEqual(d["python_frames_walked"], 4.5 * d["python_walks_complete"])
 
-        # The walked frames in the records, named "[python]" until the drain decodes them, each run after the
-        # evaluation loop's frame that runs it (as its callees): spin's (called by Thread.run through C), then
-        # Thread.run, _bootstrap_inner and _bootstrap's.
+        # The walked frames in the records, named by their code objects, each run in place of the evaluation loop's
+        # frame that runs it: spin's (called by Thread.run through C), then Thread.run, _bootstrap_inner and
+        # _bootstrap's, in caller order.
         thread = {}
         for line in ENV.ctl("report", py.pid, "--by", "stack").stdout.splitlines():
             stack, _, count = line.rpartition(" ")
             if "start_thread" in stack:
                 thread[stack] = thread.get(stack, 0) + int(count)
-        four = sum(c for st, c in thread.items() if st.split(";").count("[python]") == 4)
-        print(f"python: {four} of {sum(thread.values())} samples of the spinning thread with 4 Python frames")
+        chain = ["Thread._bootstrap", "Thread._bootstrap_inner", "Thread.run", "spin"]
+
+        def python_frames(st):
+            return [f for f in st.split(";") if f in chain]
+        four = sum(c for st, c in thread.items() if python_frames(st) == chain)
+        print(f"python: {four} of {sum(thread.values())} samples of the spinning thread with its 4 Python frames")
         self.assertGreaterEqual(four, 0.8 * sum(thread.values()))
         # ... and counted, as the frames of every sample drained.
         s = ENV.ctl_json("status")
@@ -138,13 +144,8 @@ class PythonInterpreters(vprof_env.TestCase):
         self.assertLessEqual(s["python_frames_recorded"] - before["python_frames_recorded"],
                              s["python_frames_walked"] - before["python_frames_walked"])
         for st in thread:
-            frames = st.split(";")
-            for i, f in enumerate(frames):
-                if f == "[python]" and frames[i - 1] != "[python]":
-                    j = i - 1  # the loop's frame, after the functions inlined in it that run the call
-                    while j > 0 and frames[j].endswith("_[i]"):
-                        j -= 1
-                    self.assertEqual(frames[j], "_PyEval_EvalFrameDefault", st)
+            if python_frames(st) == chain:
+                self.assertNotIn(EVAL_LOOP, st.split(";"), st)
 
         # The same interpreter with another build-id: recognized again (another file), pushed.
         other = os.path.join(ENV.tmp, "other", "python3.11")
@@ -240,6 +241,85 @@ class Hostile(vprof_env.TestCase):
             ENV.ctl("detach", p.pid)
             p.kill()
         wait_status(self, lambda s: s["python_targets"] == before["python_targets"], "hostile targets still counted")
+
+
+KNOWN_SPLIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "py-known-split.py")
+EVAL_LOOP = "_PyEval_EvalFrameDefault"
+
+
+def known_split(test, env, seconds):
+    """py-known-split.py run by /usr/bin/python3.11, attached once running: its report (JSON), its folded stacks,
+    its truth, its script's real path."""
+    p = subprocess.Popen([PYTHON, KNOWN_SPLIT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    env.children.append(p)
+    time.sleep(0.5)
+    test.assertEqual(env.ctl("attach", p.pid).returncode, 0)
+    time.sleep(seconds)
+    report = env.ctl_json("report", p.pid, "--source")
+    stacks = {}
+    for line in env.ctl("report", p.pid, "--by", "stack").stdout.splitlines():
+        stack, _, count = line.rpartition(" ")
+        stacks[stack] = stacks.get(stack, 0) + int(count)
+    p.stdin.write("stop\n")
+    p.stdin.flush()
+    truth = json.loads(p.stdout.readline())
+    p.wait(timeout=10)
+    env.ctl("detach", p.pid)
+    return report, stacks, truth, KNOWN_SPLIT  # co_filename: the path as python3.11 was given it
+
+
+class Decoded(vprof_env.TestCase):
+    def check_functions(self, report, truth, script):
+        rows = {r["function"]: r for r in report["functions"] if r["module"] == script}
+        for name, line in truth["lines"].items():
+            self.assertIn(name, rows, f"{name} not in {sorted(rows)}")
+            # Its source: the .py file and its def's line (co_firstlineno), from the code object.
+            self.assertEqual(rows[name].get("source"), f"{script}:{line}")
+        self.assertIn("<module>", rows)
+        return rows
+
+    def test_decoded(self):
+        """The Python frames named by their code objects: qualified name, the .py file as their module; each
+        evaluation-loop native frame replaced by the run of Python frames it runs."""
+        before = ENV.ctl_json("status")
+        report, stacks, truth, script = known_split(self, ENV, 4)
+        rows = self.check_functions(report, truth, script)
+        total = sum(stacks.values())
+        for name in ("outer", "inner", "recursive", "side", "<module>"):
+            r = rows[name]
+            print(f"python: {name:<10} inclusive {r['inclusive_percent']:6.2f}  exclusive {r['exclusive_percent']:6.2f}")
+        # Bytecode time is the Python functions' own: the loops run in them.
+        self.assertGreater(rows["inner"]["exclusive_percent"], 10)
+        # The interpreter's loop is gone from the tables (samples whose walk failed keep it: a few at most).
+        loop = [r for r in report["functions"] if r["function"] == EVAL_LOOP]
+        self.assertLess(loop[0]["inclusive_percent"] if loop else 0, 5, loop)
+        # Caller order, the native frames below: ...;Py_BytesMain;...;<module>;outer;inner.
+        nested = sum(c for st, c in stacks.items() if ";<module>;outer;inner" in st and "Py_BytesMain" in
+                     st.split(";<module>;")[0])
+        print(f"python: {nested} of {total} samples in <module>;outer;inner under Py_BytesMain")
+        self.assertGreater(nested, 0.1 * total)
+        deep = sum(c for st, c in stacks.items() if ";<module>;" + ";".join(["recursive"] * 5) in st)
+        self.assertGreater(deep, 0)
+        self.assertGreater(sum(c for st, c in stacks.items() if st.endswith("side;inner") or ";side;inner;" in st), 0)
+        s = ENV.ctl_json("status")
+        self.assertGreater(s["python_frames_recorded"] - before["python_frames_recorded"], total)
+        self.assertEqual(s["python_frames_unknown"] - before["python_frames_unknown"], 0)
+
+    def test_interpreter_frames(self):
+        """PythonInterpreterFrames=yes keeps the evaluation loop's frames, below the Python frames they run."""
+        env = self.start_env(extra_args=["--python-interpreter-frames"])
+        report, stacks, truth, script = known_split(self, env, 3)
+        self.check_functions(report, truth, script)
+        loop = [r for r in report["functions"] if r["function"] == EVAL_LOOP]
+        self.assertTrue(loop)
+        self.assertGreater(loop[0]["inclusive_percent"], 90)
+        # 3.11 runs a Python call from Python in the same activation: <module>, outer and inner are one run, all
+        # above (callees of) the loop's frame; the thread's side() is a run of its own, after C's call.
+        total = sum(stacks.values())
+        below = sum(c for st, c in stacks.items() if f";{EVAL_LOOP};<module>;outer" in st or
+                    f";{EVAL_LOOP};side;inner" in st)
+        print(f"python: {below} of {total} samples with the loop's frame below its run")
+        self.assertGreater(below, 0.3 * total, list(stacks)[:3])
 
 
 def setUpModule():

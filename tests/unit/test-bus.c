@@ -384,6 +384,7 @@ START_TEST(test_properties)
         ck_assert_uint_eq(property_u64(&p, "PythonUnsupported"), 0);
         ck_assert_uint_eq(property_u64(&p, "PythonFramesRecorded"), 0);
         ck_assert_uint_eq(property_u64(&p, "PythonFramesDropped"), 0);
+        ck_assert_uint_eq(property_u64(&p, "PythonFramesUnknown"), 0);
         ck_assert_int_ge(sd_bus_get_property_trivial(p.client, NULL, VPROF_BUS_PATH, VPROF_BUS_INTERFACE,
                                                      "OffCpuDefault", &e, 'b', &off_cpu), 0);
         ck_assert_int_eq(off_cpu, 1);
@@ -394,7 +395,7 @@ START_TEST(test_properties)
         ck_assert_int_ge(sd_bus_message_enter_container(reply, 'a', "{sv}"), 0);
         while (sd_bus_message_skip(reply, "{sv}") > 0)
                 n++;
-        ck_assert_uint_eq(n, 90);
+        ck_assert_uint_eq(n, 91);
 
         /* Read-only, and an unknown one is sd-bus's to refuse. */
         reply = sd_bus_message_unref(reply);

@@ -4,7 +4,7 @@
  * the script python-code-target.py prints the addresses of its code objects with their names, files, lines
  * per code unit and bytecode, and a suspended generator's line; the reader must find the same. Then the same
  * objects damaged in a copy laid over the process's memory (huge lengths, wrong types, wild pointers), and the
- * cache (python-code-cache.h): hits, a reused address read anew, its bounds. */
+ * cache (python-code-cache.h): hits, a reused address read anew, its bounds, a process gone. */
 #include <check.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -575,7 +575,17 @@ START_TEST(test_cache)
                 python_code_cache_stats(small, &stats);
                 ck_assert_uint_eq(stats.entries, 1);
         }
+
+        /* The process gone (the daemon drains its last records after its exit): a kept object, whose check
+         * fails with -ESRCH, is taken as it is; an object never read cannot be. */
+        cache = python_code_cache_free(cache);
+        cache = python_code_cache_new(64, 1 << 20);
+        ck_assert_int_eq(python_code_cache_get(cache, &l, &t.types, &m, code, &c), 0);
         target_stop(&t);
+        python_code_cache_next_generation(cache);
+        ck_assert_int_eq(python_code_cache_get(cache, &l, &t.types, &m, code, &c), 0);
+        ck_assert_str_eq(c->qualname, "Outer.method.<locals>.inner");
+        ck_assert_int_eq(python_code_cache_get(cache, &l, &t.types, &m, t.codes[1].address, &c), -ESRCH);
 }
 END_TEST
 
