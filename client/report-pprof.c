@@ -40,7 +40,7 @@ int run_report_pprof(sd_bus *bus, const char *target, uint64_t window_usec, cons
         size_t size;
         int r;
 
-        r = pprof_export(bus, target, window_usec, 0, &error, &data, &size);
+        r = pprof_export(bus, target, window_usec, true, 0, &error, &data, &size);
         if (r == -ENOMEM && !sd_bus_error_is_set(&error))
                 return log_error_errno(r, "Out of memory.");
         if (r < 0)

@@ -38,8 +38,8 @@ enum MHD_Result exporter_serve_pprof(Exporter *e, struct MHD_Connection *c)
         if (r < 0)
                 return EXPORTER_ANSWERED(r);
 
-        r = pprof_export(bus, target, (uint64_t)seconds * 1000000U, e->config->max_response_bytes, &error, &data,
-                         &size);
+        r = pprof_export(bus, target, (uint64_t)seconds * 1000000U, false, e->config->max_response_bytes, &error,
+                         &data, &size);
         if (r == -EFBIG)
                 return exporter_respond_error(c, &e->counters, 500,
                                               "the profile is larger than MaxResponseBytes=%llu",

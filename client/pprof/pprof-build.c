@@ -255,6 +255,11 @@ static int function_id(Builder *b, const PprofFunction *f, uint64_t *ret)
         r = intern(b, f->name, &fn->name);
         if (r >= 0)
                 r = intern(b, f->system_name[0] ? f->system_name : f->name, &fn->system_name);
+        /* Where it is written, for go tool pprof -list and -lines: its start, the one line vprof keeps. */
+        if (r >= 0 && f->filename) {
+                r = intern(b, f->filename, &fn->filename);
+                fn->start_line = f->line;
+        }
         if (r >= 0)
                 r = hashmap_put(b->function_ids, key, UINT64_TO_PTR(fn->id));
         if (r < 0)
@@ -324,6 +329,7 @@ static int location_id(Builder *b, const PprofProcess *p, ProcessIds *ids, const
                 r = function_id(b, &p->functions[frames[i]], &line->function_id);
                 if (r < 0)
                         return r;
+                line->line = p->functions[frames[i]].filename ? p->functions[frames[i]].line : 0;
                 b->line_ptrs[b->n_lines++] = line;
                 l->n_line++;
         }

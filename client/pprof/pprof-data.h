@@ -23,6 +23,8 @@ typedef struct PprofFunction {
         const char *system_name; /* the mangled symbol when name is demangled, else "" */
         uint64_t address;        /* run-time address of the symbol's start, 0 when unknown */
         bool inlined;            /* an inlined frame: in a stack, inlined into the frame after it */
+        const char *filename;    /* its source file (GetFunctionSources), NULL when unknown */
+        int64_t line;            /* the line of its start in filename */
 } PprofFunction;
 
 typedef struct PprofThread {

@@ -3,12 +3,15 @@
  * (pprof-build.c) and compressed (pprof-gzip.c). The reply is the daemon's, but read as untrusted all the same:
  * every index is checked before use, every array grows only with what the message holds. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array-util.h"
 #include "bus-names.h"
 #include "bus-object.h"
+#include "hashmap.h"
 #include "macros.h"
 #include "pprof-build.h"
 #include "pprof-export.h"
@@ -229,9 +232,108 @@ static int read_reply(sd_bus_message *m, PprofData *d)
         return read_inlined(m, d);
 }
 
-int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, size_t max_bytes, sd_bus_error *error,
-                 void **ret_data, size_t *ret_size)
+/* A function's source: its file and line, from "FILE:LINE". */
+typedef struct Source {
+        char *file;
+        int64_t line;
+} Source;
+
+static void sources_free(Hashmap **h)
 {
+        void *key, *value;
+
+        if (!*h)
+                return;
+        for (size_t i = 0; hashmap_iterate(*h, &i, &key, &value);) {
+                free(key);
+                free(((Source *)value)->file);
+                free(value);
+        }
+        hashmap_free(*h);
+}
+
+/* "MODULE\x1fFUNCTION", the key of a function's source. */
+static char *source_key(const char *module, const char *function)
+{
+        char *key;
+
+        return asprintf(&key, "%s\x1f%s", module, function) < 0 ? NULL : key;
+}
+
+/* GetFunctionSources of target into *ret: "MODULE\x1fFUNCTION" -> Source. Best effort: a daemon that gives none,
+ * or a source that is not FILE:LINE, leaves the functions without a file. -ENOMEM only. */
+static int read_sources(sd_bus *bus, const char *target, Hashmap **ret)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        const char *module, *function, *source;
+
+        *ret = hashmap_new(&string_hash_ops);
+        if (!*ret)
+                return -ENOMEM;
+        if (sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "GetFunctionSources",
+                               NULL, &reply, "s", target) < 0 ||
+            sd_bus_message_enter_container(reply, 'a', "(sss)") < 0)
+                return 0;
+        while (sd_bus_message_read(reply, "(sss)", &module, &function, &source) > 0) {
+                const char *colon = strrchr(source, ':');
+                Source *s;
+                char *key, *end;
+                long long line;
+
+                if (!colon || colon == source)
+                        continue;
+                errno = 0;
+                line = strtoll(colon + 1, &end, 10);
+                if (errno != 0 || *end != '\0' || end == colon + 1 || line < 0)
+                        continue;
+                key = source_key(module, function);
+                if (!key)
+                        return -ENOMEM;
+                if (hashmap_get(*ret, key)) { /* a group's members name one function alike: the first */
+                        free(key);
+                        continue;
+                }
+                s = calloc(1, sizeof(*s));
+                if (s)
+                        s->file = strndup(source, (size_t)(colon - source));
+                if (!s || !s->file || hashmap_put(*ret, key, s) < 0) {
+                        free(key);
+                        if (s)
+                                free(s->file);
+                        free(s);
+                        return -ENOMEM;
+                }
+                s->line = line;
+        }
+        return 0;
+}
+
+/* Gives each function of d whose source is known its file and line. */
+static int set_sources(PprofData *d, Hashmap *sources)
+{
+        if (hashmap_size(sources) == 0)
+                return 0;
+        for (size_t i = 0; i < d->n_processes; i++)
+                for (size_t j = 0; j < d->processes[i].n_functions; j++) {
+                        PprofFunction *f = &d->processes[i].functions[j];
+                        _cleanup_free_ char *key = source_key(f->module, f->name);
+                        const Source *s;
+
+                        if (!key)
+                                return -ENOMEM;
+                        s = hashmap_get(sources, key);
+                        if (s) {
+                                f->filename = s->file;
+                                f->line = s->line;
+                        }
+                }
+        return 0;
+}
+
+int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, bool sources, size_t max_bytes,
+                 sd_bus_error *error, void **ret_data, size_t *ret_size)
+{
+        _cleanup_(sources_free) Hashmap *by_function = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(pprof_data_done) PprofData d = {};
         _cleanup_free_ uint8_t *packed = NULL;
@@ -249,6 +351,13 @@ int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, size_t m
                 sd_bus_error_setf(error, VPROF_CLIENT_ERROR_BAD_REPLY, "Failed to parse the reply to %s: %s", METHOD,
                                   strerror(-r));
                 return r;
+        }
+        if (sources) {
+                r = read_sources(bus, target, &by_function);
+                if (r >= 0)
+                        r = set_sources(&d, by_function);
+                if (r < 0)
+                        return r;
         }
         r = pprof_build(&d, "vprof " VPROF_VERSION, &packed, &size);
         if (r < 0)

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 
 import vprof_env
@@ -256,6 +257,9 @@ def known_split(test, env, seconds):
     test.assertEqual(env.ctl("attach", p.pid).returncode, 0)
     time.sleep(seconds)
     report = env.ctl_json("report", p.pid, "--source")
+    pprof_path = os.path.join(tempfile.mkdtemp(dir=env.tmp), "profile.pb.gz")
+    test.assertEqual(env.ctl("report", p.pid, "--format", "pprof", "-o", pprof_path).returncode, 0)
+    report["pprof_path"] = pprof_path
     stacks = {}
     for line in env.ctl("report", p.pid, "--by", "stack").stdout.splitlines():
         stack, _, count = line.rpartition(" ")
@@ -304,6 +308,26 @@ class Decoded(vprof_env.TestCase):
         s = ENV.ctl_json("status")
         self.assertGreater(s["python_frames_recorded"] - before["python_frames_recorded"], total)
         self.assertEqual(s["python_frames_unknown"] - before["python_frames_unknown"], 0)
+
+        # pprof: each Python function with its file and def line, so that go tool pprof -lines and -list show them.
+        go = shutil.which("go")
+        if not go:
+            vprof_env.skip_or_fail("needs go (Debian's golang-go) for go tool pprof")
+        home = tempfile.mkdtemp(dir=ENV.tmp)
+        genv = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, "gocache"), PPROF_TMPDIR=home)
+
+        def pprof(*args):
+            r = subprocess.run([go, "tool", "pprof", *args, report["pprof_path"]], env=genv, capture_output=True,
+                               text=True, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return r.stdout
+        lines = pprof("-top", "-lines", "-nodecount=200")
+        print("python: go tool pprof -top -lines:\n" + "\n".join(lines.splitlines()[:12]))
+        for name, line in truth["lines"].items():
+            self.assertIn(f" {name} {os.path.normpath(script)}:{line}", lines)  # pprof cleans the path
+        listed = pprof("-list", "^inner$")
+        print("python: go tool pprof -list ^inner$:\n" + "\n".join(listed.splitlines()[:8]))
+        self.assertIn("def inner(", listed)
 
     def test_interpreter_frames(self):
         """PythonInterpreterFrames=yes keeps the evaluation loop's frames, below the Python frames they run."""
