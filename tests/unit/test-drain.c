@@ -20,7 +20,9 @@
 #include "hashmap.h"
 #include "macros.h"
 #include "profile.h"
+#include "python-versions.h"
 #include "target.h"
+#include "target-python.h"
 #include "test-util.h"
 #include "vprof-abi.h"
 
@@ -703,6 +705,126 @@ START_TEST(test_idle_dwarf_released)
 }
 END_TEST
 
+/* Python code objects in this process's own memory, as CPython 3.11 lays them out (python-versions.h's table),
+ * read by the drain through process_vm_readv() as a target's are: a code object, its names (compact ASCII str),
+ * its line table (bytes). */
+#define PY_CODE_TYPE UINT64_C(0xc0de0)
+
+static void py_put(uint8_t *image, size_t offset, uint64_t value)
+{
+        memcpy(image + offset, &value, sizeof(value));
+}
+
+static void py_put_str(const PythonLayout *l, uint8_t *image, size_t offset, const char *s)
+{
+        uint32_t state = (1u << 2) | (1u << 5) | (1u << 6) | (1u << 7); /* compact ASCII, ready */
+
+        py_put(image, offset + l->unicode_length, strlen(s));
+        memcpy(image + offset + l->unicode_state, &state, sizeof(state));
+        memcpy(image + offset + l->unicode_ascii_data, s, strlen(s));
+}
+
+/* A code object at image[0] named qualname in file, starting at line firstlineno: its 8 code units on it. */
+static void py_code(const PythonLayout *l, uint8_t *image, const char *qualname, const char *file, int32_t firstlineno)
+{
+        /* One entry of 3.11's location table: kind 13 (no columns), 8 code units, the line + 0. */
+        static const uint8_t table[] = { 0x80 | 13 << 3 | 7, 0x00 };
+        uint64_t base = (uintptr_t)image;
+
+        py_put(image, l->object_type, PY_CODE_TYPE);
+        memcpy(image + l->code_firstlineno, &firstlineno, sizeof(firstlineno));
+        py_put(image, l->code_qualname, base + 256);
+        py_put(image, l->code_name, base + 256);
+        py_put(image, l->code_filename, base + 384);
+        py_put(image, l->code_linetable, base + 512);
+        py_put_str(l, image, 256, qualname);
+        py_put_str(l, image, 384, file);
+        py_put(image, 512 + l->bytes_size, sizeof(table));
+        memcpy(image + 512 + l->bytes_data, table, sizeof(table));
+}
+
+static uint64_t py_frame(size_t native, const void *code)
+{
+        return VPROF_PYTHON_FRAME_TAG | (uint64_t)native << VPROF_PYTHON_FRAME_NATIVE_SHIFT | (uintptr_t)code;
+}
+
+/* Python frames (the words after the user frames) named by their code objects in place of the evaluation loop's
+ * frame that runs them, or below them with python_interpreter_frames; an unreadable code object
+ * "[python: unknown]"; each function's source its file and first line. */
+START_TEST(test_python_frames)
+{
+        static _Alignas(8) uint8_t inner_code[1024], outer_code[1024];
+        void *handle = dlopen(arg_lib, RTLD_NOW | RTLD_LOCAL);
+        const PythonVersionTable *v = python_versions_lookup(11);
+        uint64_t alpha, beta, caller;
+        pid_t pid = getpid();
+
+        ck_assert_msg(handle, "dlopen: %s", dlerror());
+        ck_assert_ptr_nonnull(v);
+        alpha = (uintptr_t)fixture_function(handle, "vprof_fixture_lib_alpha");
+        beta = (uintptr_t)fixture_function(handle, "vprof_fixture_lib_beta");
+        caller = (uintptr_t)fixture_function(handle, "vprof_fixture_lib_leaf_caller");
+        py_code(&v->layout, inner_code, "Outer.inner", "/srv/app.py", 10);
+        py_code(&v->layout, outer_code, "<module>", "/srv/app.py", 1);
+
+        for (int keep = 0; keep <= 1; keep++) {
+                _cleanup_(test_drain_done) TestDrain td = {};
+                /* alpha called by beta (the "evaluation loop"), which runs inner, outer and an unreadable one. */
+                const uint64_t user[] = { alpha + 1, beta + 4, caller + 4 };
+                struct vprof_sample s = record(pid, pid, NULL, 0, user, ELEMENTSOF(user));
+                const uint64_t python[] = { py_frame(1, inner_code), 4, py_frame(1, outer_code), 0,
+                                            py_frame(1, (void *)0x10), 0 };
+                const char *source;
+                uint32_t id;
+                Target *t;
+
+                test_drain_init(&td);
+                td.drain.python_interpreter_frames = keep;
+                t = test_attach(&td, pid);
+                ck_assert_int_eq(target_python_set(&t->python, pid, &v->layout, PY_CODE_TYPE), 0);
+                memcpy(s.frames + ELEMENTSOF(user), python, sizeof(python));
+                s.python_depth = ELEMENTSOF(python);
+                for (int i = 0; i < 2; i++)
+                        feed_size(&td.drain, &s, VPROF_SAMPLE_SIZE(ELEMENTSOF(user) + ELEMENTSOF(python)));
+                ck_assert_uint_eq(td.drain.stats.malformed, 0);
+                ck_assert_uint_eq(td.drain.stats.python.frames, 6);
+                ck_assert_uint_eq(td.drain.stats.python.unknown, 2);
+                ck_assert_uint_eq(td.drain.stats.python.dropped, 0);
+                if (keep)
+                        check_functions(t->profile,
+                                        (const Row[]){
+                                                { LIB, "vprof_fixture_lib_alpha", 2, 2 },
+                                                { "/srv/app.py", "Outer.inner", 2, 0 },
+                                                { "/srv/app.py", "<module>", 2, 0 },
+                                                { "[python]", "[python: unknown]", 2, 0 },
+                                                { LIB, "vprof_fixture_lib_beta", 2, 0 },
+                                                { LIB, "vprof_fixture_lib_leaf_caller", 2, 0 },
+                                        },
+                                        6);
+                else
+                        check_functions(t->profile,
+                                        (const Row[]){
+                                                { LIB, "vprof_fixture_lib_alpha", 2, 2 },
+                                                { "/srv/app.py", "Outer.inner", 2, 0 },
+                                                { "/srv/app.py", "<module>", 2, 0 },
+                                                { "[python]", "[python: unknown]", 2, 0 },
+                                                { LIB, "vprof_fixture_lib_leaf_caller", 2, 0 },
+                                        },
+                                        5);
+                ck_assert_int_eq(profile_intern_function(t->profile, "/srv/app.py", "Outer.inner", &id), 0);
+                source = profile_function_source(t->profile, id);
+                ck_assert_ptr_nonnull(source);
+                ck_assert_str_eq(source, "/srv/app.py:10");
+
+                /* The interpreter gone from the target (no TargetPython): its frames are unknown, still counted. */
+                t->python = target_python_free(t->python);
+                feed_size(&td.drain, &s, VPROF_SAMPLE_SIZE(ELEMENTSOF(user) + ELEMENTSOF(python)));
+                ck_assert_uint_eq(td.drain.stats.python.unknown, 5);
+        }
+        dlclose(handle);
+}
+END_TEST
+
 static Suite *drain_suite(void)
 {
         Suite *s = suite_create("drain");
@@ -716,6 +838,7 @@ static Suite *drain_suite(void)
         tcase_add_test(tc, test_malformed);
         tcase_add_test(tc, test_leaf_caller_recovered);
         tcase_add_test(tc, test_idle_dwarf_released);
+        tcase_add_test(tc, test_python_frames);
         suite_add_tcase(s, tc);
         return s;
 }
