@@ -24,6 +24,14 @@ StackTable *stack_table_free(StackTable *t)
         return NULL;
 }
 
+bool stack_module_is_python(const char *module)
+{
+        size_t n = strlen(module);
+
+        if (strcmp(module, "[python]") == 0 || (n >= 2 && module[0] == '<' && module[n - 1] == '>'))
+                return true;
+        return (n >= 3 && strcmp(module + n - 3, ".py") == 0) || (n >= 4 && strcmp(module + n - 4, ".pyw") == 0);
+}
 
 static int read_functions(sd_bus_message *reply, StackTable *t)
 {
@@ -41,7 +49,8 @@ static int read_functions(sd_bus_message *reply, StackTable *t)
                 if (r < 0)
                         return r;
                 f = &t->functions[t->n_functions];
-                *f = (StackFunction){ .module = strdup(module), .function = strdup(function) };
+                *f = (StackFunction){ .module = strdup(module), .function = strdup(function),
+                                      .python = stack_module_is_python(module) };
                 /* Counted before the check, so that the free above releases what one of them holds. */
                 t->n_functions++;
                 if (!f->module || !f->function)

@@ -17,7 +17,14 @@ typedef struct StackFunction {
         char *module;
         char *function;
         bool inlined; /* an inlined frame: inlined into the frame after it (towards the leaf in frames[]) */
+        bool python;  /* a Python function (stack_module_is_python()) */
 } StackFunction;
+
+/* Whether a function of this module is a Python function, by the names the daemon gives them
+ * (docs/PYTHON.md): its module a source file ending in .py or .pyw, a pseudo-file in angle brackets
+ * ("<frozen importlib._bootstrap>", "<string>" of python -c), or "[python]" ([python: unknown] frames). Native
+ * modules are ELF files and bracketed names ("[kernel]", "[vdso]"); a script without a .py name is missed. */
+bool stack_module_is_python(const char *module);
 
 typedef struct StackEntry {
         uint32_t *frames; /* indices into StackTable.functions, outermost first */

@@ -16,6 +16,7 @@ static void print_folded(const StackTable *t, const StackEntry *s)
                 printf("%s%s%s", i > 0 ? ";" : "", t->functions[s->frames[i]].function,
                        stack_entry_is_kernel(s, i)          ? "_[k]"
                        : t->functions[s->frames[i]].inlined ? "_[i]"
+                       : t->functions[s->frames[i]].python  ? "_[py]"
                                                             : "");
         printf(" %" PRIu64 "\n", s->samples);
 }
@@ -40,6 +41,8 @@ static int stack_to_json(const StackTable *t, const StackEntry *s, json_object *
                 /* Outermost first here: an inlined frame was inlined into the one before it. */
                 if (r >= 0)
                         r = json_add_bool(f, "inlined", fn->inlined);
+                if (r >= 0)
+                        r = json_add_bool(f, "python", fn->python);
                 if (r >= 0)
                         r = json_append(frames, TAKE_PTR(f));
                 if (r < 0)

@@ -70,6 +70,8 @@ static void write_frame(FlameBuffer *b, const FlameTree *t, const FlameNode *n)
                 flame_buffer_puts(b, " [kernel]");
         else if (n->function != FLAME_NO_FUNCTION && t->table->functions[n->function].inlined)
                 flame_buffer_puts(b, " [inlined]");
+        else if (n->function != FLAME_NO_FUNCTION && t->table->functions[n->function].python)
+                flame_buffer_puts(b, " [python]");
         flame_buffer_printf(b, "\n%" PRIu64 " samples, %.2f%% inclusive, %.2f%% exclusive</title>", n->inclusive,
                             flame_tree_percent(t, n->inclusive), flame_tree_percent(t, n->exclusive));
         flame_buffer_printf(b, "<rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"", x, y, w,

@@ -127,11 +127,7 @@ class PythonInterpreters(vprof_env.TestCase):
         # The walked frames in the records, named by their code objects, each run in place of the evaluation loop's
         # frame that runs it: spin's (called by Thread.run through C), then Thread.run, _bootstrap_inner and
         # _bootstrap's, in caller order.
-        thread = {}
-        for line in ENV.ctl("report", py.pid, "--by", "stack").stdout.splitlines():
-            stack, _, count = line.rpartition(" ")
-            if "start_thread" in stack:
-                thread[stack] = thread.get(stack, 0) + int(count)
+        thread = {st: c for st, c in folded(self, ENV, py.pid).items() if "start_thread" in st}
         chain = ["Thread._bootstrap", "Thread._bootstrap_inner", "Thread.run", "spin"]
 
         def python_frames(st):
@@ -244,6 +240,24 @@ class Hostile(vprof_env.TestCase):
         wait_status(self, lambda s: s["python_targets"] == before["python_targets"], "hostile targets still counted")
 
 
+PY_MARK = "_[py]"
+
+
+def folded(test, env, pid):
+    """report --by stack (folded): {stack: samples}, each Python frame's mark checked and taken off (its module is
+    a .py file, or <...> for frozen modules); the native frames keep theirs (_[i], _[k])."""
+    stacks = {}
+    for line in env.ctl("report", pid, "--by", "stack").stdout.splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        for f in frames:
+            if f in ("<module>", "outer", "inner", "recursive", "side", "spin", "Thread.run"):
+                test.fail(f"{f} without {PY_MARK}: {stack}")
+        stack = ";".join(f[:-len(PY_MARK)] if f.endswith(PY_MARK) else f for f in frames)
+        stacks[stack] = stacks.get(stack, 0) + int(count)
+    return stacks
+
+
 KNOWN_SPLIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "py-known-split.py")
 EVAL_LOOP = "_PyEval_EvalFrameDefault"
 
@@ -260,10 +274,12 @@ def known_split(test, env, seconds):
     pprof_path = os.path.join(tempfile.mkdtemp(dir=env.tmp), "profile.pb.gz")
     test.assertEqual(env.ctl("report", p.pid, "--format", "pprof", "-o", pprof_path).returncode, 0)
     report["pprof_path"] = pprof_path
-    stacks = {}
-    for line in env.ctl("report", p.pid, "--by", "stack").stdout.splitlines():
-        stack, _, count = line.rpartition(" ")
-        stacks[stack] = stacks.get(stack, 0) + int(count)
+    stacks = folded(test, env, p.pid)
+    report["json_stacks"] = env.ctl_json("report", p.pid, "--by", "stack")
+    svg_path = os.path.join(tempfile.mkdtemp(dir=env.tmp), "flame.svg")
+    test.assertEqual(env.ctl("report", p.pid, "--format", "svg", "-o", svg_path).returncode, 0)
+    with open(svg_path) as f:
+        report["svg"] = f.read()
     p.stdin.write("stop\n")
     p.stdin.flush()
     truth = json.loads(p.stdout.readline())
@@ -325,6 +341,11 @@ class Decoded(vprof_env.TestCase):
         print("python: go tool pprof -top -lines:\n" + "\n".join(lines.splitlines()[:12]))
         for name, line in truth["lines"].items():
             self.assertIn(f" {name} {os.path.normpath(script)}:{line}", lines)  # pprof cleans the path
+        # The marks of Python frames: "python" in the JSON stacks, [python] in the flame graph's titles.
+        kinds = {(f["function"], f["python"]) for st in report["json_stacks"]["stacks"] for f in st["frames"]}
+        self.assertIn(("inner", True), kinds)
+        self.assertIn(("Py_BytesMain", False), kinds)
+        self.assertIn(f"inner ({script}) [python]", report["svg"])
         listed = pprof("-list", "^inner$")
         print("python: go tool pprof -list ^inner$:\n" + "\n".join(listed.splitlines()[:8]))
         self.assertIn("def inner(", listed)
