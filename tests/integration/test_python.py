@@ -8,7 +8,9 @@ of the frames (counted, not yet in the records) follows a thread's whole chain, 
 tests/workloads/py-hostile-frames.py makes as its outcome. The drain names each Python frame by its code object
 (tests/workloads/py-known-split.py), in place of the evaluation loop's native frame unless
 PythonInterpreterFrames=yes."""
+import ast
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -282,6 +284,8 @@ def known_split(test, env, seconds):
         report["svg"] = f.read()
     p.stdin.write("stop\n")
     p.stdin.flush()
+    report["threads"] = env.ctl_json("report", p.pid, "--by", "thread")
+    report["pid"] = p.pid
     truth = json.loads(p.stdout.readline())
     p.wait(timeout=10)
     env.ctl("detach", p.pid)
@@ -349,6 +353,49 @@ class Decoded(vprof_env.TestCase):
         listed = pprof("-list", "^inner$")
         print("python: go tool pprof -list ^inner$:\n" + "\n".join(listed.splitlines()[:8]))
         self.assertIn("def inner(", listed)
+
+    def check_accuracy(self, env, seconds):
+        """Every Python function's inclusive percent within 2 points of the truth the workload measured with its
+        threads' CPU clocks (or of 3 standard deviations of the sampling, where fewer samples make that more), the
+        threads' split the same; the samples through the evaluation loop with Python frames; every name a real
+        def of the script at its line (its ast)."""
+        report, stacks, truth, script = known_split(self, env, seconds)
+        rows = self.check_functions(report, truth, script)
+        total = report["total_samples"]
+        cpu = sum(truth["threads"].values())
+        want = {name: 100 * t / cpu for name, t in truth["functions"].items()}
+        want["<module>"] = 100 * truth["threads"]["main"] / cpu
+        threads = {r["tid"]: r["inclusive_percent"] for r in report["threads"]["threads"]}
+        main = threads.pop(report["pid"], 0.0)
+        got = {name: rows[name]["inclusive_percent"] for name in want}
+        print(f"python: {env.frequency} Hz, {total} samples, {seconds} s: function vprof truth (inclusive %)")
+        worst = 0.0
+        for name in sorted(want):
+            bound = max(2.0, 300 * math.sqrt(want[name] / 100 * (1 - want[name] / 100) / total))
+            print(f"python:   {name:<10} {got[name]:6.2f} {want[name]:6.2f}  (bound {bound:.2f})")
+            self.assertLessEqual(abs(got[name] - want[name]), bound, name)
+            worst = max(worst, abs(got[name] - want[name]))
+        main_truth = 100 * truth["threads"]["main"] / cpu
+        print(f"python:   main thread {main:6.2f} {main_truth:6.2f}; worst function {worst:.2f} points")
+        self.assertLessEqual(abs(main - main_truth), max(2.0, 300 * math.sqrt(0.25 / total)))
+        # Through the loop: a sample whose stack still has _PyEval_EvalFrameDefault ran Python code without
+        # its frames (the option is off).
+        python = sum(c for st, c in stacks.items() if any(f in rows for f in st.split(";")))
+        loop = sum(c for st, c in stacks.items() if EVAL_LOOP in st.split(";"))
+        print(f"python:   {python} samples with Python frames, {loop} with the loop's frame left")
+        self.assertGreaterEqual(python, 0.95 * (python + loop))
+        # Every name a def of the script, at its line.
+        with open(script) as f:
+            defs = {n.name: n.lineno for n in ast.walk(ast.parse(f.read())) if isinstance(n, ast.FunctionDef)}
+        for name, r in rows.items():
+            line = 1 if name == "<module>" else defs.get(name.rpartition(".")[2])
+            self.assertEqual(r.get("source"), f"{script}:{line}", name)
+
+    def test_accuracy_99hz(self):
+        self.check_accuracy(ENV, 25)
+
+    def test_accuracy_999hz(self):
+        self.check_accuracy(self.start_env(frequency=999), 8)
 
     def test_interpreter_frames(self):
         """PythonInterpreterFrames=yes keeps the evaluation loop's frames, below the Python frames they run."""
