@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "drain-python.h"
+#include "macros.h"
 #include "target-python.h"
 
 /* The function id of one frame: (file, qualified name), with "file:first line" as its source. */
 static int python_frame_id(DrainPythonStats *stats, Target *t, uint64_t code, uint64_t offset, uint32_t *ret)
 {
         TargetPythonFrame f;
-        char source[4096 + 16];
         int r;
 
         r = t->python ? target_python_frame(t->python, code, offset, &f) : -ENODATA;
@@ -22,10 +23,14 @@ static int python_frame_id(DrainPythonStats *stats, Target *t, uint64_t code, ui
         r = profile_intern_function(t->profile, f.filename, f.qualname, ret);
         if (r < 0)
                 return r;
+        /* Once per function: a name of 4096 code points may take four times as many bytes. */
         if (!profile_function_source(t->profile, *ret)) {
-                snprintf(source, sizeof(source), "%s:%d", f.filename, f.firstlineno);
+                _cleanup_free_ char *source = NULL;
+
+                if (asprintf(&source, "%s:%d", f.filename, f.firstlineno) < 0)
+                        return -ENOMEM;
                 r = profile_set_source(t->profile, *ret, source);
-                if (r < 0 && r != -ENOENT && r != -EINVAL)
+                if (r < 0)
                         return r;
         }
         return 0;
