@@ -307,6 +307,7 @@ def known_split(test, env, seconds):
     p.stdin.write("stop\n")
     p.stdin.flush()
     report["threads"] = env.ctl_json("report", p.pid, "--by", "thread")
+    report["top"] = env.ctl("top", p.pid, "--batch", "--iterations", 1).stdout
     report["pid"] = p.pid
     truth = json.loads(p.stdout.readline())
     p.wait(timeout=10)
@@ -367,6 +368,10 @@ class Decoded(vprof_env.TestCase):
         print("python: go tool pprof -top -lines:\n" + "\n".join(lines.splitlines()[:12]))
         for name, line in truth["lines"].items():
             self.assertIn(f" {name} {os.path.normpath(script)}:{line}", lines)  # pprof cleans the path
+        # top: the same functions, in their .py module.
+        print("python: vprofctl top --batch:\n" + "\n".join(report["top"].splitlines()[:12]))
+        self.assertTrue(any(line.split()[:2] == ["inner", script] for line in report["top"].splitlines()),
+                        report["top"])
         # The marks of Python frames: "python" in the JSON stacks, [python] in the flame graph's titles.
         kinds = {(f["function"], f["python"]) for st in report["json_stacks"]["stacks"] for f in st["frames"]}
         self.assertIn(("inner", True), kinds)
