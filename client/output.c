@@ -469,7 +469,7 @@ int output_status(const DaemonStatus *s, OutputFlags flags)
                 stack_errors[32], truncated[32], unclaimed[32], off_cpu_blocked[32], off_cpu_preempted[32],
                 off_cpu_lost[32], off_cpu_unclaimed[32], limits[96], folded[96], symbols[192], exited[64], tables[256],
                 walks[192], fell_back[192], self_check[160], windows[96], members_refused[32], memory[256],
-                mapping_changes[192], pending_walks[192], python[256], python_walks[256];
+                mapping_changes[192], pending_walks[192], python[256], python_walks[384];
         const struct {
                 const char *key;
                 const char *value;
