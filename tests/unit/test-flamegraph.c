@@ -528,6 +528,26 @@ START_TEST(test_reply)
 }
 END_TEST
 
+/* Which modules' functions the stacks mark as Python (bus-client-stacks.h): the daemon's names for them. */
+START_TEST(test_python_modules)
+{
+        ck_assert(stack_module_is_python("/srv/app/handlers.py"));
+        ck_assert(stack_module_is_python("tests/integration/../workloads/x.py"));
+        ck_assert(stack_module_is_python("gui.pyw"));
+        ck_assert(stack_module_is_python("<frozen importlib._bootstrap>"));
+        ck_assert(stack_module_is_python("<string>"));
+        ck_assert(stack_module_is_python("[python]"));
+        ck_assert(!stack_module_is_python("python3.11"));
+        ck_assert(!stack_module_is_python("libpython3.11.so.1.0"));
+        ck_assert(!stack_module_is_python("[kernel]"));
+        ck_assert(!stack_module_is_python("[vdso]"));
+        ck_assert(!stack_module_is_python(".py.so"));
+        ck_assert(!stack_module_is_python("py"));
+        ck_assert(!stack_module_is_python("<"));
+        ck_assert(!stack_module_is_python(""));
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("flamegraph");
@@ -542,6 +562,7 @@ int main(void)
         tcase_add_test(tc, test_empty);
         tcase_add_test(tc, test_reply);
         tcase_add_test(tc, test_random);
+        tcase_add_test(tc, test_python_modules);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }
