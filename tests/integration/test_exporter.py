@@ -379,9 +379,17 @@ class Limits(vprof_env.TestCase):
         for s in held:
             self.assertEqual(s.recv(100), b"")
             s.close()
-        self.assertEqual(self.exporter.get("/targets")[0], 200)
+        # The server closes a cut connection's socket before its worker hands the slot back: on a loaded machine
+        # a request right after the EOF may still find the four slots taken (seen once, reset by the server).
+        self.assertEqual(vprof_env.wait_for("a slot free again", self.served_again, 5), 200)
         self.assertGreaterEqual(self.counter("vprof_exporter_connections_rejected_total"), 1)
         self.assertEqual(self.counter("vprof_exporter_connections_timed_out_total"), 4)
+
+    def served_again(self):
+        try:
+            return self.exporter.get("/targets")[0]
+        except ConnectionResetError:
+            return None
 
     def test_slow_client(self):
         """A byte a second: cut at RequestTimeoutSec=2, before the request is complete."""

@@ -84,12 +84,6 @@ def wait_for(what, cond, timeout=15):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def sanitized(binary):
-    """Whether binary was built with AddressSanitizer."""
-    r = subprocess.run(["ldd", binary], capture_output=True, text=True)
-    return "libasan" in r.stdout
-
-
 def read_lines(path, prefix):
     """The PIDs of the lines of path that start with prefix ("worker 1234"); [] before the file is there."""
     try:
@@ -455,10 +449,10 @@ class Children(vprof_env.TestCase):
         # says how late its forks fell behind their schedule: the time past 10 s is its nice-19 parent waiting for
         # a CPU (0.04 to 0.94 s late in six runs; the last child reaped 0.03-0.09 s after the last fork). At nice
         # 10 two runs took 10.03 s, with `status` at 168 and 191 ms at worst; at nice 0, 10.01-10.02 s and 301-383 ms.
-        if quiet and not sanitized(os.environ["VPROFD"]):
+        if quiet and not vprof_env.sanitized(os.environ["VPROFD"]):
             self.assertLess(run, n / rate + 2)
             self.assertLess(answer[-1], STATUS_MAX_SECONDS)
-        if quiet and not sanitized(os.environ["VPROFCTL"]):
+        if quiet and not vprof_env.sanitized(os.environ["VPROFCTL"]):
             self.assertLess(status[-1], STATUS_MAX_SECONDS)
         self.assertEqual(env.ctl_json("status")["members_refused"], 0)
         # Detached: the group, its members, and the fork program.

@@ -37,7 +37,7 @@ class ConfiguredEnv(vprof_env.VprofEnv):
 
 WARMUP = 2
 # vprofd built with AddressSanitizer (tools/test.sh's second run).
-SANITIZED = "libasan" in subprocess.run(["ldd", os.environ["VPROFD"]], capture_output=True, text=True).stdout
+SANITIZED = vprof_env.sanitized(os.environ["VPROFD"])
 # Under AddressSanitizer (tools/test.sh's second run) freed memory waits in a quarantine of up to 256 MiB before
 # it is reused, so the daemon's RSS grows with every free: a bound on growth would measure the quarantine, not
 # vprofd. Without it ASan reuses memory as malloc does; nothing changes for a build without ASan.
@@ -163,7 +163,6 @@ class FunctionLimit(vprof_env.TestCase):
 
 class BadConfiguration(vprof_env.TestCase):
     def run_vprofd(self, *args):
-        import subprocess
         return subprocess.run([os.environ["VPROFD"], *args], capture_output=True, text=True, timeout=30)
 
     def test_bad_files_and_values_are_one_line_errors(self):

@@ -169,8 +169,8 @@ class VprofEnv:
 
 
 def primary_gid(uid):
-    """The primary group of user uid (a UID or a name), for setpriv --regid: never the UID itself taken as a GID, which may name
-    another group (the readers' group `vprof`, GID 994 on a machine where the package was installed, let a
+    """The primary group of user uid (a UID or a name), for setpriv --regid: never the UID itself taken as a GID,
+    which may name another group (the readers' group `vprof`, GID 994 on a machine where the package was installed, let a
     test's "stranger" read root's targets)."""
     return (pwd.getpwnam(uid) if isinstance(uid, str) else pwd.getpwuid(int(uid))).pw_gid
 
@@ -199,6 +199,12 @@ def daemon_usage(pid):
             if line.startswith("VmHWM:"):
                 hwm = int(line.split()[1])
     return cpu, hwm
+
+
+def sanitized(binary):
+    """Whether binary was built with AddressSanitizer (tools/test.sh's second build)."""
+    r = subprocess.run(["ldd", binary], capture_output=True, text=True)
+    return "libasan" in r.stdout
 
 
 def wait_for(what, cond, timeout=30):
