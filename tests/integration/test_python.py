@@ -7,7 +7,8 @@ interpreter but is named python3.11 is counted and gets no entry; an exec() and 
 of the frames (counted, not yet in the records) follows a thread's whole chain, and counts each damage that
 tests/workloads/py-hostile-frames.py makes as its outcome. The drain names each Python frame by its code object
 (tests/workloads/py-known-split.py), in place of the evaluation loop's native frame unless
-PythonInterpreterFrames=yes."""
+PythonInterpreterFrames=yes; generators, coroutines and C calling back into Python in caller order
+(tests/workloads/py-shapes.py)."""
 import ast
 import json
 import math
@@ -491,6 +492,78 @@ class Decoded(vprof_env.TestCase):
                     f";{EVAL_LOOP};side;inner" in st)
         print(f"python: {below} of {total} samples with the loop's frame below its run")
         self.assertGreater(below, 0.3 * total, list(stacks)[:3])
+
+
+SHAPES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "py-shapes.py")
+
+
+class Shapes(vprof_env.TestCase):
+    def test_generators_coroutines_callbacks(self):
+        """Stacks that are not plain calls, in caller order (tests/workloads/py-shapes.py): a generator under the
+        frame that resumed it (through C's sum()), a coroutine under the one awaiting it, under asyncio's loop,
+        and a key function under the C sort that calls it and that sort's Python caller; every name a real
+        definition of its file at its line."""
+        p = subprocess.Popen([PYTHON, SHAPES], stdin=subprocess.PIPE, text=True)
+        ENV.children.append(p)
+        time.sleep(0.5)
+        self.assertEqual(ENV.ctl("attach", p.pid).returncode, 0)
+        time.sleep(3)
+        raw = ENV.ctl("report", p.pid, "--by", "stack").stdout
+        report = ENV.ctl_json("report", p.pid, "--source", "-n", "200")
+        p.stdin.write("stop\n")
+        p.stdin.flush()
+        p.wait(timeout=10)
+        ENV.ctl("detach", p.pid)
+        stacks = {}
+        for line in raw.splitlines():
+            stack, _, n = line.rpartition(" ")
+            stacks[tuple(stack.split(";"))] = int(n)
+        total = sum(stacks.values())
+        self.assertGreater(total, 100)
+
+        def py(name):
+            return name + PY_MARK
+
+        def in_order(frames, *names):
+            """names in frames, each after the one before it."""
+            at = -1
+            for name in names:
+                if name not in frames[at + 1:]:
+                    return False
+                at = frames.index(name, at + 1)
+            return True
+
+        shapes = {
+            # the generator's own activation (resumed by C's sum()) above its consumer's run
+            "generator": (py("numbers"), (py("main"), py("consume"), py("numbers"))),
+            # awaited by outer_task; both run by the event loop's Task step (C) from its Python loop
+            "coroutine": (py("inner_task"), (py("BaseEventLoop._run_once"), py("outer_task"), py("inner_task"))),
+            # the key function called by the C sort, called by sort_by_key
+            "callback": (py("sort_key"), (py("sort_by_key"), py("sort_key"))),
+        }
+        for shape, (inner, order) in shapes.items():
+            with_inner = {st: n for st, n in stacks.items() if inner in st}
+            right = sum(n for st, n in with_inner.items() if in_order(st, *order))
+            got = sum(with_inner.values())
+            print(f"python: {shape}: {got} of {total} samples in {inner}, {right} of them in the order "
+                  f"{';'.join(order)}")
+            self.assertGreater(got, 0.05 * total, shape)
+            self.assertGreaterEqual(right, 0.95 * got, (shape, list(with_inner)[:3]))
+        # Native frames between a Python caller and the Python function C calls back: the sort's.
+        between = [st[st.index(py("sort_by_key")) + 1:st.index(py("sort_key"))] for st in stacks
+                   if in_order(st, py("sort_by_key"), py("sort_key"))]
+        self.assertTrue(all(f and not f[0].endswith(PY_MARK) for f in between), between[:3])
+        self.assertTrue(any("sort" in name for f in between for name in f), between[:3])
+        # Every Python function of the script: a definition at its source's line.
+        script = os.path.normpath(SHAPES)
+        with open(SHAPES) as f:
+            tree = ast.parse(f.read())
+        rows = [r for r in report["functions"] if r["module"] in (SHAPES, script)]
+        self.assertGreaterEqual({r["function"] for r in rows}, {"numbers", "consume", "inner_task", "outer_task",
+                                                                 "sort_key", "sort_by_key", "burn", "main"})
+        for r in rows:
+            line = int(r["source"].rpartition(":")[2])
+            self.assertIn(line, definitions(tree, r["function"].rpartition(".")[2]), r)
 
 
 def setUpModule():
