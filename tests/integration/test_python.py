@@ -493,6 +493,100 @@ class Decoded(vprof_env.TestCase):
         self.assertGreater(below, 0.3 * total, list(stacks)[:3])
 
 
+THREADS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "py-threads.py")
+
+
+def threads_cpu(pid):
+    """{tid: utime + stime in clock ticks} of every thread of pid, from the kernel (/proc/PID/task/TID/stat)."""
+    ticks = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rpartition(")")[2].split()
+        except FileNotFoundError:
+            continue
+        ticks[int(tid)] = int(fields[11]) + int(fields[12])  # fields 14 and 15 of stat(5), after the comm
+    return ticks
+
+
+class Threads(vprof_env.TestCase):
+    def test_thread_pool(self):
+        """A multi-threaded real program (tests/workloads/py-threads.py: a ThreadPoolExecutor of three workers
+        running this file's and the stdlib's pure-Python functions, a ticker thread, the main thread feeding them),
+        attached once running, at 999 Hz: at least 95% of the samples through the evaluation loop carry Python
+        frames, every Python function is a def of its file at its line (stdlib files too), and each
+        thread's share of the samples is its share of the CPU time the kernel counted."""
+        env = self.start_env(frequency=999)
+        before = env.ctl_json("status")
+        p = subprocess.Popen([PYTHON, THREADS], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        env.children.append(p)
+        self.assertEqual(p.stdout.readline().strip(), "ready")
+        cpu0 = threads_cpu(p.pid)
+        self.assertEqual(env.ctl("attach", p.pid).returncode, 0)
+        time.sleep(5)
+        report = env.ctl_json("report", p.pid, "--source")
+        stacks = folded(self, env, p.pid)
+        threads = env.ctl_json("report", p.pid, "--by", "thread")["threads"]
+        cpu1 = threads_cpu(p.pid)
+        after = env.ctl_json("status")
+        self.assertIsNone(p.poll())
+        env.ctl("detach", p.pid)  # before it ends: see test_compileall
+        p.stdin.write("stop\n")
+        p.stdin.flush()
+        p.wait(timeout=20)
+
+        rows = [r for r in report["functions"] if stack_module_is_python(r["module"])]
+        names = {r["function"] for r in rows}
+        python = sum(c for st, c in stacks.items() if any(f in names for f in st.split(";")))
+        loop = sum(c for st, c in stacks.items() if EVAL_LOOP in st.split(";") and
+                   not any(f in names for f in st.split(";")))
+        d = {k: after[k] - before[k] for k in after if k.startswith("python_walks") or k.startswith("python_frames")}
+        print(f"python: threads: {report['total_samples']} samples, {python} with Python frames, {loop} through the "
+              f"loop without; {len(rows)} Python functions; status {d}")
+        self.assertGreaterEqual(python, 0.95 * (python + loop))
+        self.assertGreater(python, 0.9 * report["total_samples"])
+        self.assertEqual(d["python_frames_unknown"], 0)
+        # The pool's machinery and the work, each in its own file: this script's, concurrent.futures' and
+        # threading's, fractions' and textwrap's.
+        modules = {os.path.basename(r["module"]) for r in rows}
+        for f in ("py-threads.py", "thread.py", "threading.py", "fractions.py", "textwrap.py"):
+            self.assertIn(f, modules)
+        for name in ("checksum", "harmonic", "wrap", "task", "ticker", "_worker", "_WorkItem.run",
+                     "Fraction.__new__", "TextWrapper._wrap_chunks"):
+            self.assertIn(name, names)
+        # Each a definition of its file at its line, by the file's ast.
+        trees = {}
+        for r in rows:
+            module, name, source = r["module"], r["function"], r.get("source")
+            if module.startswith("<frozen "):
+                module = os.path.join("/usr/lib/python3.11", *module[8:-1].split(".")) + ".py"
+            elif module.startswith("<"):
+                print(f"python: threads: not checked, no file: {r}")
+                continue
+            self.assertTrue(source and source.rpartition(":")[0] in (r["module"], module), r)
+            if module not in trees:
+                with open(module, "rb") as f:
+                    trees[module] = ast.parse(f.read())
+            self.assertIn(int(source.rpartition(":")[2]), definitions(trees[module], name.rpartition(".")[2]), r)
+        print(f"python: threads: {len(rows)} functions checked against their files' ast: "
+              f"{sorted(names)[:40]}")
+
+        # The thread split: each thread's share of the samples against its share of the CPU ticks it got
+        # while attached (the ticks are 10 ms: some 500 of them in all, half a point).
+        ticks = {tid: cpu1[tid] - cpu0.get(tid, 0) for tid in cpu1}
+        total_ticks = sum(ticks.values())
+        total = report["total_samples"]
+        got = {t["tid"]: t["inclusive_percent"] for t in threads}
+        self.assertGreaterEqual(len([t for t in ticks if ticks[t] > 0.05 * total_ticks]), 4, ticks)
+        print(f"python: threads: tid vprof% cpu% ({total} samples, {total_ticks} ticks)")
+        for tid in sorted(ticks):
+            want = 100 * ticks[tid] / total_ticks
+            bound = max(3.0, 300 * math.sqrt(want / 100 * (1 - want / 100) / total))
+            print(f"python:   {tid} {got.get(tid, 0.0):6.2f} {want:6.2f} (bound {bound:.2f})")
+            self.assertLessEqual(abs(got.get(tid, 0.0) - want), bound, tid)
+        self.assertLessEqual(set(got), set(ticks))
+
+
 def setUpModule():
     global ENV
     ENV = vprof_env.start_module_env()
