@@ -5,9 +5,11 @@ already-running target and pushes what the BPF walk needs into the map python_pr
 copy with another build-id is recognized too (its layout from the table and the member table); a program that is no
 interpreter but is named python3.11 is counted and gets no entry; an exec() and a detach drop the entry. The BPF walk
 of the frames (counted, not yet in the records) follows a thread's whole chain, and counts each damage that
-tests/workloads/py-hostile-frames.py makes as its outcome. The drain names each Python frame by its code object
+tests/workloads/py-hostile-frames.py makes as its outcome (and a damaged code object as [python: unknown]), a
+native target beside them unharmed. The drain names each Python frame by its code object
 (tests/workloads/py-known-split.py), in place of the evaluation loop's native frame unless
-PythonInterpreterFrames=yes."""
+PythonInterpreterFrames=yes; a ThreadPoolExecutor program (tests/workloads/py-threads.py) is named whole and split
+by thread as the kernel counted its threads' CPU time."""
 import ast
 import json
 import math
