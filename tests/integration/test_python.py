@@ -355,6 +355,7 @@ def folded(test, env, pid):
 
 KNOWN_SPLIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "py-known-split.py")
 EVAL_LOOP = "_PyEval_EvalFrameDefault"
+UNKNOWN = "[python: unknown]"  # a frame whose code object could not be read (daemon/drain-python.h)
 
 
 def known_split(test, env, seconds):
@@ -422,7 +423,11 @@ class Decoded(vprof_env.TestCase):
         self.assertGreater(sum(c for st, c in stacks.items() if st.endswith("side;inner") or ";side;inner;" in st), 0)
         s = ENV.ctl_json("status")
         self.assertGreater(s["python_frames_recorded"] - before["python_frames_recorded"], total)
-        self.assertEqual(s["python_frames_unknown"] - before["python_frames_unknown"], 0)
+        # None of this live, sound target's frames unknown (the daemon's counter may also grow by the last records
+        # of an earlier test's target, drained after its exit: printed, not asserted).
+        print(f"python: frames unknown in the daemon meanwhile: "
+              f"{s['python_frames_unknown'] - before['python_frames_unknown']}")
+        self.assertNotIn(UNKNOWN, [r["function"] for r in report["functions"]])
 
         # pprof: each Python function with its file and def line, so that go tool pprof -lines and -list show them.
         go = shutil.which("go")
@@ -689,7 +694,7 @@ class Threads(vprof_env.TestCase):
               f"loop without; {len(rows)} Python functions; status {d}")
         self.assertGreaterEqual(python, 0.95 * (python + loop))
         self.assertGreater(python, 0.9 * report["total_samples"])
-        self.assertEqual(d["python_frames_unknown"], 0)
+        self.assertNotIn(UNKNOWN, [r["function"] for r in report["functions"]])  # d's counter is the daemon's
         # The pool's machinery and the work, each in its own file: this script's, concurrent.futures' and
         # threading's, fractions' and textwrap's.
         modules = {os.path.basename(r["module"]) for r in rows}
