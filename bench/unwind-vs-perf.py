@@ -16,7 +16,9 @@ frame-pointer walk, the daemon's completion of the leaf's callers from the stack
 Both are counted the same way, by COUNTING.md's rules: a function's inclusive percent is the share of samples
 with it anywhere on the stack (once a sample, kernel frames included), its exclusive percent the share with it
 innermost. vprof's counts are those of its stacks (`vprofctl report PID --by stack --json`), checked against
-its own functions table (`vprofctl report PID --json`). A function is known by where it is, not by its name:
+its own functions table (`vprofctl report PID --json`). perf has no Python frames: vprofd runs with
+--python-interpreter-frames (the evaluation loop's native frames stay) and vprof's Python frames are left out of
+the stacks compared with perf's (not of those checked against its table). A function is known by where it is, not by its name:
 the FDE of its module's .eh_frame that holds the frame's address (perf: the sample's address, one byte before a
 return address; vprof: the address of a frame it could not name, `MODULE+0xVADDR`, else the address of its
 symbol), so that a function perf calls `[unknown]` (a stripped file's static function: Debian's python3.11 and
@@ -55,7 +57,9 @@ THRESHOLD = 2.0  # percent inclusive in either profiler, to get a row
 TOLERANCE = 2.0  # points between the two
 PERF_STACK = 65528  # the most perf can copy with a sample
 PERF_BUFFER = "64M"  # its ring buffer: a second of samples at 64 KiB each
-WALKS = {"tables": [], "fp": ["--unwind-table-size=0"]}
+# The evaluation loop's native frames kept (--python-interpreter-frames) and vprof's Python frames left out of its
+# stacks (vprof_stacks()): the native stacks, as perf sees them.
+WALKS = {"tables": ["--python-interpreter-frames"], "fp": ["--unwind-table-size=0", "--python-interpreter-frames"]}
 WALK_TITLES = {"tables": "walk by the unwind tables (default)", "fp": "frame pointers (--unwind-table-size=0)"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -239,12 +243,14 @@ def parse_perf_script(text, functions):
     return stacks
 
 
-def vprof_stacks(report, functions, inlined=True):
+def vprof_stacks(report, functions, inlined=True, python=True):
     """vprofctl report --by stack --json: frames outermost first, kernel ones last. Without inlined, the frames of
     inlined functions are left out (their samples then count in the function they were inlined into), which is
-    perf's view with `perf script --no-inline`."""
+    perf's view with `perf script --no-inline`; without python, the Python functions' frames (perf has none: with
+    --python-interpreter-frames the evaluation loop's native frames stay, the native stack is perf's)."""
     return [([functions.vprof_frame(f["function"], f["module"], f["kernel"]) for f in s["frames"][::-1]
-              if inlined or not f.get("inlined", False)], s["samples"]) for s in report["stacks"]]
+              if (inlined or not f.get("inlined", False)) and (python or not f.get("python", False))],
+             s["samples"]) for s in report["stacks"]]
 
 
 def check_against_report(rows, functions, incl, excl):
@@ -327,7 +333,7 @@ def profile(env, name, args, tmp):
     # stacks are checked against its tables whole, and against perf without them.
     _, all_incl, all_excl = count(vprof_stacks(stacks_report, functions))
     checked, differ = check_against_report(report["functions"], functions, all_incl, all_excl)
-    v_stacks = vprof_stacks(stacks_report, functions, inlined=False)
+    v_stacks = vprof_stacks(stacks_report, functions, inlined=False, python=False)
     p_total, p_incl, p_excl = count(p_stacks)
     v_total, v_incl, v_excl = count(v_stacks)
     keys = {k for k, n in p_incl.items() if 100.0 * n / p_total >= THRESHOLD}
