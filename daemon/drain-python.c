@@ -13,7 +13,7 @@ static int python_frame_id(DrainPythonStats *stats, Target *t, uint64_t code, ui
         TargetPythonFrame f;
         int r;
 
-        r = t->python ? target_python_frame(t->python, code, offset, &f) : -ENODATA;
+        r = t->python ? target_python_frame(t->python, t->pidfd, code, offset, &f) : -ENODATA;
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {

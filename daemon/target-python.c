@@ -5,11 +5,13 @@
 #include <sys/uio.h>
 
 #include "code-reader.h"
+#include "pidfd-alive.h"
 #include "python-code-cache.h"
 #include "target-python.h"
 
 struct TargetPython {
         pid_t pid;
+        int pidfd; /* the target's, for the reads of one target_python_frame(): -1 once it exited */
         PythonLayout layout;
         PythonTypes types;
         PythonCodeCache *cache;
@@ -23,9 +25,15 @@ static int read_target(void *ctx, uint64_t addr, void *buf, size_t len)
         struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
         ssize_t n;
 
+        /* Once the target exited its PID may name another process, another user's: a read counts only if the
+         * target's pidfd says it ran before and after it (a successor's names must not reach this profile). */
+        if (pidfd_alive(p->pidfd) < 0)
+                return -ESRCH;
         n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
         if (n < 0)
                 return errno == ESRCH ? -ESRCH : -EFAULT;
+        if (pidfd_alive(p->pidfd) < 0)
+                return -ESRCH;
         return (size_t)n == len ? 0 : -EFAULT;
 }
 
@@ -66,12 +74,13 @@ void target_python_next_generation(TargetPython *p)
                 python_code_cache_next_generation(p->cache);
 }
 
-int target_python_frame(TargetPython *p, uint64_t code, uint64_t offset, TargetPythonFrame *ret)
+int target_python_frame(TargetPython *p, int pidfd, uint64_t code, uint64_t offset, TargetPythonFrame *ret)
 {
         const PythonMemory m = { .read = read_target, .ctx = p };
         const PythonCode *c;
         int line, r;
 
+        p->pidfd = pidfd;
         r = python_code_cache_get(p->cache, &p->layout, &p->types, &m, code, &c);
         if (r < 0)
                 return r;

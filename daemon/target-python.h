@@ -35,5 +35,6 @@ typedef struct TargetPythonFrame {
         int line;             /* of the instruction; the first line when it has none */
 } TargetPythonFrame;
 
-/* 0 and *ret, or the errors of python_code_cache_get() (-EFAULT: the process's memory no longer has it). */
-int target_python_frame(TargetPython *p, uint64_t code, uint64_t offset, TargetPythonFrame *ret);
+/* 0 and *ret, or the errors of python_code_cache_get() (-EFAULT: the process's memory no longer has it; -ESRCH:
+ * the target, pinned by pidfd, is gone, and what the cache holds of it is all there is). */
+int target_python_frame(TargetPython *p, int pidfd, uint64_t code, uint64_t offset, TargetPythonFrame *ret);

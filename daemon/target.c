@@ -10,6 +10,7 @@
 #include "address-space.h"
 #include "authz-ptrace.h"
 #include "target.h"
+#include "pidfd-alive.h"
 #include "target-python.h"
 #include "time-util.h"
 
@@ -17,20 +18,6 @@ static int pidfd_open(pid_t pid)
 {
         int fd = (int)syscall(SYS_pidfd_open, pid, 0);
         return fd < 0 ? negative_errno() : fd;
-}
-
-/* Whether the pinned process still runs: its pidfd turns readable when it exits. Asked by poll(), not by a
- * signal 0, which needs CAP_KILL for another user's process and the packaged unit does not grant it (every
- * attach of a non-root process failed with EPERM under the shipped unit). */
-static int pidfd_alive(int pidfd)
-{
-        struct pollfd p = { .fd = pidfd, .events = POLLIN };
-        int n;
-
-        n = poll(&p, 1, 0);
-        if (n < 0)
-                return negative_errno();
-        return n > 0 ? -ESRCH : 0;
 }
 
 /* Addresses cached per target and mode: 2 MiB when full. */
