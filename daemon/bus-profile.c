@@ -268,6 +268,24 @@ static int append_functions(sd_bus_message *reply, const Profile *p)
         return sd_bus_message_close_container(reply);
 }
 
+/* The functions of p whose source the profile has (a Python function's from its code object, a native one's once
+ * GetFunctionSources read it): (index, FILE:LINE). */
+static int append_known_sources(sd_bus_message *reply, const Profile *p)
+{
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(us)");
+        for (size_t id = 0; r >= 0 && id < profile_n_functions(p); id++) {
+                const char *source = profile_function_source(p, (uint32_t)id);
+
+                if (source)
+                        r = sd_bus_message_append(reply, "(us)", (uint32_t)id, source);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
 static int append_stack(sd_bus_message *reply, const Profile *p, const Row *row)
 {
         const uint32_t other = (uint32_t)profile_n_functions(p);
@@ -472,6 +490,13 @@ int method_get_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = sd_bus_message_open_container(reply, 'a', "au");
         for (size_t i = 0; r >= 0 && i < q.n_targets; i++)
                 r = bus_append_inlined(reply, q.targets[i]->profile);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        /* And the sources known without reading DWARF, so that a pprof file has Python's files and lines. */
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "a(us)");
+        for (size_t i = 0; r >= 0 && i < q.n_targets; i++)
+                r = append_known_sources(reply, q.targets[i]->profile);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r < 0)

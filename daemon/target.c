@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <poll.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>

@@ -260,50 +260,99 @@ static char *source_key(const char *module, const char *function)
         return asprintf(&key, "%s\x1f%s", module, function) < 0 ? NULL : key;
 }
 
-/* GetFunctionSources of target into *ret: "MODULE\x1fFUNCTION" -> Source. Best effort: a daemon that gives none,
- * or a source that is not FILE:LINE, leaves the functions without a file. -ENOMEM only. */
-static int read_sources(sd_bus *bus, const char *target, Hashmap **ret)
+/* source ("FILE:LINE") of (module, function) into sources, unless it has one already (a group's members name one
+ * function alike: the first) or source is not FILE:LINE. -ENOMEM only. */
+static int source_put(Hashmap *sources, const char *module, const char *function, const char *source)
+{
+        _cleanup_free_ char *key = NULL;
+        const char *colon = strrchr(source, ':');
+        long long line;
+        Source *s;
+        char *end;
+
+        if (!colon || colon == source)
+                return 0;
+        errno = 0;
+        line = strtoll(colon + 1, &end, 10);
+        if (errno != 0 || *end != '\0' || end == colon + 1 || line < 0)
+                return 0;
+        key = source_key(module, function);
+        if (!key)
+                return -ENOMEM;
+        if (hashmap_get(sources, key))
+                return 0;
+        s = calloc(1, sizeof(*s));
+        if (s)
+                s->file = strndup(source, (size_t)(colon - source));
+        if (!s || !s->file || hashmap_put(sources, key, s) < 0) {
+                if (s)
+                        free(s->file);
+                free(s);
+                return -ENOMEM;
+        }
+        key = NULL; /* the map's now */
+        s->line = line;
+        return 0;
+}
+
+/* GetProfile's last argument, the sources the daemon knows without reading DWARF (a Python function's, from its
+ * code object; a native one's that GetFunctionSources read before): for each process, (function index,
+ * FILE:LINE). Absent from a vprofd that had none. -EBADMSG for an index out of range. */
+static int read_reply_sources(sd_bus_message *m, const PprofData *d, Hashmap *sources)
+{
+        const char *source;
+        uint32_t index;
+        int r;
+
+        r = sd_bus_message_peek_type(m, NULL, NULL);
+        if (r <= 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'a', "a(us)");
+        if (r < 0)
+                return r;
+        for (size_t i = 0;; i++) {
+                r = sd_bus_message_enter_container(m, 'a', "(us)");
+                if (r <= 0)
+                        break;
+                if (i >= d->n_processes)
+                        return -EBADMSG;
+                while ((r = sd_bus_message_read(m, "(us)", &index, &source)) > 0) {
+                        const PprofFunction *f;
+
+                        if (index >= d->processes[i].n_functions)
+                                return -EBADMSG;
+                        f = &d->processes[i].functions[index];
+                        r = source_put(sources, f->module, f->name, source);
+                        if (r < 0)
+                                return r;
+                }
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
+/* GetFunctionSources of target into sources (which reads the DWARF line tables of the functions' files). Best
+ * effort: a daemon that gives none, or a source that is not FILE:LINE, leaves the functions without a file.
+ * -ENOMEM only. */
+static int read_sources(sd_bus *bus, const char *target, Hashmap *sources)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *module, *function, *source;
+        int r;
 
-        *ret = hashmap_new(&string_hash_ops);
-        if (!*ret)
-                return -ENOMEM;
         if (sd_bus_call_method(bus, VPROF_BUS_NAME, vprof_bus_object(), VPROF_BUS_INTERFACE, "GetFunctionSources",
                                NULL, &reply, "s", target) < 0 ||
             sd_bus_message_enter_container(reply, 'a', "(sss)") < 0)
                 return 0;
         while (sd_bus_message_read(reply, "(sss)", &module, &function, &source) > 0) {
-                const char *colon = strrchr(source, ':');
-                Source *s;
-                char *key, *end;
-                long long line;
-
-                if (!colon || colon == source)
-                        continue;
-                errno = 0;
-                line = strtoll(colon + 1, &end, 10);
-                if (errno != 0 || *end != '\0' || end == colon + 1 || line < 0)
-                        continue;
-                key = source_key(module, function);
-                if (!key)
-                        return -ENOMEM;
-                if (hashmap_get(*ret, key)) { /* a group's members name one function alike: the first */
-                        free(key);
-                        continue;
-                }
-                s = calloc(1, sizeof(*s));
-                if (s)
-                        s->file = strndup(source, (size_t)(colon - source));
-                if (!s || !s->file || hashmap_put(*ret, key, s) < 0) {
-                        free(key);
-                        if (s)
-                                free(s->file);
-                        free(s);
-                        return -ENOMEM;
-                }
-                s->line = line;
+                r = source_put(sources, module, function, source);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -344,7 +393,12 @@ int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, bool sou
                                "sut", target, UINT32_C(0), window_usec);
         if (r < 0)
                 return r;
+        by_function = hashmap_new(&string_hash_ops);
+        if (!by_function)
+                return -ENOMEM;
         r = read_reply(reply, &d);
+        if (r >= 0)
+                r = read_reply_sources(reply, &d, by_function);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -353,12 +407,13 @@ int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, bool sou
                 return r;
         }
         if (sources) {
-                r = read_sources(bus, target, &by_function);
-                if (r >= 0)
-                        r = set_sources(&d, by_function);
+                r = read_sources(bus, target, by_function);
                 if (r < 0)
                         return r;
         }
+        r = set_sources(&d, by_function);
+        if (r < 0)
+                return r;
         r = pprof_build(&d, "vprof " VPROF_VERSION, &packed, &size);
         if (r < 0)
                 return r;

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import time
 
+import exporter_env
 import vprof_env
 
 ENV = None
@@ -370,6 +371,17 @@ def known_split(test, env, seconds):
     pprof_path = os.path.join(tempfile.mkdtemp(dir=env.tmp), "profile.pb.gz")
     test.assertEqual(env.ctl("report", p.pid, "--format", "pprof", "-o", pprof_path).returncode, 0)
     report["pprof_path"] = pprof_path
+    # The exporter's pprof reads no DWARF (GetFunctionSources): the Python functions' files and lines come with
+    # GetProfile's reply, from their code objects.
+    exporter = exporter_env.Exporter(env)
+    try:
+        status, _, body = exporter.get(f"/debug/pprof/profile?seconds=60&target={p.pid}")
+    finally:
+        exporter.stop()
+    test.assertEqual(status, 200, body[:200])
+    report["exporter_pprof_path"] = os.path.join(os.path.dirname(pprof_path), "exporter.pb.gz")
+    with open(report["exporter_pprof_path"], "wb") as f:
+        f.write(body)
     stacks = folded(test, env, p.pid)
     report["json_stacks"] = env.ctl_json("report", p.pid, "--by", "stack")
     svg_path = os.path.join(tempfile.mkdtemp(dir=env.tmp), "flame.svg")
@@ -436,15 +448,18 @@ class Decoded(vprof_env.TestCase):
         home = tempfile.mkdtemp(dir=ENV.tmp)
         genv = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, "gocache"), PPROF_TMPDIR=home)
 
-        def pprof(*args):
-            r = subprocess.run([go, "tool", "pprof", *args, report["pprof_path"]], env=genv, capture_output=True,
-                               text=True, timeout=120)
+        def pprof(*args, path=report["pprof_path"]):
+            r = subprocess.run([go, "tool", "pprof", *args, path], env=genv, capture_output=True, text=True,
+                               timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)
             return r.stdout
         lines = pprof("-top", "-lines", "-nodecount=200")
         print("python: go tool pprof -top -lines:\n" + "\n".join(lines.splitlines()[:12]))
+        exported = pprof("-top", "-lines", "-nodecount=200", path=report["exporter_pprof_path"])
+        print("python: the exporter's, go tool pprof -top -lines:\n" + "\n".join(exported.splitlines()[:8]))
         for name, line in truth["lines"].items():
             self.assertIn(f" {name} {os.path.normpath(script)}:{line}", lines)  # pprof cleans the path
+            self.assertIn(f" {name} {os.path.normpath(script)}:{line}", exported)
         # top: the same functions, in their .py module.
         print("python: vprofctl top --batch:\n" + "\n".join(report["top"].splitlines()[:12]))
         self.assertTrue(any(line.split()[:2] == ["inner", script] for line in report["top"].splitlines()),
