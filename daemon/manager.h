@@ -162,11 +162,6 @@ void manager_sync(Manager *m);
  * windows (else every journal interval, with a journal; else never) while some target runs; a snapshot calls it
  * too, so that the journal continues the snapshot exactly. */
 void manager_close_second(Manager *m);
-/* The same for one target, at its exit (daemon/manager-seconds.c): its last, partial second becomes its window's
- * last bucket at once, so that a window asked right after the exit counts every sample of it. */
-void manager_close_target_second(Manager *m, Target *t, uint64_t now);
-/* Starts the timer of manager_close_second() when some target runs and it does not. */
-void manager_update_close_timer(Manager *m);
 /* The interval of that timer, 0 for none: a second with windows, else the journal's. */
 uint64_t manager_close_interval(const Manager *m);
 /* Whether the timer runs: the next close comes within its interval. */
