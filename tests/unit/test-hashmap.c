@@ -51,12 +51,17 @@ START_TEST(test_churn_keeps_working)
 {
         _cleanup_(hashmap_freep) Hashmap *h = hashmap_new(&uint64_hash_ops);
 
-        /* Insert and remove in a sliding window: tombstones must not fill the table. */
+        uint64_t failed_puts = 0, failed_removes = 0;
+
+        /* Insert and remove in a sliding window: tombstones must not fill the table. Failures counted and checked
+         * once: 400,000 check assertions took over check's 4 s under the sanitizers on a loaded machine. */
         for (uint64_t key = 0; key < 200000; key++) {
-                ck_assert_int_eq(hashmap_put(h, UINT64_TO_PTR(key), UINT64_TO_PTR(key + 1)), 0);
+                failed_puts += hashmap_put(h, UINT64_TO_PTR(key), UINT64_TO_PTR(key + 1)) != 0;
                 if (key >= 16)
-                        ck_assert_ptr_nonnull(hashmap_remove(h, UINT64_TO_PTR(key - 16)));
+                        failed_removes += hashmap_remove(h, UINT64_TO_PTR(key - 16)) == NULL;
         }
+        ck_assert_uint_eq(failed_puts, 0);
+        ck_assert_uint_eq(failed_removes, 0);
         ck_assert_uint_eq(hashmap_size(h), 16);
         ck_assert_uint_eq(PTR_TO_UINT64(hashmap_get(h, UINT64_TO_PTR(199999))), 200000);
 }
@@ -85,6 +90,8 @@ int main(void)
 {
         Suite *s = suite_create("hashmap");
         TCase *tc = tcase_create("core");
+
+        tcase_set_timeout(tc, 30);
 
         tcase_add_test(tc, test_u64_put_get_remove);
         tcase_add_test(tc, test_churn_keeps_working);
