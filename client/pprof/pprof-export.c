@@ -164,30 +164,31 @@ static int read_process(sd_bus_message *m, PprofProcess *p)
         return r < 0 ? r : 1;
 }
 
-/* The last argument, each process's inlined functions (absent from a vprofd that had none). */
-static int read_inlined(sd_bus_message *m, PprofData *d)
+/* Reads process i's elements, inside its array of a per-process argument; the last read's result. */
+typedef int (*read_process_elements_fn)(sd_bus_message *m, PprofData *d, size_t i, void *userdata);
+
+/* An argument after the processes with one array of element per process, in their order, absent from an older
+ * vprofd (0 then): each array read by read_elements. -EBADMSG for more arrays than processes. */
+static int read_per_process(sd_bus_message *m, PprofData *d, const char *element,
+                            read_process_elements_fn read_elements, void *userdata)
 {
+        char outer[16];
         int r;
 
         r = sd_bus_message_peek_type(m, NULL, NULL);
         if (r <= 0)
                 return r;
-        r = sd_bus_message_enter_container(m, 'a', "au");
+        snprintf(outer, sizeof(outer), "a%s", element);
+        r = sd_bus_message_enter_container(m, 'a', outer);
         if (r < 0)
                 return r;
         for (size_t i = 0;; i++) {
-                uint32_t index;
-
-                r = sd_bus_message_enter_container(m, 'a', "u");
+                r = sd_bus_message_enter_container(m, 'a', element);
                 if (r <= 0)
                         break;
                 if (i >= d->n_processes)
                         return -EBADMSG;
-                while ((r = sd_bus_message_read_basic(m, 'u', &index)) > 0) {
-                        if (index >= d->processes[i].n_functions)
-                                return -EBADMSG;
-                        d->processes[i].functions[index].inlined = true;
-                }
+                r = read_elements(m, d, i, userdata);
                 if (r >= 0)
                         r = sd_bus_message_exit_container(m);
                 if (r < 0)
@@ -196,6 +197,20 @@ static int read_inlined(sd_bus_message *m, PprofData *d)
         if (r < 0)
                 return r;
         return sd_bus_message_exit_container(m);
+}
+
+/* Process i's inlined functions: their indices. */
+static int read_inlined(sd_bus_message *m, PprofData *d, size_t i, void *userdata _unused_)
+{
+        uint32_t index;
+        int r;
+
+        while ((r = sd_bus_message_read_basic(m, 'u', &index)) > 0) {
+                if (index >= d->processes[i].n_functions)
+                        return -EBADMSG;
+                d->processes[i].functions[index].inlined = true;
+        }
+        return r;
 }
 
 static int read_reply(sd_bus_message *m, PprofData *d)
@@ -229,7 +244,8 @@ static int read_reply(sd_bus_message *m, PprofData *d)
         r = sd_bus_message_exit_container(m);
         if (r < 0)
                 return r;
-        return read_inlined(m, d);
+        /* The last arguments but one, each process's inlined functions (absent from a vprofd that had none). */
+        return read_per_process(m, d, "u", read_inlined, NULL);
 }
 
 /* A function's source: its file and line, from "FILE:LINE". */
@@ -297,43 +313,25 @@ static int source_put(Hashmap *sources, const char *module, const char *function
 
 /* GetProfile's last argument, the sources the daemon knows without reading DWARF (a Python function's, from its
  * code object; a native one's that GetFunctionSources read before): for each process, (function index,
- * FILE:LINE). Absent from a vprofd that had none. -EBADMSG for an index out of range. */
-static int read_reply_sources(sd_bus_message *m, const PprofData *d, Hashmap *sources)
+ * FILE:LINE). Process i's into sources (userdata); -EBADMSG for an index out of range. */
+static int read_reply_sources(sd_bus_message *m, PprofData *d, size_t i, void *userdata)
 {
+        Hashmap *sources = userdata;
         const char *source;
         uint32_t index;
         int r;
 
-        r = sd_bus_message_peek_type(m, NULL, NULL);
-        if (r <= 0)
-                return r;
-        r = sd_bus_message_enter_container(m, 'a', "a(us)");
-        if (r < 0)
-                return r;
-        for (size_t i = 0;; i++) {
-                r = sd_bus_message_enter_container(m, 'a', "(us)");
-                if (r <= 0)
-                        break;
-                if (i >= d->n_processes)
-                        return -EBADMSG;
-                while ((r = sd_bus_message_read(m, "(us)", &index, &source)) > 0) {
-                        const PprofFunction *f;
+        while ((r = sd_bus_message_read(m, "(us)", &index, &source)) > 0) {
+                const PprofFunction *f;
 
-                        if (index >= d->processes[i].n_functions)
-                                return -EBADMSG;
-                        f = &d->processes[i].functions[index];
-                        r = source_put(sources, f->module, f->name, source);
-                        if (r < 0)
-                                return r;
-                }
-                if (r >= 0)
-                        r = sd_bus_message_exit_container(m);
+                if (index >= d->processes[i].n_functions)
+                        return -EBADMSG;
+                f = &d->processes[i].functions[index];
+                r = source_put(sources, f->module, f->name, source);
                 if (r < 0)
                         return r;
         }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
+        return r;
 }
 
 /* GetFunctionSources of target into sources (which reads the DWARF line tables of the functions' files). Best
@@ -398,7 +396,7 @@ int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, bool sou
                 return -ENOMEM;
         r = read_reply(reply, &d);
         if (r >= 0)
-                r = read_reply_sources(reply, &d, by_function);
+                r = read_per_process(reply, &d, "(us)", read_reply_sources, by_function);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {

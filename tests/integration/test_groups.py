@@ -427,8 +427,13 @@ class Children(vprof_env.TestCase):
         self.assertEqual((g["members"], g["refused"], g["kind"], g["pid"]), (n + 1, 0, "children", p.pid))
         # Every child with samples: none lost on the way, each counted in its own table.
         self.assertEqual(with_samples, children)
-        busiest = max(with_samples, key=lambda c: rows[c])
-        self.assertIn("fork_child_spin", functions(env, busiest))
+        # Each child's table is its own: in a spread of children, fork_child_spin (its 1 ms of CPU). Not the busiest
+        # child's: once in CI it was one whose 9 samples were its fork's page faults and TLB flushes (burn_cpu()
+        # counts the process's CPU time, kernel time too, so that child spun for a sliver only).
+        spread = children[::250]
+        spinning = [c for c in spread if "fork_child_spin" in functions(env, c)]
+        figure(f"storm: fork_child_spin in the tables of {len(spinning)} of {len(spread)} children (every 250th)")
+        self.assertGreaterEqual(len(spinning), 0.75 * len(spread))
         # The parent's PID names it and its children, their tables merged.
         merged = env.ctl_json("report", p.pid)
         self.assertEqual(merged["total_samples"], sum(rows.values()))
