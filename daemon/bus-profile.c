@@ -268,6 +268,23 @@ static int append_functions(sd_bus_message *reply, const Profile *p)
         return sd_bus_message_close_container(reply);
 }
 
+/* The functions of p that are one line of a function (profile_intern_line()): (index, line). */
+static int append_lines(sd_bus_message *reply, const Profile *p)
+{
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(uu)");
+        for (size_t id = 0; r >= 0 && id < profile_n_functions(p); id++) {
+                uint32_t line = profile_function_line(p, (uint32_t)id);
+
+                if (line > 0)
+                        r = sd_bus_message_append(reply, "(uu)", (uint32_t)id, line);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
 /* The functions of p whose source the profile has (a Python function's from its code object, a native one's once
  * GetFunctionSources read it): (index, FILE:LINE). */
 static int append_known_sources(sd_bus_message *reply, const Profile *p)
@@ -497,6 +514,13 @@ int method_get_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 r = sd_bus_message_open_container(reply, 'a', "a(us)");
         for (size_t i = 0; r >= 0 && i < q.n_targets; i++)
                 r = append_known_sources(reply, q.targets[i]->profile);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        /* And the lines the Python frames were at. */
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "a(uu)");
+        for (size_t i = 0; r >= 0 && i < q.n_targets; i++)
+                r = append_lines(reply, q.targets[i]->profile);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r < 0)

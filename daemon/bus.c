@@ -526,7 +526,7 @@ static const sd_bus_vtable profiler_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetProfile", SD_BUS_ARGS("s", target, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("t", total_samples, "t", other_samples, "(tt)", window, "u",
                                               frequency, "b", off_cpu, "a(ussa(sssttt)a(ssst)a(us)a(auuutt))",
-                                              processes, "aau", inlined, "aa(us)", sources),
+                                              processes, "aau", inlined, "aa(us)", sources, "aa(uu)", lines),
                                 queued_get_profile, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetModuleSymbols", SD_BUS_ARGS("s", target),
                                 SD_BUS_RESULT("a(sa{sv})", modules), queued_get_module_symbols,

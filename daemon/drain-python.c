@@ -7,7 +7,8 @@
 #include "macros.h"
 #include "target-python.h"
 
-/* The function id of one frame: (file, qualified name), with "file:first line" as its source. */
+/* The id of one frame: the line of its instruction in the function (file, qualified name), which the tables
+ * count in the function; both with "file:first line" as their source. */
 static int python_frame_id(DrainPythonStats *stats, Target *t, uint64_t code, uint64_t offset, uint32_t *ret)
 {
         TargetPythonFrame f;
@@ -20,16 +21,19 @@ static int python_frame_id(DrainPythonStats *stats, Target *t, uint64_t code, ui
                 stats->unknown++;
                 return profile_intern_function(t->profile, "[python]", DRAIN_PYTHON_UNKNOWN, ret);
         }
-        r = profile_intern_function(t->profile, f.filename, f.qualname, ret);
+        r = profile_intern_line(t->profile, f.filename, f.qualname, f.line > 0 ? (uint32_t)f.line : 0, ret);
         if (r < 0)
                 return r;
-        /* Once per function: a name of 4096 code points may take four times as many bytes. */
+        /* Once per line: a name of 4096 code points may take four times as many bytes. */
         if (!profile_function_source(t->profile, *ret)) {
                 _cleanup_free_ char *source = NULL;
+                uint32_t whole = profile_function_whole(t->profile, *ret);
 
                 if (asprintf(&source, "%s:%d", f.filename, f.firstlineno) < 0)
                         return -ENOMEM;
                 r = profile_set_source(t->profile, *ret, source);
+                if (r >= 0 && whole != *ret)
+                        r = profile_set_source(t->profile, whole, source);
                 if (r < 0)
                         return r;
         }

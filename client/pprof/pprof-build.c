@@ -329,7 +329,10 @@ static int location_id(Builder *b, const PprofProcess *p, ProcessIds *ids, const
                 r = function_id(b, &p->functions[frames[i]], &line->function_id);
                 if (r < 0)
                         return r;
-                line->line = p->functions[frames[i]].filename ? p->functions[frames[i]].line : 0;
+                /* The frame's own line where it has one (a Python frame's), else the function's start. */
+                line->line = p->functions[frames[i]].frame_line  ? p->functions[frames[i]].frame_line
+                             : p->functions[frames[i]].filename ? p->functions[frames[i]].line
+                                                                : 0;
                 b->line_ptrs[b->n_lines++] = line;
                 l->n_line++;
         }

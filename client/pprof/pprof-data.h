@@ -25,6 +25,7 @@ typedef struct PprofFunction {
         bool inlined;            /* an inlined frame: in a stack, inlined into the frame after it */
         const char *filename;    /* its source file (GetFunctionSources), NULL when unknown */
         int64_t line;            /* the line of its start in filename */
+        uint32_t frame_line;     /* a line of a function (GetProfile's lines): where the frame was, else 0 */
 } PprofFunction;
 
 typedef struct PprofThread {

@@ -311,7 +311,7 @@ static int source_put(Hashmap *sources, const char *module, const char *function
         return 0;
 }
 
-/* GetProfile's last argument, the sources the daemon knows without reading DWARF (a Python function's, from its
+/* GetProfile's last argument but one, the sources the daemon knows without reading DWARF (a Python function's, from its
  * code object; a native one's that GetFunctionSources read before): for each process, (function index,
  * FILE:LINE). Process i's into sources (userdata); -EBADMSG for an index out of range. */
 static int read_reply_sources(sd_bus_message *m, PprofData *d, size_t i, void *userdata)
@@ -330,6 +330,21 @@ static int read_reply_sources(sd_bus_message *m, PprofData *d, size_t i, void *u
                 r = source_put(sources, f->module, f->name, source);
                 if (r < 0)
                         return r;
+        }
+        return r;
+}
+
+/* GetProfile's last argument: for each process, (function index, line) of its functions that are a line of a
+ * function. -EBADMSG for an index out of range. */
+static int read_reply_lines(sd_bus_message *m, PprofData *d, size_t i, void *userdata _unused_)
+{
+        uint32_t index, line;
+        int r;
+
+        while ((r = sd_bus_message_read(m, "(uu)", &index, &line)) > 0) {
+                if (index >= d->processes[i].n_functions)
+                        return -EBADMSG;
+                d->processes[i].functions[index].frame_line = line;
         }
         return r;
 }
@@ -397,6 +412,8 @@ int pprof_export(sd_bus *bus, const char *target, uint64_t window_usec, bool sou
         r = read_reply(reply, &d);
         if (r >= 0)
                 r = read_per_process(reply, &d, "(us)", read_reply_sources, by_function);
+        if (r >= 0)
+                r = read_per_process(reply, &d, "(uu)", read_reply_lines, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {

@@ -11,6 +11,9 @@
 #define TAG_MANGLED SECTION_TAG('D', 'M', 'N', 'G')
 /* The ids of DFUN's functions that are inlined frames, ascending: written only when there are some. */
 #define TAG_INLINED SECTION_TAG('D', 'I', 'N', 'L')
+/* The ids of DFUN's functions that are lines of a function (profile_intern_line()), ascending, each with its
+ * line: written only when there are some. */
+#define TAG_LINES SECTION_TAG('D', 'L', 'I', 'N')
 #define TAG_STACKS SECTION_TAG('D', 'S', 'T', 'K')
 #define TAG_THREADS SECTION_TAG('D', 'T', 'H', 'R')
 #define TAG_ENTRIES SECTION_TAG('D', 'E', 'N', 'T')

@@ -10,9 +10,10 @@
 #include "profile-internal.h"
 
 enum { SECTION_HEADER, SECTION_FUNCTIONS, SECTION_MANGLED, SECTION_STACKS, SECTION_THREADS, SECTION_ENTRIES,
-       SECTION_OTHER, SECTION_INLINED, _SECTION_MAX };
+       SECTION_OTHER, SECTION_INLINED, SECTION_LINES, _SECTION_MAX };
 static const uint32_t section_tags[_SECTION_MAX] = { TAG_HEADER,  TAG_FUNCTIONS, TAG_MANGLED, TAG_STACKS,
-                                                     TAG_THREADS, TAG_ENTRIES,   TAG_OTHER,   TAG_INLINED };
+                                                     TAG_THREADS, TAG_ENTRIES,   TAG_OTHER,   TAG_INLINED,
+                                                     TAG_LINES };
 
 /* Replay: one pass that checks everything it can without the profile changing, then one that changes it. The
  * sections are read twice; a SectionReader is a cursor, so each pass reads its own copy. */
@@ -113,6 +114,30 @@ static int check_inlined(SectionReader r, const Parsed *x, const Profile *p)
                 if (id < next || id >= x->n_functions)
                         return section_fail(&r, "an inlined function that is no new function of the delta, or "
                                                 "out of order");
+                next = (size_t)id + 1;
+        }
+        return section_check_end(&r);
+}
+
+/* DLIN: ids of the delta's new functions, ascending, each with a line above 0. Whether each one's function
+ * exists is known only as they are made (apply_functions()). */
+static int check_lines(SectionReader r, const Parsed *x, const Profile *p)
+{
+        size_t n, next = p->n_functions;
+        int k;
+
+        if (!x->seen[SECTION_LINES])
+                return 0;
+        k = section_read_count(&r, 2 * sizeof(uint32_t), &n);
+        if (k < 0)
+                return k;
+        for (size_t i = 0; i < n; i++) {
+                uint32_t id = section_read_u32(&r), line = section_read_u32(&r);
+
+                if (section_failed(&r))
+                        return -EBADMSG;
+                if (id < next || id >= x->n_functions || line == 0)
+                        return section_fail(&r, "a line that is no new function of the delta, out of order, or 0");
                 next = (size_t)id + 1;
         }
         return section_check_end(&r);
@@ -308,19 +333,27 @@ static int check_other(SectionReader r, const Parsed *x)
         return section_check_end(&r);
 }
 
-/* inlined: DINL's reader (checked), or NULL: the ids of the new functions that are inlined frames. */
-static int apply_functions(SectionReader r, SectionReader *inlined, Profile *p)
+/* inlined: DINL's reader (checked), or NULL: the ids of the new functions that are inlined frames. lines:
+ * DLIN's (checked), or NULL: the ids of the new functions that are lines of a function, with their lines. */
+static int apply_functions(SectionReader r, SectionReader *inlined, SectionReader *lines, Profile *p)
 {
         const char *module, *name;
-        size_t n, n_inlined = 0;
-        uint32_t next_inlined = UINT32_MAX;
+        size_t n, n_inlined = 0, n_lines = 0;
+        uint32_t next_inlined = UINT32_MAX, next_line = UINT32_MAX, line = 0;
         int k;
 
-        /* DINL's ids ascend (checked): the next one, and how many are left with it. */
+        /* DINL's and DLIN's ids ascend (checked): the next one, and how many are left with it. */
         if (inlined) {
                 n_inlined = section_read_u32(inlined);
                 if (n_inlined > 0)
                         next_inlined = section_read_u32(inlined);
+        }
+        if (lines) {
+                n_lines = section_read_u32(lines);
+                if (n_lines > 0) {
+                        next_line = section_read_u32(lines);
+                        line = section_read_u32(lines);
+                }
         }
         k = section_read_count(&r, 2 * STRING_MIN_SIZE, &n);
         if (k < 0)
@@ -333,11 +366,18 @@ static int apply_functions(SectionReader r, SectionReader *inlined, Profile *p)
                         k = section_read_string(&r, SECTION_STRING_MAX, false, &name);
                 if (k < 0)
                         return k;
-                k = profile_function_append(p, module, name, p->n_functions == next_inlined, &id);
+                k = profile_function_append(p, module, name, p->n_functions == next_inlined,
+                                            p->n_functions == next_line ? line : 0, &id);
                 if (k >= 0 && id == next_inlined)
                         next_inlined = --n_inlined > 0 ? section_read_u32(inlined) : UINT32_MAX;
+                if (k >= 0 && id == next_line) {
+                        next_line = --n_lines > 0 ? section_read_u32(lines) : UINT32_MAX;
+                        line = n_lines > 0 ? section_read_u32(lines) : 0;
+                }
                 if (k == -EEXIST)
                         return section_fail(&r, "the same function twice");
+                if (k == -ENOENT)
+                        return section_fail(&r, "a line of a function that does not exist");
                 if (k < 0)
                         return k;
                 /* The fold row of the function limit is only ever made as such (see profile-serialize.c). */
@@ -488,6 +528,8 @@ int profile_delta_apply(SectionReader *list, Profile *p)
         if (k >= 0)
                 k = check_inlined(x.sections[SECTION_INLINED], &x, p);
         if (k >= 0)
+                k = check_lines(x.sections[SECTION_LINES], &x, p);
+        if (k >= 0)
                 k = check_mangled(x.sections[SECTION_MANGLED], &x);
         if (k >= 0)
                 k = check_stacks(x.sections[SECTION_STACKS], &x);
@@ -506,7 +548,8 @@ int profile_delta_apply(SectionReader *list, Profile *p)
          * make the threads; then the threads' names as they were at the end. */
         if (x.seen[SECTION_FUNCTIONS])
                 k = apply_functions(x.sections[SECTION_FUNCTIONS],
-                                    x.seen[SECTION_INLINED] ? &x.sections[SECTION_INLINED] : NULL, p);
+                                    x.seen[SECTION_INLINED] ? &x.sections[SECTION_INLINED] : NULL,
+                                    x.seen[SECTION_LINES] ? &x.sections[SECTION_LINES] : NULL, p);
         if (k >= 0 && x.seen[SECTION_MANGLED])
                 k = apply_mangled(x.sections[SECTION_MANGLED], p);
         if (k >= 0 && x.seen[SECTION_STACKS])

@@ -442,6 +442,27 @@ static void write_inlined(const ProfileDelta *d, const Profile *p, SectionWriter
         section_end(w, s);
 }
 
+/* DLIN: which of the new functions are lines of a function, and their lines; an older vprofd refuses such a
+ * delta rather than replay them as functions of their own. */
+static void write_lines(const ProfileDelta *d, const Profile *p, SectionWriter *w)
+{
+        uint32_t n = 0;
+        size_t s;
+
+        for (size_t i = d->first_function; i < d->end_function; i++)
+                n += p->functions[i]->key.line > 0;
+        if (n == 0)
+                return;
+        s = section_begin(w, TAG_LINES, SECTION_REQUIRED);
+        section_write_u32(w, n);
+        for (size_t i = d->first_function; i < d->end_function; i++)
+                if (p->functions[i]->key.line > 0) {
+                        section_write_u32(w, (uint32_t)i);
+                        section_write_u32(w, p->functions[i]->key.line);
+                }
+        section_end(w, s);
+}
+
 void profile_delta_write(const ProfileDelta *d, const Profile *p, SectionWriter *w)
 {
         size_t s, n_other = 0;
@@ -466,6 +487,7 @@ void profile_delta_write(const ProfileDelta *d, const Profile *p, SectionWriter 
                 }
                 section_end(w, s);
                 write_inlined(d, p, w);
+                write_lines(d, p, w);
         }
         if (d->end_mangled > d->first_mangled) {
                 s = section_begin(w, TAG_MANGLED, SECTION_REQUIRED);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the tables know of a function besides its counts: its names, where its code is, whether it is an inlined
- * frame. */
+ * frame, its lines. */
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -90,4 +90,48 @@ uint64_t profile_function_address(const Profile *p, uint32_t id)
 bool profile_function_inlined(const Profile *p, uint32_t id)
 {
         return id < p->n_functions && p->functions[id]->key.inlined;
+}
+
+uint32_t profile_function_line(const Profile *p, uint32_t id)
+{
+        return id < p->n_functions ? p->functions[id]->key.line : 0;
+}
+
+uint32_t profile_function_whole(const Profile *p, uint32_t id)
+{
+        return id < p->n_functions ? p->functions[id]->counted->id : id;
+}
+
+int profile_intern_line(Profile *p, const char *module, const char *function, uint32_t line, uint32_t *ret_id)
+{
+        _cleanup_free_ char *escaped_module = NULL, *escaped_function = NULL;
+        Function *existing;
+        uint32_t whole;
+        int r;
+
+        assert(p);
+        assert(module);
+        assert(function);
+        assert(ret_id);
+
+        r = profile_intern_function(p, module, function, &whole);
+        if (r < 0 || line == 0 || whole == p->other_id)
+                goto done;
+        r = utf8_escape_or_keep(module, &escaped_module, &module);
+        if (r < 0)
+                return r;
+        r = utf8_escape_or_keep(function, &escaped_function, &function);
+        if (r < 0)
+                return r;
+        existing = profile_find_function(p, module, function, false, line);
+        if (existing) {
+                *ret_id = existing->id;
+                return 0;
+        }
+        /* Past the limit a new line is its function: the line is lost, no count is. */
+        if (!profile_functions_full(p))
+                return profile_function_append(p, module, function, false, line, ret_id);
+done:
+        *ret_id = whole;
+        return r;
 }

@@ -12,7 +12,7 @@
  * sampling pass (every frame) and the values pass (user frames) each have their own stamp. */
 
 /* What every frame of a sample touches comes first, in 32 bytes (generation, inclusive, values_generation,
- * inclusive_values.user_samples): with a Function aligned to them, one cache line a frame. */
+ * inclusive_values.user_samples): with a Function's counted pointer before them, one cache line a frame. */
 typedef struct Counts {
         uint64_t generation;
         uint64_t inclusive;
@@ -33,20 +33,27 @@ typedef struct FunctionKey {
         /* A function as an inlined frame, inlined into the frame after it in every stack (profile.h): a row of
          * its own, apart from the function called. */
         bool inlined;
+        /* A line of the function (a Python frame's, from its instruction): a frame of its own in the stacks, so
+         * that pprof can place samples on lines, counted in the whole function's row (line 0). */
+        uint32_t line;
 } FunctionKey;
 
-typedef struct Function {
-        Counts counts; /* first: see Counts, and FUNCTION_ALIGN */
+typedef struct Function Function;
+struct Function {
+        /* Where its samples are counted: itself, or for a line of a function the whole function. First, with the
+         * hot start of Counts after it in one cache line (FUNCTION_ALIGN). */
+        Function *counted;
+        Counts counts;
         FunctionKey key; /* key.name points to name */
         char *name;
         char *mangled; /* the symbol's name when name is its demangled form, else NULL */
         char *source;  /* FILE:LINE of the function's entry, NULL when unknown; not saved */
         uint64_t address; /* the run-time address of the symbol's start, 0 when unknown; not saved */
         uint32_t id;
-} Function;
+};
 
-/* Functions are allocated at this alignment, so the hot start of their Counts never straddles a cache line. */
-#define FUNCTION_ALIGN 32
+/* Functions are allocated at this alignment, so that counted and the hot start of Counts share a cache line. */
+#define FUNCTION_ALIGN 64
 
 typedef struct Thread {
         uint32_t tid;
@@ -79,6 +86,7 @@ struct Profile {
 
         Function **functions; /* by id */
         size_t n_functions, allocated_functions;
+        size_t n_lines; /* of them lines of a function (profile_intern_line()) */
         Hashmap *function_by_key;
 
         Module **modules;
@@ -117,8 +125,10 @@ int profile_stack_insert(Profile *p, const uint32_t *frames, uint32_t n_frames, 
                          Stack **ret);
 
 /* A new function with the next id, whatever the limits: the deltas replay definitions as they were made.
- * -EEXIST when the profile has it. */
-int profile_function_append(Profile *p, const char *module, const char *function, bool inlined, uint32_t *ret_id);
+ * -EEXIST when the profile has it. line > 0: a line of the function (module, function, inlined), which must
+ * exist already (-ENOENT): it is counted there. */
+int profile_function_append(Profile *p, const char *module, const char *function, bool inlined, uint32_t line,
+                            uint32_t *ret_id);
 
 /* The thread's name, as profile_add_sample() renames it; -ENOENT when the profile has no such thread. NULL
  * leaves the name as it is. */
@@ -128,8 +138,11 @@ int profile_thread_name(const Profile *p, uint32_t tid, const char **ret);
 
 /* The id of module name, created on first use. */
 int profile_intern_module(Profile *p, const char *name, uint32_t *ret_id);
-/* The function (module, function, inlined), NULL when the profile has none. */
-Function *profile_find_function(const Profile *p, const char *module, const char *function, bool inlined);
+/* Whether a new function would pass max_functions (the reserved rows do not count). */
+bool profile_functions_full(const Profile *p);
+/* The function (module, function, inlined) or its line (line > 0), NULL when the profile has none. */
+Function *profile_find_function(const Profile *p, const char *module, const char *function, bool inlined,
+                                uint32_t line);
 /* The thread tid, created on first use and renamed to name unless NULL (the last thread is remembered for the
  * next lookup); NULL with *ret_error set on failure. */
 Thread *profile_count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error);

@@ -27,6 +27,8 @@ static const uint32_t section_tags[_SECTION_MAX] = { TAG_HEADER, TAG_MODULES, TA
  * function called. A vprofd from before inlined frames refuses such a file (a module that does not exist) rather
  * than load two functions of one name. */
 #define FUNCTION_INLINED UINT32_C(0x80000000)
+/* With this bit a line of a function follows (profile_intern_line()): a u32 above 0, before the name. */
+#define FUNCTION_LINE UINT32_C(0x40000000)
 
 #define VALUES_SIZE (4 * sizeof(uint64_t))
 #define COUNTS_SIZE (2 * sizeof(uint64_t) + 2 * VALUES_SIZE)
@@ -150,9 +152,13 @@ void profile_serialize_write(const Profile *p, SectionWriter *w)
         s = section_begin(w, TAG_FUNCTIONS, SECTION_REQUIRED);
         section_write_u32(w, (uint32_t)p->n_functions);
         for (size_t i = 0; i < p->n_functions; i++) {
-                section_write_u32(w, p->functions[i]->key.module_id |
-                                             (p->functions[i]->key.inlined ? FUNCTION_INLINED : 0));
-                section_write_string(w, p->functions[i]->name);
+                const Function *f = p->functions[i];
+
+                section_write_u32(w, f->key.module_id | (f->key.inlined ? FUNCTION_INLINED : 0) |
+                                             (f->key.line > 0 ? FUNCTION_LINE : 0));
+                if (f->key.line > 0)
+                        section_write_u32(w, f->key.line);
+                section_write_string(w, f->name);
                 write_counts(w, &p->functions[i]->counts);
         }
         section_end(w, s);
@@ -269,14 +275,17 @@ static int read_functions(SectionReader *r, Profile *p, const SavedModule *modul
         if (k < 0)
                 return k;
         for (size_t i = 0; i < n; i++) {
-                uint32_t module_id, id;
+                uint32_t module_id, id, line = 0;
                 const char *name;
-                bool inlined;
+                bool inlined, has_line;
                 Counts c;
 
                 module_id = section_read_u32(r);
                 inlined = module_id & FUNCTION_INLINED;
-                module_id &= ~FUNCTION_INLINED;
+                has_line = module_id & FUNCTION_LINE;
+                if (has_line)
+                        line = section_read_u32(r);
+                module_id &= ~(FUNCTION_INLINED | FUNCTION_LINE);
                 k = section_read_string(r, SECTION_STRING_MAX, false, &name);
                 if (k < 0)
                         return k;
@@ -288,7 +297,11 @@ static int read_functions(SectionReader *r, Profile *p, const SavedModule *modul
                 if (!counts_possible(p, &c))
                         return section_fail(r, "function counts that no sampling gives (exclusive above "
                                                "inclusive, or above the total)");
-                k = profile_intern_frame(p, modules[module_id].name, name, inlined, &id);
+                if (has_line && (line == 0 || inlined || !counts_zero(&c) ||
+                                 !profile_find_function(p, modules[module_id].name, name, false, 0)))
+                        return section_fail(r, "a line 0, of a function that does not exist, or with counts");
+                k = line > 0 ? profile_intern_line(p, modules[module_id].name, name, line, &id)
+                             : profile_intern_frame(p, modules[module_id].name, name, inlined, &id);
                 if (k < 0)
                         return k;
                 if (id != i)

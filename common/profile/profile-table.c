@@ -155,7 +155,7 @@ int profile_functions(const Profile *p, ProfileSort sort, size_t limit, ProfileR
                 return -ENOMEM;
         for (size_t i = 0; i < p->n_functions; i++) {
                 const Function *f = p->functions[i];
-                if (!row_listed(&f->counts, sort))
+                if (f->counted != f || !row_listed(&f->counts, sort)) /* a line: counted in its function */
                         continue;
                 rows[n++] = (ProfileRow){
                         .name = f->name,
@@ -250,6 +250,57 @@ static int compare_stack_rows(const void *x, const void *y)
         return memcmp(a->frames, b->frames, a->n_frames * sizeof(uint32_t));
 }
 
+static int compare_stack_frames(const void *x, const void *y)
+{
+        const ProfileStackRow *a = x, *b = y;
+
+        if (a->n_frames != b->n_frames)
+                return a->n_frames < b->n_frames ? -1 : 1;
+        if (a->n_kernel_frames != b->n_kernel_frames)
+                return a->n_kernel_frames < b->n_kernel_frames ? -1 : 1;
+        return memcmp(a->frames, b->frames, a->n_frames * sizeof(uint32_t));
+}
+
+/* The rows of every stack with the lines of functions (profile_intern_line()) made their functions, those that
+ * became one stack merged, and those with on-CPU samples kept: a new block, the rows first and their frames
+ * after them, that one free() releases. */
+static int rows_without_lines(const Profile *p, ProfileStackRow **rows, size_t *n)
+{
+        ProfileStackRow *block;
+        uint32_t *frames;
+        size_t n_frames = 0, m = 0, kept = 0;
+
+        for (size_t i = 0; i < *n; i++)
+                n_frames += (*rows)[i].n_frames;
+        block = malloc(MAX(*n, (size_t)1) * sizeof(ProfileStackRow) + n_frames * sizeof(uint32_t));
+        if (!block)
+                return -ENOMEM;
+        frames = (uint32_t *)(block + MAX(*n, (size_t)1));
+        for (size_t i = 0; i < *n; i++) {
+                block[i] = (*rows)[i];
+                for (size_t j = 0; j < block[i].n_frames; j++)
+                        frames[j] = p->functions[block[i].frames[j]]->counted->id;
+                block[i].frames = frames;
+                frames += block[i].n_frames;
+        }
+        qsort(block, *n, sizeof(ProfileStackRow), compare_stack_frames);
+        for (size_t i = 0; i < *n; i++) {
+                if (m > 0 && compare_stack_frames(&block[m - 1], &block[i]) == 0) {
+                        block[m - 1].samples += block[i].samples;
+                        profile_values_add(&block[m - 1].values, &block[i].values);
+                } else
+                        block[m++] = block[i];
+        }
+        /* The stacks with on-CPU samples only, as without lines. */
+        for (size_t i = 0; i < m; i++)
+                if (block[i].samples > 0)
+                        block[kept++] = block[i];
+        free(*rows);
+        *rows = block;
+        *n = kept;
+        return 0;
+}
+
 int profile_stacks(const Profile *p, size_t limit, ProfileStackRow **ret, size_t *ret_n)
 {
         ProfileStackRow *rows;
@@ -264,7 +315,8 @@ int profile_stacks(const Profile *p, size_t limit, ProfileStackRow **ret, size_t
         if (!rows)
                 return -ENOMEM;
         HASHMAP_FOREACH(stack, p->stacks) {
-                if (stack->samples == 0)
+                /* With lines, a stack without samples may add its off-CPU time to one that has some. */
+                if (stack->samples == 0 && p->n_lines == 0)
                         continue;
                 rows[n++] = (ProfileStackRow){
                         .frames = stack->frames,
@@ -273,6 +325,13 @@ int profile_stacks(const Profile *p, size_t limit, ProfileStackRow **ret, size_t
                         .samples = stack->samples,
                         .values = stack->values,
                 };
+        }
+        if (p->n_lines > 0) {
+                int r = rows_without_lines(p, &rows, &n);
+                if (r < 0) {
+                        free(rows);
+                        return r;
+                }
         }
         qsort(rows, n, sizeof(ProfileStackRow), compare_stack_rows);
         *ret = rows;

@@ -58,12 +58,17 @@ int profile_translate_function(ProfileTranslation *t, uint32_t id, uint32_t *ret
                 return 0;
         }
         f = t->src->functions[id];
+        if (f->counted != f) { /* a line of a function: the function first */
+                r = profile_translate_function(t, f->counted->id, &dst_id);
+                if (r < 0)
+                        return r;
+        }
         module = t->src->modules[f->key.module_id]->name;
-        existing = profile_find_function(t->dst, module, f->name, f->key.inlined);
+        existing = profile_find_function(t->dst, module, f->name, f->key.inlined, f->key.line);
         if (existing)
                 dst_id = existing->id;
         else {
-                r = profile_function_append(t->dst, module, f->name, f->key.inlined, &dst_id);
+                r = profile_function_append(t->dst, module, f->name, f->key.inlined, f->key.line, &dst_id);
                 if (r < 0)
                         return r;
         }

@@ -10,13 +10,15 @@
 static uint64_t function_key_hash(const void *k)
 {
         const FunctionKey *key = k;
-        return hash_bytes(key->name, strlen(key->name), (uint64_t)key->module_id << 1 | key->inlined);
+        return hash_bytes(key->name, strlen(key->name),
+                          (uint64_t)key->line << 33 | (uint64_t)key->module_id << 1 | key->inlined);
 }
 
 static bool function_key_equal(const void *a, const void *b)
 {
         const FunctionKey *x = a, *y = b;
-        return x->module_id == y->module_id && x->inlined == y->inlined && strcmp(x->name, y->name) == 0;
+        return x->module_id == y->module_id && x->inlined == y->inlined && x->line == y->line &&
+               strcmp(x->name, y->name) == 0;
 }
 
 static const HashOps function_key_hash_ops = { .hash = function_key_hash, .equal = function_key_equal };
@@ -154,27 +156,37 @@ void profile_set_limits(Profile *p, size_t max_functions, size_t max_stacks)
         p->max_stacks = max_stacks;
 }
 
-Function *profile_find_function(const Profile *p, const char *module, const char *function, bool inlined)
+Function *profile_find_function(const Profile *p, const char *module, const char *function, bool inlined,
+                                uint32_t line)
 {
         void *v = hashmap_get(p->module_by_name, module);
         FunctionKey key;
 
         if (!v)
                 return NULL;
-        key = (FunctionKey){ .module_id = (uint32_t)(PTR_TO_UINT64(v) - 1), .name = function, .inlined = inlined };
+        key = (FunctionKey){
+                .module_id = (uint32_t)(PTR_TO_UINT64(v) - 1), .name = function, .inlined = inlined, .line = line
+        };
         return hashmap_get(p->function_by_key, &key);
 }
 
-int profile_function_append(Profile *p, const char *module, const char *function, bool inlined, uint32_t *ret_id)
+int profile_function_append(Profile *p, const char *module, const char *function, bool inlined, uint32_t line,
+                            uint32_t *ret_id)
 {
         _cleanup_free_ Function *f = NULL;
         _cleanup_free_ char *escaped = NULL;
+        Function *whole = NULL;
         uint32_t module_id;
         int r;
 
         r = utf8_escape_or_keep(function, &escaped, &function);
         if (r < 0)
                 return r;
+        if (line > 0) {
+                whole = profile_find_function(p, module, function, inlined, 0);
+                if (!whole)
+                        return -ENOENT;
+        }
         r = profile_intern_module(p, module, &module_id);
         if (r < 0)
                 return r;
@@ -188,7 +200,8 @@ int profile_function_append(Profile *p, const char *module, const char *function
         f->name = strdup(function);
         if (!f->name)
                 return -ENOMEM;
-        f->key = (FunctionKey){ .module_id = module_id, .name = f->name, .inlined = inlined };
+        f->key = (FunctionKey){ .module_id = module_id, .name = f->name, .inlined = inlined, .line = line };
+        f->counted = whole ?: f;
         f->id = (uint32_t)p->n_functions;
         /* -EEXIST: the profile has the function already (a caller that did not look first). */
         r = hashmap_put(p->function_by_key, &f->key, f);
@@ -198,6 +211,7 @@ int profile_function_append(Profile *p, const char *module, const char *function
         }
         *ret_id = f->id;
         p->entry_bytes += ALIGN_TO(sizeof(*f), FUNCTION_ALIGN) + strlen(f->name) + 1;
+        p->n_lines += line > 0;
         p->functions[p->n_functions++] = TAKE_PTR(f);
         return 0;
 }
@@ -209,12 +223,19 @@ static int intern_reserved(Profile *p, const char *name, uint32_t *id)
 
         if (*id != UINT32_MAX)
                 return 0;
-        f = profile_find_function(p, name, name, false);
+        f = profile_find_function(p, name, name, false, 0);
         if (f) {
                 *id = f->id;
                 return 0;
         }
-        return profile_function_append(p, name, name, false, id);
+        return profile_function_append(p, name, name, false, 0, id);
+}
+
+/* The reserved rows do not count against the limit. */
+bool profile_functions_full(const Profile *p)
+{
+        return p->max_functions > 0 &&
+               p->n_functions - (p->unknown_id != UINT32_MAX) - (p->other_id != UINT32_MAX) >= p->max_functions;
 }
 
 int profile_intern_frame(Profile *p, const char *module, const char *function, bool inlined, uint32_t *ret_id)
@@ -237,21 +258,19 @@ int profile_intern_frame(Profile *p, const char *module, const char *function, b
         r = utf8_escape_or_keep(function, &escaped_function, &function);
         if (r < 0)
                 return r;
-        existing = profile_find_function(p, module, function, inlined);
+        existing = profile_find_function(p, module, function, inlined, 0);
         if (existing) {
                 *ret_id = existing->id;
                 return 0;
         }
-        /* The reserved rows do not count against the limit. */
-        if (p->max_functions > 0 &&
-            p->n_functions - (p->unknown_id != UINT32_MAX) - (p->other_id != UINT32_MAX) >= p->max_functions) {
+        if (profile_functions_full(p)) {
                 r = intern_reserved(p, PROFILE_OTHER, &p->other_id);
                 if (r < 0)
                         return r;
                 *ret_id = p->other_id;
                 return 0;
         }
-        return profile_function_append(p, module, function, inlined, ret_id);
+        return profile_function_append(p, module, function, inlined, 0, ret_id);
 }
 
 Thread *profile_count_thread(Profile *p, uint32_t tid, const char *name, int *ret_error)
@@ -336,13 +355,13 @@ static void count_sampling(Profile *p, const ProfileSample *s, uint64_t gen)
         Function *leaf;
 
         for (size_t i = 0; i < s->n_frames; i++) {
-                Function *f = p->functions[s->frames[i]];
+                Function *f = p->functions[s->frames[i]]->counted;
                 count_inclusive(&f->counts, gen);
                 count_inclusive(&p->modules[f->key.module_id]->counts, gen);
         }
         if (s->n_frames == 0)
                 return;
-        leaf = p->functions[s->frames[0]];
+        leaf = p->functions[s->frames[0]]->counted;
         leaf->counts.exclusive++;
         p->modules[leaf->key.module_id]->counts.exclusive++;
 }
@@ -353,11 +372,11 @@ static void count_values(Profile *p, const ProfileSample *s, const uint32_t *use
         Function *leaf;
 
         for (size_t i = 0; i < n_user; i++) {
-                Function *f = p->functions[user[i]];
+                Function *f = p->functions[user[i]]->counted;
                 count_inclusive_values(&f->counts, gen, s);
                 count_inclusive_values(&p->modules[f->key.module_id]->counts, gen, s);
         }
-        leaf = p->functions[user[0]];
+        leaf = p->functions[user[0]]->counted;
         values_add(&leaf->counts.exclusive_values, s);
         values_add(&p->modules[leaf->key.module_id]->counts.exclusive_values, s);
 }
@@ -369,7 +388,7 @@ static void count_on_cpu(Profile *p, const ProfileSample *s, uint64_t gen)
         Function *leaf, *user_leaf;
 
         for (size_t i = 0; i < s->n_frames; i++) {
-                Function *f = p->functions[s->frames[i]];
+                Function *f = p->functions[s->frames[i]]->counted;
                 Module *m = p->modules[f->key.module_id];
 
                 count_inclusive(&f->counts, gen);
@@ -379,10 +398,10 @@ static void count_on_cpu(Profile *p, const ProfileSample *s, uint64_t gen)
                         count_inclusive_values(&m->counts, gen, s);
                 }
         }
-        leaf = p->functions[s->frames[0]];
+        leaf = p->functions[s->frames[0]]->counted;
         leaf->counts.exclusive++;
         p->modules[leaf->key.module_id]->counts.exclusive++;
-        user_leaf = p->functions[s->frames[s->n_kernel_frames]];
+        user_leaf = p->functions[s->frames[s->n_kernel_frames]]->counted;
         values_add(&user_leaf->counts.exclusive_values, s);
         values_add(&p->modules[user_leaf->key.module_id]->counts.exclusive_values, s);
 }
@@ -567,7 +586,7 @@ int profile_add_counts(Profile *p, const ProfileCounts *c)
         /* The sampling values: every frame, kernel ones included, of the on-CPU samples. */
         gen = ++p->generation;
         for (size_t i = 0; i < n_frames; i++) {
-                Function *f = p->functions[frames[i]];
+                Function *f = p->functions[frames[i]]->counted;
                 Module *m = p->modules[f->key.module_id];
 
                 if (f->counts.generation != gen) {
@@ -580,14 +599,14 @@ int profile_add_counts(Profile *p, const ProfileCounts *c)
                 }
         }
         if (n_frames > 0) {
-                Function *leaf = p->functions[frames[0]];
+                Function *leaf = p->functions[frames[0]]->counted;
                 leaf->counts.exclusive += on_cpu;
                 p->modules[leaf->key.module_id]->counts.exclusive += on_cpu;
         }
 
         /* The values: the user stack, every interval. */
         for (size_t i = 0; i < n_user; i++) {
-                Function *f = p->functions[user[i]];
+                Function *f = p->functions[user[i]]->counted;
                 Module *m = p->modules[f->key.module_id];
 
                 if (f->counts.values_generation != gen) {
@@ -599,7 +618,7 @@ int profile_add_counts(Profile *p, const ProfileCounts *c)
                         profile_values_add(&m->counts.inclusive_values, &c->values);
                 }
         }
-        profile_values_add(&p->functions[user[0]]->counts.exclusive_values, &c->values);
+        profile_values_add(&p->functions[user[0]]->counted->counts.exclusive_values, &c->values);
         profile_values_add(&p->modules[p->functions[user[0]]->key.module_id]->counts.exclusive_values, &c->values);
 
         if (stack) {

@@ -96,6 +96,14 @@ static inline int profile_intern_function(Profile *p, const char *module, const 
 }
 /* Whether the function is an inlined frame (profile_intern_frame()); false for an unknown id. */
 bool profile_function_inlined(const Profile *p, uint32_t id);
+/* The id of one line of a function (module, function): a frame of its own in the stacks (pprof places samples on
+ * lines by it, GetProfile lists it), counted in the function's row, which the tables list alone; the stacks that
+ * differ only in lines are one in profile_stacks(). line 0, or past max_functions: the function's own id. */
+int profile_intern_line(Profile *p, const char *module, const char *function, uint32_t line, uint32_t *ret_id);
+/* The line of a function's line (profile_intern_line()), 0 for a whole function or an unknown id. */
+uint32_t profile_function_line(const Profile *p, uint32_t id);
+/* The function a line is of, itself for a whole function; id for an unknown id. */
+uint32_t profile_function_whole(const Profile *p, uint32_t id);
 int profile_add_sample(Profile *p, const ProfileSample *s);
 
 /* The stack id of a sample counted in no stack of its own, past max_stacks (see profile_other_stack_samples()). */
@@ -150,7 +158,9 @@ typedef struct ProfileStackRow {
         ProfileValues values;
 } ProfileStackRow;
 
-/* The stacks with on-CPU samples, most samples first (then by frames, for a stable order). limit 0: all. */
+/* The stacks with on-CPU samples, most samples first (then by frames, for a stable order). limit 0: all. The
+ * lines of functions are their functions there (profile_intern_line()): stacks that differ only in lines are one
+ * row. profile_stack_frames() gives a stack's own frames, lines and all. */
 int profile_stacks(const Profile *p, size_t limit, ProfileStackRow **ret, size_t *ret_n);
 size_t profile_n_stacks(const Profile *p);
 /* The bytes the tables asked of malloc() (entries, names, frames, arrays, maps), without the allocator's own

@@ -140,15 +140,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 /* One interval of samples on p, through the daemon's two steps: counted, then added to the delta. */
 static int count_second(Profile *p, ProfileDelta *d, unsigned second)
 {
-        uint32_t main_id = 0, work = 1, read_id = 2, sys = 3, fresh;
+        uint32_t main_id = 0, work = 1, read_id = 2, sys = 3, fresh, fresh_line = 0;
         char name[32];
         int r;
 
         snprintf(name, sizeof(name), "new_%u", second);
         r = profile_intern_function(p, "libnew.so", name, &fresh);
+        /* A line of it (a Python frame's): DLIN. */
+        if (r >= 0)
+                r = profile_intern_line(p, "libnew.so", name, 1 + second % 3, &fresh_line);
         for (unsigned i = 0; r >= 0 && i < 10; i++) {
                 uint32_t user[] = { work, main_id }, kernel[] = { sys, read_id, main_id },
-                         deep[] = { fresh, work, fresh, main_id };
+                         deep[] = { fresh_line, work, fresh, main_id };
                 const ProfileSample samples[] = {
                         { .tid = 100 + i % 3, .thread_name = "worker", .frames = user, .n_frames = 2 },
                         { .tid = 100, .frames = kernel, .n_frames = 3, .kind = PROFILE_SAMPLE_KERNEL,

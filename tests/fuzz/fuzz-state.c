@@ -116,7 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 static int make_profile(Profile **ret)
 {
         _cleanup_(profile_freep) Profile *p = NULL;
-        uint32_t main_id, work, read_id, sys;
+        uint32_t main_id, work, work_line, read_id, sys;
         int r;
 
         r = profile_new(99, &p);
@@ -128,10 +128,13 @@ static int make_profile(Profile **ret)
                 r = profile_intern_function(p, "libc.so.6", "read", &read_id);
         if (r >= 0)
                 r = profile_intern_function(p, "[kernel]", "ksys_read", &sys);
+        /* A line of a function (a Python frame's): the FUNC entry with its line bit. */
+        if (r >= 0)
+                r = profile_intern_line(p, "libwork.so", "ns::Work<int>::run(int)", 42, &work_line);
         if (r < 0)
                 return r;
         for (unsigned i = 0; i < 20 && r >= 0; i++) {
-                uint32_t user[] = { work, main_id }, kernel[] = { sys, read_id, main_id };
+                uint32_t user[] = { i % 2 ? work : work_line, main_id }, kernel[] = { sys, read_id, main_id };
                 const ProfileSample samples[] = {
                         { .tid = 100 + i % 3, .thread_name = "worker", .frames = user, .n_frames = 2 },
                         { .tid = 100, .frames = kernel, .n_frames = 3, .kind = PROFILE_SAMPLE_KERNEL,

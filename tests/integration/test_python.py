@@ -15,6 +15,7 @@ import ast
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -354,6 +355,16 @@ def folded(test, env, pid):
     return stacks
 
 
+def listed_samples(listing):
+    """go tool pprof -list's flat counts by line (sample counts, -sample_index=samples): {line: flat}."""
+    by_line = {}
+    for line in listing.splitlines():
+        m = re.match(r"\s*(\.|\d+)\s+(\.|\d+)\s+(\d+):", line)
+        if m and m.group(1) != ".":
+            by_line[int(m.group(3))] = by_line.get(int(m.group(3)), 0) + int(m.group(1))
+    return by_line
+
+
 KNOWN_SPLIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "py-known-split.py")
 EVAL_LOOP = "_PyEval_EvalFrameDefault"
 UNKNOWN = "[python: unknown]"  # a frame whose code object could not be read (daemon/drain-python.h)
@@ -441,7 +452,8 @@ class Decoded(vprof_env.TestCase):
               f"{s['python_frames_unknown'] - before['python_frames_unknown']}")
         self.assertNotIn(UNKNOWN, [r["function"] for r in report["functions"]])
 
-        # pprof: each Python function with its file and def line, so that go tool pprof -lines and -list show them.
+        # pprof: each Python function with its file, its def line as its start and each sample at the line it ran,
+        # so that go tool pprof -lines and -list show them.
         go = shutil.which("go")
         if not go:
             vprof_env.skip_or_fail("needs go (Debian's golang-go) for go tool pprof")
@@ -457,9 +469,12 @@ class Decoded(vprof_env.TestCase):
         print("python: go tool pprof -top -lines:\n" + "\n".join(lines.splitlines()[:12]))
         exported = pprof("-top", "-lines", "-nodecount=200", path=report["exporter_pprof_path"])
         print("python: the exporter's, go tool pprof -top -lines:\n" + "\n".join(exported.splitlines()[:8]))
+        # -lines: each function at the lines its samples ran, none before its def (pprof cleans the path).
         for name, line in truth["lines"].items():
-            self.assertIn(f" {name} {os.path.normpath(script)}:{line}", lines)  # pprof cleans the path
-            self.assertIn(f" {name} {os.path.normpath(script)}:{line}", exported)
+            for listing in (lines, exported):
+                at = [int(n) for n in re.findall(f" {name} {re.escape(os.path.normpath(script))}:(\\d+)", listing)]
+                self.assertTrue(at, name)
+                self.assertGreaterEqual(min(at), line, name)
         # top: the same functions, in their .py module.
         print("python: vprofctl top --batch:\n" + "\n".join(report["top"].splitlines()[:12]))
         self.assertTrue(any(line.split()[:2] == ["inner", script] for line in report["top"].splitlines()),
@@ -470,8 +485,16 @@ class Decoded(vprof_env.TestCase):
         self.assertIn(("Py_BytesMain", False), kinds)
         self.assertIn(f"inner ({script}) [python]", report["svg"])
         listed = pprof("-list", "^inner$")
-        print("python: go tool pprof -list ^inner$:\n" + "\n".join(listed.splitlines()[:8]))
+        print("python: go tool pprof -list ^inner$:\n" + "\n".join(listed.splitlines()[:12]))
         self.assertIn("def inner(", listed)
+        # Each sample on the line its instruction was at (GetProfile's lines): inner's time in its loop, the two
+        # lines 3 and 4 after its def, the same from the exporter.
+        for path in (report["pprof_path"], report["exporter_pprof_path"]):
+            by_line = listed_samples(pprof("-sample_index=samples", "-list", "^inner$", path=path))
+            loop = sum(by_line.get(truth["lines"]["inner"] + k, 0) for k in (3, 4))
+            print(f"python: inner's samples by line {sorted(by_line.items())}: {loop} in the loop")
+            self.assertGreater(sum(by_line.values()), 0)
+            self.assertGreaterEqual(loop, 0.8 * sum(by_line.values()), by_line)
 
     def check_accuracy(self, env, seconds):
         """Every Python function's inclusive percent within 2 points of the truth the workload measured with its

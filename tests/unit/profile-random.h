@@ -3,7 +3,8 @@
 
 /* Random sample streams for the profile tests: what a target's drain feeds a Profile, in every shape the counting
  * rules tell apart (user and kernel samples, kernel-only stacks, frameless samples, blocked and preempted time,
- * recursion, threads that rename themselves, functions that get their mangled name late or never get samples),
+ * recursion, lines of functions, threads that rename themselves, functions that get their mangled name late or
+ * never get samples),
  * with stacks that repeat, as real ones do. Repeatable: the state is the caller's. */
 
 #include <check.h>
@@ -97,8 +98,15 @@ static inline void random_sample(RandomStream *r, Profile *p, uint32_t frames[RA
                 /* Some user frames inlined into the next one: the same name, a row apart from the called one. */
                 bool inlined = i >= n_kernel && i + 1 < n && fn[i] % 5 == 1 && fn[i + 1] % 2 == 0;
 
+                /* Some at a line of their function, as Python frames are: counted in the function. */
+                bool line = i >= n_kernel && !inlined && fn[i] % 6 == 4;
+
                 random_function_name(fn[i], module, function);
-                ck_assert_int_eq(profile_intern_frame(p, module, function, inlined, &frames[i]), 0);
+                if (line)
+                        ck_assert_int_eq(profile_intern_line(p, module, function, 1 + random_below(r, 3), &frames[i]),
+                                         0);
+                else
+                        ck_assert_int_eq(profile_intern_frame(p, module, function, inlined, &frames[i]), 0);
                 /* Some functions get their symbol's name, now or later. */
                 if (fn[i] % 7 == 3 && random_below(r, 3) == 0) {
                         char mangled[48];

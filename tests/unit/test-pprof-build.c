@@ -364,6 +364,42 @@ START_TEST(test_inlined_lines)
 }
 END_TEST
 
+/* Python frames at their lines (GetProfile's lines): one Function per (module, name) starting at the def line, a
+ * Location per line with that line, so that go tool pprof -list places samples on lines. */
+START_TEST(test_frame_lines)
+{
+        static PprofFunction functions[] = {
+                { "app.py", "loop", "", 0, false, "/srv/app.py", 7, 9 },  /* 0: loop at line 9 */
+                { "app.py", "loop", "", 0, false, "/srv/app.py", 7, 12 }, /* 1: loop at line 12 */
+                { "app.py", "main", "", 0, false, "/srv/app.py", 20, 0 }, /* 2: main, no line of its own */
+        };
+        static const uint32_t at9[] = { 0, 2 }, at12[] = { 1, 2 };
+        static PprofStack stacks[] = { { at9, 2, 0, 0, 3, 0 }, { at12, 2, 0, 0, 1, 0 } };
+        PprofProcess process = {
+                .pid = 10, .comm = "python3", .unit = "",
+                .functions = functions, .n_functions = ELEMENTSOF(functions),
+                .stacks = stacks, .n_stacks = ELEMENTSOF(stacks),
+        };
+        PprofData d = { .total_samples = 4, .frequency = 99, .processes = &process, .n_processes = 1 };
+        PbProfile *p = build(&d);
+        const Perftools__Profiles__Location *l9, *l12, *lmain;
+
+        ck_assert_uint_eq(p->n_sample, 2);
+        ck_assert_uint_eq(p->n_function, 2);
+        l9 = location(p, p->sample[0]->location_id[0]);
+        l12 = location(p, p->sample[1]->location_id[0]);
+        lmain = location(p, p->sample[0]->location_id[1]);
+        ck_assert_uint_ne(l9->id, l12->id);
+        ck_assert_int_eq(l9->line[0]->line, 9);
+        ck_assert_int_eq(l12->line[0]->line, 12);
+        ck_assert_uint_eq(l9->line[0]->function_id, l12->line[0]->function_id);
+        ck_assert_int_eq(function(p, l9->line[0]->function_id)->start_line, 7);
+        ck_assert_str_eq(str(p, function(p, l9->line[0]->function_id)->filename), "/srv/app.py");
+        ck_assert_int_eq(lmain->line[0]->line, 20);
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+END_TEST
+
 static void inflate_all(const void *in, size_t n, uint8_t *out, size_t room, size_t *ret_n)
 {
         z_stream z = {};
@@ -421,6 +457,7 @@ int main(void)
         tcase_add_test(tc, test_samples);
         tcase_add_test(tc, test_bad_index_and_empty);
         tcase_add_test(tc, test_inlined_lines);
+        tcase_add_test(tc, test_frame_lines);
         tcase_add_test(tc, test_gzip_round_trip);
         suite_add_tcase(s, tc);
         return run_suite(s);

@@ -148,8 +148,12 @@ static void feed_by_name(const Profile *from, const ProfileSample *s, Profile *t
         for (size_t i = 0; i < s->n_frames; i++) {
                 const char *module, *function;
                 OK(profile_function_name(from, s->frames[i], &module, &function));
-                OK(profile_intern_frame(to, module, function, profile_function_inlined(from, s->frames[i]),
-                                        &frames[i]));
+                if (profile_function_line(from, s->frames[i]) > 0)
+                        OK(profile_intern_line(to, module, function, profile_function_line(from, s->frames[i]),
+                                               &frames[i]));
+                else
+                        OK(profile_intern_frame(to, module, function, profile_function_inlined(from, s->frames[i]),
+                                                &frames[i]));
         }
         t.frames = frames;
         OK(profile_add_sample(to, &t));

@@ -592,6 +592,101 @@ START_TEST(test_stacks)
 }
 END_TEST
 
+/* Lines of functions (Python frames at their instructions' lines): frames of their own in the stacks, counted in
+ * their functions, recursion through two lines of one function once; the stacks that differ only in lines are
+ * one row, off-CPU time of a line's stack without samples included. */
+START_TEST(test_lines_of_functions)
+{
+        _cleanup_(profile_freep) Profile *p = NULL, *small = NULL;
+        _cleanup_free_ ProfileStackRow *stacks = NULL;
+        _cleanup_free_ ProfileRow *rows = NULL;
+        uint32_t main_id, loop, loop10, loop12, again, r, r5, r7, f, f5, g1, stack_id;
+        const uint32_t *frames;
+        size_t n, n_frames, n_kernel;
+
+        ck_assert_int_eq(profile_new(1000, &p), 0);
+        ck_assert_int_eq(profile_intern_function(p, "app.py", "main", &main_id), 0);
+        ck_assert_int_eq(profile_intern_line(p, "app.py", "loop", 10, &loop10), 0);
+        ck_assert_int_eq(profile_intern_line(p, "app.py", "loop", 12, &loop12), 0);
+        ck_assert_int_eq(profile_intern_line(p, "app.py", "loop", 10, &again), 0);
+        ck_assert_int_eq(profile_intern_line(p, "app.py", "loop", 0, &loop), 0);
+        ck_assert_int_eq(profile_intern_line(p, "app.py", "r", 5, &r5), 0);
+        ck_assert_int_eq(profile_intern_line(p, "app.py", "r", 7, &r7), 0);
+        ck_assert_int_eq(profile_intern_function(p, "app.py", "r", &r), 0);
+        ck_assert_uint_eq(again, loop10);
+        ck_assert_uint_ne(loop10, loop12);
+        ck_assert_uint_eq(profile_function_whole(p, loop10), loop);
+        ck_assert_uint_eq(profile_function_whole(p, loop12), loop);
+        ck_assert_uint_eq(profile_function_whole(p, loop), loop);
+        ck_assert_uint_eq(profile_function_whole(p, r7), r);
+        ck_assert_uint_eq(profile_function_line(p, loop12), 12);
+        ck_assert_uint_eq(profile_function_line(p, loop), 0);
+        ck_assert_uint_eq(profile_n_functions(p), 7);
+
+        const uint32_t s1[] = { loop10, main_id }, s2[] = { loop12, main_id }, s3[] = { r7, r5, main_id };
+        ck_assert_int_eq(profile_add_sample_stack(p, &(ProfileSample){ 1, NULL, s1, 2 }, &stack_id), 0);
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ 1, NULL, s2, 2 }), 0);
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ 1, NULL, s2, 2 }), 0);
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ 1, NULL, s3, 3 }), 0);
+        /* Off the CPU at a third line: a stack without samples. */
+        const uint32_t s4[] = { r5, main_id };
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ .tid = 1, .frames = s4, .n_frames = 2,
+                                                                 .kind = PROFILE_SAMPLE_BLOCKED,
+                                                                 .duration_ns = 5000 }),
+                         0);
+        const uint32_t s5[] = { loop12, main_id };
+        ck_assert_int_eq(profile_add_sample(p, &(ProfileSample){ .tid = 1, .frames = s5, .n_frames = 2,
+                                                                 .kind = PROFILE_SAMPLE_BLOCKED,
+                                                                 .duration_ns = 7000 }),
+                         0);
+
+        ck_assert_int_eq(profile_functions(p, PROFILE_SORT_INCLUSIVE, 0, &rows, &n), 0);
+        ck_assert_uint_eq(n, 3);
+        ck_assert_str_eq(rows[0].name, "main");
+        ck_assert_uint_eq(rows[0].inclusive, 4);
+        ck_assert_str_eq(rows[1].name, "loop");
+        ck_assert_uint_eq(rows[1].inclusive, 3);
+        ck_assert_uint_eq(rows[1].exclusive, 3);
+        ck_assert_uint_eq(rows[1].inclusive_values.blocked_ns, 7000);
+        ck_assert_str_eq(rows[2].name, "r");
+        ck_assert_uint_eq(rows[2].inclusive, 1); /* r at line 7 called from r at line 5: once */
+        ck_assert_uint_eq(rows[2].exclusive, 1);
+        ck_assert_uint_eq(rows[2].inclusive_values.blocked_ns, 5000);
+
+        /* The stacks: loop's two lines one row with the off-CPU time of one of them; r's blocked stack has no
+         * sample and is not listed (as without lines). */
+        ck_assert_uint_eq(profile_n_stacks(p), 4); /* s5 is s2 */
+        ck_assert_int_eq(profile_stacks(p, 0, &stacks, &n), 0);
+        ck_assert_uint_eq(n, 2);
+        ck_assert_uint_eq(stacks[0].samples, 3);
+        ck_assert_uint_eq(stacks[0].n_frames, 2);
+        ck_assert_uint_eq(stacks[0].frames[0], loop);
+        ck_assert_uint_eq(stacks[0].frames[1], main_id);
+        ck_assert_uint_eq(stacks[0].values.blocked_ns, 7000);
+        ck_assert_uint_eq(stacks[1].samples, 1);
+        ck_assert_uint_eq(stacks[1].frames[0], r);
+        ck_assert_uint_eq(stacks[1].frames[1], r);
+        /* A stack's own frames keep their lines. */
+        ck_assert_int_eq(profile_stack_frames(p, stack_id, &frames, &n_frames, &n_kernel), 0);
+        ck_assert_uint_eq(n_frames, 2);
+        ck_assert_uint_eq(frames[0], loop10);
+
+        /* Past max_functions a line is its function, and a new function [other]: no count lost. */
+        ck_assert_int_eq(profile_new(1000, &small), 0);
+        profile_set_limits(small, 1, 0);
+        ck_assert_int_eq(profile_intern_line(small, "m.py", "f", 5, &f5), 0);
+        ck_assert_int_eq(profile_intern_function(small, "m.py", "f", &f), 0);
+        ck_assert_uint_eq(f5, f);
+        ck_assert_int_eq(profile_intern_line(small, "m.py", "g", 1, &g1), 0);
+        ck_assert_uint_eq(profile_function_whole(small, g1), g1);
+        ck_assert_uint_eq(profile_function_line(small, g1), 0);
+        ck_assert_uint_ne(g1, f);
+        /* An unknown id is its own function, at no line. */
+        ck_assert_uint_eq(profile_function_whole(small, 999), 999);
+        ck_assert_uint_eq(profile_function_line(small, 999), 0);
+}
+END_TEST
+
 /* Past the limits every total stays exact: new functions count as [other], new stacks in the other stack. */
 START_TEST(test_limits_fold_into_other)
 {
@@ -701,6 +796,7 @@ int main(void)
         tcase_add_test(tc, test_empty_stack_and_bad_ids);
         tcase_add_test(tc, test_many_samples_recursion_depth);
         tcase_add_test(tc, test_stacks);
+        tcase_add_test(tc, test_lines_of_functions);
         tcase_add_test(tc, test_limits_fold_into_other);
         tcase_add_test(tc, test_memory);
         suite_add_tcase(s, tc);
