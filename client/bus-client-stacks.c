@@ -135,6 +135,23 @@ static void mark_inlined(uint32_t index, void *userdata)
         t->functions[index].inlined = true;
 }
 
+int stack_table_read_stacks(sd_bus_message *reply, StackTable *t)
+{
+        int r;
+
+        r = read_functions(reply, t);
+        if (r < 0)
+                return r;
+        r = read_stacks(reply, t);
+        if (r >= 0)
+                r = bus_read_trailing_indices(reply, t->n_functions, mark_inlined, t);
+        if (r < 0)
+                return r;
+        if (t->other_samples > t->total_samples || t->listed_samples > t->total_samples - t->other_samples)
+                return -EBADMSG;
+        return 0;
+}
+
 int stack_table_from_reply(sd_bus_message *reply, StackTable **ret)
 {
         _cleanup_(stack_table_freep) StackTable *t = calloc(1, sizeof(StackTable));
@@ -146,16 +163,9 @@ int stack_table_from_reply(sd_bus_message *reply, StackTable **ret)
                                 &t->window_end_usec);
         if (r < 0)
                 return r;
-        r = read_functions(reply, t);
+        r = stack_table_read_stacks(reply, t);
         if (r < 0)
                 return r;
-        r = read_stacks(reply, t);
-        if (r >= 0)
-                r = bus_read_trailing_indices(reply, t->n_functions, mark_inlined, t);
-        if (r < 0)
-                return r;
-        if (t->other_samples > t->total_samples || t->listed_samples > t->total_samples - t->other_samples)
-                return -EBADMSG;
         *ret = TAKE_PTR(t);
         return 0;
 }

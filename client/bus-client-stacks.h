@@ -60,3 +60,6 @@ int bus_get_stacks(sd_bus *bus, const TableQuery *q, uint32_t limit, sd_bus_erro
 
 /* Decodes a GetStacks reply, positioned at its start (for tests and the call above). */
 int stack_table_from_reply(sd_bus_message *reply, StackTable **ret);
+/* The part of such a reply after its totals and window, "a(ss)a(auut)au", into t (its totals set, no stacks yet):
+ * -EBADMSG when the stacks add up to more than the totals. */
+int stack_table_read_stacks(sd_bus_message *reply, StackTable *t);

@@ -57,10 +57,8 @@ static void mark_inlined_row(uint32_t index, void *userdata)
         t->rows[index].inlined = true;
 }
 
-/* The rows' array of a table reply, its element type the schema's (table_schema_row_signature()): a sampling
- * row is the kind's columns, a value row its name part and the ten values. */
-static int read_rows(sd_bus_message *reply, ReportTable *t, TableShape shape, const char *method,
-                     sd_bus_error *error)
+int bus_read_table_rows(sd_bus_message *reply, ReportTable *t, TableShape shape, const char *method,
+                        sd_bus_error *error)
 {
         char sig[64], contents[64];
         const TableColumn *names, *values;
@@ -126,7 +124,7 @@ static int read_table(sd_bus_message *reply, ReportKind kind, const char *method
                 r = read_window(reply, t);
         if (r < 0)
                 return bus_bad_reply(error, method, r);
-        r = read_rows(reply, t, TABLE_SAMPLING, method, error);
+        r = bus_read_table_rows(reply, t, TABLE_SAMPLING, method, error);
         if (r < 0)
                 return r;
 
@@ -226,7 +224,7 @@ static int read_values_table(sd_bus_message *reply, ReportKind kind, const char 
                 r = read_window(reply, t);
         if (r < 0)
                 return bus_bad_reply(error, method, r);
-        r = read_rows(reply, t, TABLE_VALUES, method, error);
+        r = bus_read_table_rows(reply, t, TABLE_VALUES, method, error);
         if (r < 0)
                 return r;
 

@@ -33,6 +33,12 @@ int bus_get_module_values(sd_bus *bus, const TableQuery *q, sd_bus_error *error,
 int bus_get_thread_values(sd_bus *bus, const TableQuery *q, sd_bus_error *error, ReportTable **ret);
 int bus_get_process_values(sd_bus *bus, const TableQuery *q, sd_bus_error *error, ReportTable **ret);
 
+/* The rows' array of a table reply into t (of its kind, empty), its element type the schema's
+ * (table_schema_row_signature()): a sampling row is the kind's columns, a value row its name part and the ten
+ * values; a function table's rows are followed by the indices of its rows of inlined frames, read too. */
+int bus_read_table_rows(sd_bus_message *reply, ReportTable *t, TableShape shape, const char *method,
+                        sd_bus_error *error);
+
 /* GetSymbolNames: gives the rows of t (a function table of pid) the mangled names of their symbols. */
 int bus_add_symbol_names(sd_bus *bus, const char *target, ReportTable *t, sd_bus_error *error);
 /* GetFunctionSources: gives the rows of t (a function table of target) the FILE:LINE of their functions. */

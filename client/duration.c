@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "duration.h"
@@ -69,4 +70,33 @@ void duration_format(char *buf, size_t size, uint64_t usec)
                 snprintf(buf, size, "all");
         else
                 snprintf(buf, size, "%" PRIu64 "s", usec / USEC_PER_SEC);
+}
+
+int duration_parse_at(const char *s, uint64_t *ret_window_usec, uint64_t *ret_ago_usec, bool *ret_has_ago)
+{
+        _cleanup_free_ char *length = NULL;
+        const char *at = strchr(s, '@');
+        uint64_t window, ago = 0;
+        int r;
+
+        length = at ? strndup(s, (size_t)(at - s)) : strdup(s);
+        if (!length)
+                return -ENOMEM;
+        r = duration_parse(length, &window);
+        if (r < 0)
+                return r;
+        if (window == 0)
+                return -EINVAL;
+        if (at) {
+                /* "0" is no duration_parse() takes: a window that ends with the newest second. */
+                if (strcmp(at + 1, "0") != 0 && strcmp(at + 1, "0s") != 0) {
+                        r = duration_parse(at + 1, &ago);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        *ret_window_usec = window;
+        *ret_ago_usec = ago;
+        *ret_has_ago = at != NULL;
+        return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,11 @@
 /* 0 for "all", else the microseconds, from 1 s to DURATION_MAX_SEC. -EINVAL for anything else, -ERANGE for 0
  * or past the maximum. */
 int duration_parse(const char *s, uint64_t *ret_usec);
+
+/* A diff's base window (vprofctl diff --base-window, the exporter's base=): "DURATION" or "DURATION@AGO", a
+ * window of DURATION (more than 0, not "all") that ends AGO (a duration, or 0) before another one ends:
+ * *ret_has_ago says whether AGO was given. */
+int duration_parse_at(const char *s, uint64_t *ret_window_usec, uint64_t *ret_ago_usec, bool *ret_has_ago);
 
 /* The label of a window: "all" for 0, else whole seconds, "10s"; a part of a second is rounded down. */
 void duration_format(char *buf, size_t size, uint64_t usec);

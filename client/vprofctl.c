@@ -13,6 +13,7 @@
 
 #include "bus-client-groups.h"
 #include "bus-client.h"
+#include "diff.h"
 #include "duration.h"
 #include "log.h"
 #include "output.h"
@@ -26,6 +27,7 @@
 #include "target-spec.h"
 #include "time-util.h"
 #include "top.h"
+#include "vprofctl-help.h"
 
 #define DELAY_MIN_USEC (USEC_PER_SEC / 10)
 #define DELAY_MAX_USEC (UINT64_C(86400) * USEC_PER_SEC)
@@ -47,6 +49,7 @@ typedef enum VerbOption {
         VERB_OPTION_FORMAT = 1 << 12,
         VERB_OPTION_OUTPUT = 1 << 13,
         VERB_OPTION_SOURCE = 1 << 14,
+        VERB_OPTION_BASE = 1 << 15,
 } VerbOption;
 
 static bool arg_json = false;
@@ -66,6 +69,10 @@ static bool arg_children = false;
 static const char *arg_format = NULL; /* report --format: a file format, written to arg_output */
 static const char *arg_output = NULL;
 static bool arg_source = false;
+static uint64_t arg_base_window_usec = 0, arg_base_ago_usec = 0;
+static bool arg_base_ago_given = false;
+static const char *arg_base_target = NULL;
+static const char *arg_base_output = NULL;
 static VerbOption arg_verb_options = 0;
 
 static OutputFlags output_flags(void)
@@ -360,6 +367,58 @@ static int verb_top(int argc, char *argv[])
         return run_top(bus, &o);
 }
 
+static int verb_diff(_unused_ int argc, char *argv[])
+{
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        static const DiffBy by[_REPORT_KIND_MAX] = {
+                [REPORT_FUNCTIONS] = DIFF_BY_FUNCTION, [REPORT_MODULES] = DIFF_BY_MODULE,
+                [REPORT_THREADS] = DIFF_BY_THREAD,     [REPORT_PROCESSES] = _DIFF_BY_INVALID,
+                [REPORT_STACKS] = DIFF_BY_STACK,
+        };
+        DiffRequest req = {
+                .target = argv[1],
+                .base_target = arg_base_target,
+                .window_usec = arg_verb_options & VERB_OPTION_WINDOW ? arg_window_usec : 10 * USEC_PER_SEC,
+                .base_window_usec = arg_base_window_usec ?: 60 * USEC_PER_SEC,
+                .by = by[arg_by],
+                .limit = arg_limit,
+                .flags = output_flags(),
+        };
+        uint32_t pid;
+        int r;
+
+        if (req.by < 0)
+                return log_error_errno(-EINVAL, "diff --by process is not supported: compare the processes' "
+                                                "functions, or a process with --base-target");
+        if (req.window_usec == 0)
+                return log_error_errno(-EINVAL, "diff needs a --window of 1 s or more, not all");
+        if (arg_format && strcmp(arg_format, "svg") == 0) {
+                if (!arg_output || arg_base_output || strcmp(arg_output, "-") == 0)
+                        return log_error_errno(-EINVAL, "diff --format svg writes one file: -o FILE, no "
+                                                        "--base-output");
+                req.svg_path = arg_output;
+        } else if (arg_format || arg_output || arg_base_output) {
+                if (!arg_format || !arg_output || !arg_base_output || strcmp(arg_output, "-") == 0 ||
+                    strcmp(arg_base_output, "-") == 0)
+                        return log_error_errno(-EINVAL, "diff writes files with --format pprof, -o NEW_FILE and "
+                                                        "--base-output BASE_FILE, for go tool pprof -diff_base; "
+                                                        "or --format svg -o FILE");
+                req.pprof_path = arg_output;
+                req.base_pprof_path = arg_base_output;
+        }
+        /* The base ends where the new window begins, unless told; another target's, with the new window. */
+        req.base_ago_usec = arg_base_ago_given ? arg_base_ago_usec : arg_base_target ? 0 : req.window_usec;
+        r = parse_target_argument(argv[1], &pid);
+        if (r >= 0 && arg_base_target)
+                r = parse_target_argument(arg_base_target, &pid);
+        if (r < 0)
+                return r;
+        r = bus_connect_system(&bus);
+        if (r < 0)
+                return r;
+        return run_diff(bus, &req);
+}
+
 typedef struct Verb {
         const char *name;
         unsigned min_args; /* arguments after the verb name */
@@ -378,6 +437,9 @@ static const Verb verbs[] = {
          VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT |
                  VERB_OPTION_WINDOW | VERB_OPTION_CGROUP | VERB_OPTION_FORMAT | VERB_OPTION_OUTPUT |
                  VERB_OPTION_SOURCE},
+        {"diff", 1, 1, verb_diff,
+         VERB_OPTION_BY | VERB_OPTION_LIMIT | VERB_OPTION_WINDOW | VERB_OPTION_CGROUP | VERB_OPTION_BASE |
+                 VERB_OPTION_FORMAT | VERB_OPTION_OUTPUT},
         {"top", 0, 1, verb_top,
          VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_DELAY | VERB_OPTION_ITERATIONS | VERB_OPTION_BATCH |
                  VERB_OPTION_WINDOW | VERB_OPTION_CGROUP},
@@ -402,6 +464,7 @@ static const struct {
         {VERB_OPTION_FORMAT, "--format"},
         {VERB_OPTION_OUTPUT, "-o/--output"},
         {VERB_OPTION_SOURCE, "--source"},
+        {VERB_OPTION_BASE, "--base-window/--base-target/--base-output"},
 };
 
 static int dispatch_verb(int argc, char *argv[])
@@ -450,73 +513,6 @@ static int dispatch_verb(int argc, char *argv[])
         return verb->fn(argc, argv);
 }
 
-static void help(void)
-{
-        printf("vprofctl [OPTIONS...] COMMAND [ARGS...]\n"
-               "\n"
-               "Control and query the vprofd sampling profiler.\n"
-               "\n"
-               "Commands:\n"
-               "  attach TARGET       Start profiling a process (PID), every process of\n"
-               "                      a unit (NAME.service) or a cgroup (--cgroup PATH)\n"
-               "  detach TARGET       Stop profiling a target and drop its tables\n"
-               "  reset TARGET        Clear the tables of a target, keep profiling it\n"
-               "  list                List the profiled processes and their groups\n"
-               "  status              Show the profiler's settings and counters\n"
-               "  report [TARGET]     Show the functions, modules, threads, processes\n"
-               "                      or stacks of a target (without one: every\n"
-               "                      target's tables merged, but for stacks)\n"
-               "  top [TARGET]        Show the hottest functions, modules or threads\n"
-               "                      live, full screen (every target merged\n"
-               "                      without one); h shows its keys\n"
-               "\n"
-               "Options:\n"
-               "  -h --help           Show this help and exit\n"
-               "     --version        Show the version and exit\n"
-               "  -J --json           Print JSON\n"
-               "     --no-headings    Print no column headings and no total line\n"
-               "     --off-cpu        attach: also track the process's time off the\n"
-               "                      CPU (blocked or preempted)\n"
-               "     --children       attach PID: also every process it forks from\n"
-               "                      now on, and those they fork\n"
-               "     --cgroup=PATH    attach, detach, reset, report, top: the target is\n"
-               "                      the cgroup v2 PATH (from the cgroup2 root, or\n"
-               "                      under its mount point) and its descendants\n"
-               "     --by=TABLE       report: function (default), module, thread,\n"
-               "                      process, or stack (folded, for flame graphs)\n"
-               "     --values=VIEW    report: samples (default: sample counts),\n"
-               "                      elapsed, application or all (instrumentation\n"
-               "                      values)\n"
-               "     --unit=UNIT      report --values: samples (default) or ms\n"
-               "     --sort=KEY       report, top: exclusive (default for functions) or\n"
-               "                      inclusive; report --values also takes\n"
-               "                      elapsed-inclusive, elapsed-exclusive,\n"
-               "                      application-inclusive, application-exclusive\n"
-               "  -n --limit=N        report, top: at most N rows, 0 for all (default:\n"
-               "                      all for report, as many as fit for top, 20\n"
-               "                      for top -b)\n"
-               "  -d --delay=SECS     top: seconds between refreshes (default 1)\n"
-               "     --iterations=N   top: stop after N refreshes\n"
-               "  -b --batch          top: print the refreshes one after the other\n"
-               "                      instead of the full screen (the default when\n"
-               "                      standard output is not a terminal, and with -J)\n"
-               "     --window=DURATION\n"
-               "                      report, top: count only the last DURATION, whole\n"
-               "                      seconds (1s, 10s, 60s, 5m, 1h; 500ms is 1s) up to\n"
-               "                      the daemon's WindowSeconds, or all since attach\n"
-               "                      (default all)\n"
-               "     --format=FORMAT  report TARGET: write a file (-o) instead:\n"
-               "                      svg, an interactive flame graph of the stacks,\n"
-               "                      or pprof, for go tool pprof, Parca, Pyroscope\n"
-               "  -o --output=FILE    report --format: the file to write, replaced\n"
-               "                      whole (pprof: - for standard output when it\n"
-               "                      is not a terminal)\n"
-               "     --source         report TARGET --by function: the SOURCE column\n"
-               "                      (FILE:LINE of each function, when known)\n"
-               "\n"
-               "See the vprofctl(1) man page for details.\n");
-}
-
 /* getopt's own messages would carry argv[0], maybe a path; these name the option as it was typed. */
 static int log_option_error(char *argv[], int c)
 {
@@ -553,6 +549,9 @@ static int parse_argv(int argc, char *argv[])
                 ARG_CHILDREN,
                 ARG_FORMAT,
                 ARG_SOURCE,
+                ARG_BASE_WINDOW,
+                ARG_BASE_TARGET,
+                ARG_BASE_OUTPUT,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -574,6 +573,9 @@ static int parse_argv(int argc, char *argv[])
                 {"format", required_argument, NULL, ARG_FORMAT},
                 {"output", required_argument, NULL, 'o'},
                 {"source", no_argument, NULL, ARG_SOURCE},
+                {"base-window", required_argument, NULL, ARG_BASE_WINDOW},
+                {"base-target", required_argument, NULL, ARG_BASE_TARGET},
+                {"base-output", required_argument, NULL, ARG_BASE_OUTPUT},
                 {NULL, 0, NULL, 0},
         };
         int c, r;
@@ -583,7 +585,7 @@ static int parse_argv(int argc, char *argv[])
         while ((c = getopt_long(argc, argv, ":hJbn:d:o:", options, NULL)) >= 0) {
                 switch (c) {
                 case 'h':
-                        help();
+                        vprofctl_help();
                         return 0;
                 case ARG_VERSION:
                         printf("vprofctl %s\n", VPROF_VERSION);
@@ -692,6 +694,27 @@ static int parse_argv(int argc, char *argv[])
                 case ARG_SOURCE:
                         arg_source = true;
                         arg_verb_options |= VERB_OPTION_SOURCE;
+                        break;
+                case ARG_BASE_WINDOW:
+                        r = duration_parse_at(optarg, &arg_base_window_usec, &arg_base_ago_usec,
+                                              &arg_base_ago_given);
+                        if (r < 0)
+                                return log_error_errno(r,
+                                                       "Invalid --base-window value '%s': expected DURATION or "
+                                                       "DURATION@AGO (60s, 10s@20s, 5m@1m)",
+                                                       optarg);
+                        arg_verb_options |= VERB_OPTION_BASE;
+                        break;
+                case ARG_BASE_TARGET:
+                        arg_base_target = optarg;
+                        arg_verb_options |= VERB_OPTION_BASE;
+                        break;
+                case ARG_BASE_OUTPUT:
+                        if (optarg[0] == '\0')
+                                return log_error_errno(-EINVAL,
+                                                       "Invalid --base-output value '': expected a file name");
+                        arg_base_output = optarg;
+                        arg_verb_options |= VERB_OPTION_BASE;
                         break;
                 case 'b':
                         arg_batch = true;

@@ -108,8 +108,9 @@ static uint64_t off_cpu(const ProfileValues *v)
         return v->blocked_ns + v->preempted_ns;
 }
 
-/* The per-thread counts of the ring's seconds that end after after_usec (0: all it holds), one row per entry. */
-static int window_rows(const Target *t, uint64_t after_usec, Rows *rows)
+/* The per-thread counts of the ring's seconds of the query's window (after_usec 0 and until_usec UINT64_MAX: all
+ * it holds), one row per entry. */
+static int window_rows(const Target *t, uint64_t after_usec, uint64_t until_usec, Rows *rows)
 {
         _cleanup_(profile_delta_freep) ProfileDelta *sum = NULL;
         int r;
@@ -120,7 +121,7 @@ static int window_rows(const Target *t, uint64_t after_usec, Rows *rows)
         if (r < 0)
                 return r;
         profile_delta_begin(sum, t->profile);
-        r = profile_window_sum_after(t->window, t->profile, after_usec, sum, NULL);
+        r = profile_window_sum_between(t->window, t->profile, after_usec, until_usec, sum, NULL);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < profile_delta_n_entries(sum); i++) {
@@ -173,7 +174,7 @@ static int whole_rows(const Target *t, Rows *rows)
 }
 
 /* The counts of one process over the window, one row per (stack, thread), busiest first. */
-static int process_rows(const Target *t, uint64_t window_usec, uint64_t after_usec, Rows *ret)
+static int process_rows(const Target *t, uint64_t window_usec, const Query *q, Rows *ret)
 {
         _cleanup_(rows_done) Rows rows = {};
         int r;
@@ -181,12 +182,12 @@ static int process_rows(const Target *t, uint64_t window_usec, uint64_t after_us
         if (window_usec > 0) {
                 if (!t->window)
                         return -EOPNOTSUPP;
-                r = window_rows(t, after_usec, &rows);
+                r = window_rows(t, q->after_usec, q->until_usec, &rows);
                 if (r < 0)
                         return r;
                 rows_merge(&rows);
         } else {
-                r = window_rows(t, 0, &rows);
+                r = window_rows(t, 0, UINT64_MAX, &rows);
                 if (r < 0)
                         return r;
                 rows_merge(&rows);
@@ -478,7 +479,7 @@ int method_get_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                         return sd_bus_error_setf(error, SD_BUS_ERROR_NOT_SUPPORTED,
                                                  "The tables of the query's processes were counted at different "
                                                  "frequencies and cannot be merged");
-                r = process_rows(t, req.window_usec, q.after_usec, &plan.rows[i]);
+                r = process_rows(t, req.window_usec, &q, &plan.rows[i]);
                 if (r < 0)
                         return r;
                 total += on_cpu(&q.totals[i].values);

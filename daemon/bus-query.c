@@ -7,6 +7,7 @@
 #include "bus-query.h"
 #include "bus-reply.h"
 #include "bus-rows.h"
+#include "bus-stacks.h"
 #include "macros.h"
 #include "manager.h"
 #include "profile.h"
@@ -17,11 +18,6 @@
 /* The queries on the bus: each reads its arguments into a QueryRequest, runs it (query.h: the targets, the
  * caller's right to them, the drain, the window or the merge, the span), and marshals the answer (bus-rows.h for
  * the tables). The reply shapes are documented in org.vprof.Profiler1.xml. */
-
-/* The most a GetStacks reply carries, in bytes of frames: a message near the bus's size limit (32 MiB on the
- * system bus) would make dbus-daemon drop the daemon's connection. Stacks past it are left out, largest count
- * first kept. */
-#define STACKS_MAX_BYTES (UINT32_C(8) << 20)
 
 /* A handler's return for query_run()'s 0: polkit was asked, and the call is answered when it runs again. */
 #define ASKED_POLKIT 1
@@ -212,60 +208,12 @@ int method_list_targets(sd_bus_message *msg, void *userdata, sd_bus_error *error
         return bus_reply_close_and_send(reply);
 }
 
-static int append_stack_functions(sd_bus_message *reply, const Profile *p)
-{
-        int r;
-
-        r = sd_bus_message_open_container(reply, 'a', "(ss)");
-        if (r < 0)
-                return r;
-        for (size_t id = 0; id < profile_n_functions(p); id++) {
-                const char *module, *function;
-
-                r = profile_function_name(p, (uint32_t)id, &module, &function);
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_append(reply, "(ss)", module, function);
-                if (r < 0)
-                        return r;
-        }
-        return sd_bus_message_close_container(reply);
-}
-
-static int append_stack(sd_bus_message *reply, const ProfileStackRow *row)
-{
-        int r;
-
-        r = sd_bus_message_open_container(reply, 'r', "auut");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "u");
-        if (r < 0)
-                return r;
-        /* Outermost first on the bus; the table keeps them innermost first. */
-        for (size_t i = row->n_frames; i-- > 0;) {
-                r = sd_bus_message_append_basic(reply, 'u', &row->frames[i]);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(reply, "ut", (uint32_t)row->n_kernel_frames, row->samples);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(reply);
-}
-
 int method_get_stacks(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ ProfileStackRow *rows = NULL;
         _cleanup_(query_done) Query q = {};
         QueryRequest req = { .needs = QUERY_VIEW };
-        const Profile *p;
         uint32_t limit;
-        size_t n, bytes = 0;
         int r;
 
         r = sd_bus_message_read(msg, "sut", &req.spec, &limit, &req.window_usec);
@@ -274,37 +222,14 @@ int method_get_stacks(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         r = query_run(userdata, msg, &req, &q, error);
         if (r <= 0)
                 return r < 0 ? r : ASKED_POLKIT;
-        p = q.profile;
-        r = profile_stacks(p, limit, &rows, &n);
-        if (r < 0)
-                return r;
-
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(reply, "tt(tt)", profile_total(p), profile_other_stack_samples(p),
+        r = sd_bus_message_append(reply, "tt(tt)", profile_total(q.profile), profile_other_stack_samples(q.profile),
                                   q.start_usec, q.end_usec);
         if (r < 0)
                 return r;
-        r = append_stack_functions(reply, p);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_open_container(reply, 'a', "(auut)");
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                /* 4 bytes a frame, 24 of array length, counts and padding a stack. */
-                bytes += rows[i].n_frames * 4 + 24;
-                if (bytes > STACKS_MAX_BYTES)
-                        break;
-                r = append_stack(reply, &rows[i]);
-                if (r < 0)
-                        return r;
-        }
-        r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        r = bus_append_inlined(reply, p);
+        r = bus_append_stacks(reply, q.profile, limit);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);

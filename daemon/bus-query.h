@@ -23,3 +23,4 @@ int method_get_module_values(sd_bus_message *msg, void *userdata, sd_bus_error *
 int method_get_thread_values(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_get_process_values(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_get_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error); /* bus-profile.c */
+int method_get_window_tables(sd_bus_message *msg, void *userdata, sd_bus_error *error); /* bus-window.c */

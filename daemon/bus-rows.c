@@ -16,41 +16,30 @@ static int element_signature(TableKind kind, TableShape shape, char *buf, size_t
         return table_schema_row_signature(kind, shape, false, buf, size);
 }
 
-/* The rows' array closed and the reply sent; a function table's reply ends with the indices of its rows of
- * inlined frames ("inlined"), after the rows so that the row's signature stays as it was. */
-static int close_and_send(sd_bus_message *reply, TableKind kind, const ProfileRow *rows, size_t n)
+/* The rows' array closed; a function table's is followed by the indices of its rows of inlined frames
+ * ("inlined"), after the rows so that the row's signature stays as it was. */
+static int close_rows(sd_bus_message *reply, TableKind kind, const ProfileRow *rows, size_t n)
 {
-        int r;
+        int r = sd_bus_message_close_container(reply);
 
-        if (kind != TABLE_FUNCTIONS)
-                return bus_reply_close_and_send(reply);
-        r = sd_bus_message_close_container(reply);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "u");
+        if (r < 0 || kind != TABLE_FUNCTIONS)
+                return r;
+        r = sd_bus_message_open_container(reply, 'a', "u");
         for (size_t i = 0; r >= 0 && i < n; i++)
                 if (rows[i].inlined)
                         r = sd_bus_message_append_basic(reply, 'u', &(uint32_t){ (uint32_t)i });
         if (r >= 0)
-                r = bus_reply_close_and_send(reply);
+                r = sd_bus_message_close_container(reply);
         return r;
 }
 
-/* The sampling rows, then the reply sent. */
-static int send_sampling(sd_bus_message *msg, TableKind kind, uint64_t total, uint64_t start_usec,
-                         uint64_t end_usec, const ProfileRow *rows, size_t n)
+int bus_append_sampling_rows(sd_bus_message *reply, TableKind kind, uint64_t total, const ProfileRow *rows,
+                             size_t n)
 {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         char element[64];
         int r;
 
         r = element_signature(kind, TABLE_SAMPLING, element, sizeof(element));
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_new_method_return(msg, &reply);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(reply, "t(tt)", total, start_usec, end_usec);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(reply, 'a', element);
@@ -64,7 +53,25 @@ static int send_sampling(sd_bus_message *msg, TableKind kind, uint64_t total, ui
                 if (r < 0)
                         return r;
         }
-        return close_and_send(reply, kind, rows, n);
+        return close_rows(reply, kind, rows, n);
+}
+
+/* The sampling rows, then the reply sent. */
+static int send_sampling(sd_bus_message *msg, TableKind kind, uint64_t total, uint64_t start_usec,
+                         uint64_t end_usec, const ProfileRow *rows, size_t n)
+{
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(reply, "t(tt)", total, start_usec, end_usec);
+        if (r >= 0)
+                r = bus_append_sampling_rows(reply, kind, total, rows, n);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
 }
 
 int reply_sampling_rows(sd_bus_message *msg, TableKind kind, const Query *q, const ProfileRow *rows, size_t n)
@@ -169,7 +176,10 @@ int reply_values_rows(sd_bus_message *msg, TableKind kind, const Query *q, uint3
                 if (r < 0)
                         return r;
         }
-        return close_and_send(reply, kind, rows, n);
+        r = close_rows(reply, kind, rows, n);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
 }
 
 /* One row a target: its process's samples, and its values in the daemon's periods (its tables may be of

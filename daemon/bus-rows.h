@@ -28,6 +28,11 @@
 #define ROWS_VALUES(name) "a(" name ROW_VALUES_NUMBERS ")"
 
 
+/* Appends a sampling table's rows, "a(...ttdd)" with their percents of total, and for a function table the
+ * indices of its rows of inlined frames, "au". */
+int bus_append_sampling_rows(sd_bus_message *reply, TableKind kind, uint64_t total, const ProfileRow *rows,
+                             size_t n);
+
 /* Sends a sampling table: "t(tt)a(...ttdd)", the view's total and span, then rows with their percents of the
  * total. */
 int reply_sampling_rows(sd_bus_message *msg, TableKind kind, const Query *q, const ProfileRow *rows, size_t n);

@@ -377,6 +377,7 @@ QUEUED(get_threads)
 QUEUED(get_processes)
 QUEUED(get_stacks)
 QUEUED(get_profile)
+QUEUED(get_window_tables)
 QUEUED(get_module_symbols)
 QUEUED(get_symbol_names)
 QUEUED(get_function_sources)
@@ -523,6 +524,14 @@ static const sd_bus_vtable profiler_vtable[] = {
                                 SD_BUS_RESULT("t", total_samples, "t", other_samples, "(tt)", window,
                                               "a(ss)", functions, "a(auut)", stacks, "au", inlined),
                                 queued_get_stacks, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetWindowTables",
+                                SD_BUS_ARGS("s", target, "t", window_usec, "t", until_usec, "u", limit),
+                                SD_BUS_RESULT("u", frequency, "t", total_samples, "t", other_samples, "(tt)", window,
+                                              ROWS_SAMPLING(ROW_FUNCTION_NAME), functions, "au", inlined_rows,
+                                              ROWS_SAMPLING(ROW_MODULE_NAME), modules,
+                                              ROWS_SAMPLING(ROW_ID_NAME), threads, "a(ss)", stack_functions,
+                                              "a(auut)", stacks, "au", inlined),
+                                queued_get_window_tables, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetProfile", SD_BUS_ARGS("s", target, "u", limit, "t", window_usec),
                                 SD_BUS_RESULT("t", total_samples, "t", other_samples, "(tt)", window, "u",
                                               frequency, "b", off_cpu, "a(ussa(sssttt)a(ssst)a(us)a(auuutt))",

@@ -17,7 +17,7 @@
 typedef struct Entry {
         uint64_t *generations; /* one a target, in the query's order; NULL for a free slot */
         size_t n;
-        uint64_t after_usec;
+        uint64_t after_usec, until_usec;
         uint64_t made_usec; /* CLOCK_MONOTONIC */
         Profile *profile;
         uint64_t start_usec, end_usec;
@@ -64,9 +64,9 @@ static void drop_old(QueryCache *c, uint64_t now)
                         entry_done(c->entries + i);
 }
 
-static bool matches(const Entry *e, Target *const *targets, size_t n, uint64_t after_usec)
+static bool matches(const Entry *e, Target *const *targets, size_t n, uint64_t after_usec, uint64_t until_usec)
 {
-        if (!e->generations || e->n != n || e->after_usec != after_usec)
+        if (!e->generations || e->n != n || e->after_usec != after_usec || e->until_usec != until_usec)
                 return false;
         for (size_t i = 0; i < n; i++)
                 if (!targets[i]->window || profile_window_generation(targets[i]->window) != e->generations[i])
@@ -74,7 +74,8 @@ static bool matches(const Entry *e, Target *const *targets, size_t n, uint64_t a
         return true;
 }
 
-bool query_cache_get(QueryCache *c, Target *const *targets, size_t n, uint64_t after_usec, QueryCacheView *ret)
+bool query_cache_get(QueryCache *c, Target *const *targets, size_t n, uint64_t after_usec, uint64_t until_usec,
+                     QueryCacheView *ret)
 {
         assert(c);
         assert(ret);
@@ -83,7 +84,7 @@ bool query_cache_get(QueryCache *c, Target *const *targets, size_t n, uint64_t a
         for (size_t i = 0; i < VIEWS_MAX; i++) {
                 const Entry *e = c->entries + i;
 
-                if (!matches(e, targets, n, after_usec))
+                if (!matches(e, targets, n, after_usec, until_usec))
                         continue;
                 *ret = (QueryCacheView){
                         .profile = e->profile,
@@ -97,8 +98,8 @@ bool query_cache_get(QueryCache *c, Target *const *targets, size_t n, uint64_t a
         return false;
 }
 
-int query_cache_put(QueryCache *c, Target *const *targets, size_t n, uint64_t after_usec, Profile **profile,
-                    uint64_t start_usec, uint64_t end_usec, bool inexact)
+int query_cache_put(QueryCache *c, Target *const *targets, size_t n, uint64_t after_usec, uint64_t until_usec,
+                    Profile **profile, uint64_t start_usec, uint64_t end_usec, bool inexact)
 {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         uint64_t *generations;
@@ -134,6 +135,7 @@ int query_cache_put(QueryCache *c, Target *const *targets, size_t n, uint64_t af
                 .generations = generations,
                 .n = n,
                 .after_usec = after_usec,
+                .until_usec = until_usec,
                 .made_usec = now,
                 .profile = *profile,
                 .start_usec = start_usec,

@@ -31,12 +31,14 @@ int query_cache_new(QueryCache **ret);
 QueryCache *query_cache_free(QueryCache *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(QueryCache *, query_cache_free);
 
-/* The view of the windows of targets (each with a window) from after_usec on, if kept: true with *ret set. */
-bool query_cache_get(QueryCache *c, Target *const *targets, size_t n, uint64_t after_usec, QueryCacheView *ret);
+/* The view of the windows of targets (each with a window) of the seconds that end after after_usec and no later
+ * than until_usec, if kept: true with *ret set. */
+bool query_cache_get(QueryCache *c, Target *const *targets, size_t n, uint64_t after_usec, uint64_t until_usec,
+                     QueryCacheView *ret);
 
 /* Keeps *profile (taken: *profile is NULL on success) as that view. -ENOMEM leaves it with the caller. */
-int query_cache_put(QueryCache *c, Target *const *targets, size_t n, uint64_t after_usec, Profile **profile,
-                    uint64_t start_usec, uint64_t end_usec, bool inexact);
+int query_cache_put(QueryCache *c, Target *const *targets, size_t n, uint64_t after_usec, uint64_t until_usec,
+                    Profile **profile, uint64_t start_usec, uint64_t end_usec, bool inexact);
 
 /* Views kept, and the queries answered from one (for the status). */
 size_t query_cache_size(const QueryCache *c);

@@ -24,10 +24,13 @@ uint32_t query_window_seconds(uint64_t window_usec)
 }
 
 /* A window the daemon keeps: none asked (0), or whole seconds up to WindowSeconds=. */
-static int check_window(const Manager *m, uint64_t window_usec, sd_bus_error *error)
+static int check_window(const Manager *m, uint64_t window_usec, uint64_t until_usec, sd_bus_error *error)
 {
         uint32_t seconds = query_window_seconds(window_usec);
 
+        if (window_usec == 0 && until_usec > 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "A window that ends before now needs a length (window_usec > 0)");
         if (window_usec == 0)
                 return 0;
         if (m->window_seconds == 0)
@@ -160,21 +163,30 @@ static void span_add(Query *q, uint64_t s, uint64_t e)
         q->end_usec = MAX(q->end_usec, e);
 }
 
-/* Where a window of window_usec over the targets begins: it ends with the newest second any of them closed, and
- * holds the seconds of each that end after the value returned (UINT64_MAX when none has closed a second). So the
- * targets of one query, some of which may have exited long ago, count the same span of time. */
-static uint64_t window_after(Target *const *targets, size_t n, uint64_t window_usec)
+/* The bounds of a window of window_usec over the targets that ends with the newest second any of them closed, or
+ * with until_usec (> 0): it holds the seconds of each that end after *after and no later than *until (after
+ * UINT64_MAX when none has closed a second). So the targets of one query, some of which may have exited long ago,
+ * count the same span of time, and a diff's two windows are counted back from one instant. */
+static void window_bounds(Target *const *targets, size_t n, uint64_t window_usec, uint64_t until_usec,
+                          uint64_t *after, uint64_t *until)
 {
-        uint64_t last = 0;
+        uint64_t end = 0;
 
         for (size_t i = 0; i < n; i++)
                 if (targets[i]->window)
-                        last = MAX(last, profile_window_end_usec(targets[i]->window));
-        if (last == 0)
-                return UINT64_MAX; /* no second closed: nothing ends after it */
-        /* The newest seconds end a second apart, give or take the timer's delay: half a second in from the
-         * window's start takes exactly its number of them. */
-        return last - MIN(last, (uint64_t)query_window_seconds(window_usec) * USEC_PER_SEC) + USEC_PER_SEC / 2;
+                        end = MAX(end, profile_window_end_usec(targets[i]->window));
+        *until = UINT64_MAX;
+        if (end == 0) {
+                *after = UINT64_MAX; /* no second closed: nothing ends after it */
+                return;
+        }
+        /* The seconds end a second apart, give or take the timer's delay (milliseconds): half a second from a
+         * window's ends takes exactly its number of them. */
+        if (until_usec > 0) {
+                end = MIN(end, until_usec);
+                *until = until_usec + USEC_PER_SEC / 2;
+        }
+        *after = end - MIN(end, (uint64_t)query_window_seconds(window_usec) * USEC_PER_SEC) + USEC_PER_SEC / 2;
 }
 
 /* The members' windows counted into q->owned, each translated by name: the seconds that end within the window,
@@ -189,8 +201,8 @@ static int build_window(Query *q, Target *const *targets, size_t n)
 
                 if (!targets[i]->window)
                         return -EOPNOTSUPP;
-                r = profile_window_count_after(targets[i]->window, targets[i]->profile, q->after_usec, q->owned,
-                                               &span);
+                r = profile_window_count_between(targets[i]->window, targets[i]->profile, q->after_usec,
+                                                 q->until_usec, q->owned, &span);
                 if (r == -EINVAL)
                         return -EXDEV; /* another frequency than the first member's */
                 if (r < 0)
@@ -235,7 +247,7 @@ static int build_view(Query *q, QueryCache *cache, Target *const *targets, size_
                 return 0;
         }
         /* The same windows counted lately: that view, exactly what counting again would give. */
-        if (window_usec > 0 && cache && query_cache_get(cache, targets, n, q->after_usec, &kept)) {
+        if (window_usec > 0 && cache && query_cache_get(cache, targets, n, q->after_usec, q->until_usec, &kept)) {
                 q->profile = kept.profile;
                 if (kept.start_usec <= kept.end_usec)
                         span_add(q, kept.start_usec, kept.end_usec);
@@ -253,7 +265,8 @@ static int build_view(Query *q, QueryCache *cache, Target *const *targets, size_
                 return r;
         /* Kept for the next query, which may be this one's twin from another caller; this query borrows it (no
          * other query runs before this one is answered). Without the memory it stays this query's own. */
-        (void)query_cache_put(cache, targets, n, q->after_usec, &q->owned, q->start_usec, q->end_usec, q->inexact);
+        (void)query_cache_put(cache, targets, n, q->after_usec, q->until_usec, &q->owned, q->start_usec,
+                              q->end_usec, q->inexact);
         return 0;
 }
 
@@ -274,7 +287,7 @@ static int add_totals(Query *q, const Target *t, uint64_t window_usec, uint64_t 
         }
         if (!t->window)
                 return -EOPNOTSUPP;
-        r = profile_window_totals_after(t->window, q->after_usec, &ret->values, &span);
+        r = profile_window_totals_between(t->window, q->after_usec, q->until_usec, &ret->values, &span);
         if (r < 0)
                 return r;
         if (span.buckets > 0)
@@ -303,7 +316,7 @@ static int compute(Query *q, const Manager *m, const QueryRequest *req, size_t n
 
         q->start_usec = UINT64_MAX;
         q->end_usec = 0;
-        q->after_usec = window_after(q->targets, q->n_targets, req->window_usec);
+        window_bounds(q->targets, q->n_targets, req->window_usec, req->until_usec, &q->after_usec, &q->until_usec);
         if (req->needs & QUERY_VIEW) {
                 r = build_view(q, m->query_cache, q->targets, n_view, m->config.frequency, req->window_usec, now);
                 if (r < 0)
@@ -335,7 +348,7 @@ int query_run(Manager *m, sd_bus_message *msg, const QueryRequest *req, Query *r
         assert(req);
         assert(ret);
 
-        r = check_window(m, req->window_usec, error);
+        r = check_window(m, req->window_usec, req->until_usec, error);
         if (r < 0)
                 return r;
         if (req->spec[0] == '\0') {

@@ -27,6 +27,8 @@ typedef struct QueryRequest {
         const char *spec;     /* a PID, NAME.service or a cgroup path (target-spec.h); "": every target the
                                * caller may read */
         uint64_t window_usec; /* the last so long, rounded up to whole seconds; 0: since the attach */
+        uint64_t until_usec;  /* CLOCK_REALTIME: a window of the seconds that end no later than this (a diff's
+                               * base, compared at the same instant); 0: up to the newest. Only with a window. */
         QueryNeeds needs;
 } QueryRequest;
 
@@ -45,7 +47,8 @@ typedef struct Query {
         Profile *owned;
         bool inexact;             /* a window with a second whose delta missed samples (out of memory) */
         QueryTotals *totals;      /* QUERY_TOTALS: one per target, in the order of targets */
-        uint64_t after_usec;      /* a window's seconds are those ending after it (query_window_after()) */
+        uint64_t after_usec;      /* a window's seconds are those ending after this */
+        uint64_t until_usec;      /* and no later than this (window_bounds()) */
         uint64_t start_usec;      /* CLOCK_REALTIME: the one span the answer covers, from the earliest start to */
         uint64_t end_usec;        /* the latest end of what it counts; now to now when it counts nothing */
 } Query;

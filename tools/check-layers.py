@@ -51,7 +51,7 @@ EXCEPTIONS = {
 SPLIT = {
     "client": {
         "above": {"client/flamegraph"},
-        "library_files": ("bus-client", "duration.", "report-table.", "top-lost.", "top-state."),
+        "library_files": ("bus-client", "diff-table.", "duration.", "report-table.", "top-lost.", "top-state."),
     },
 }
 

@@ -6,6 +6,7 @@
 
 #include "duration.h"
 #include "flamegraph-assets.h"
+#include "flamegraph-diff.h"
 #include "flamegraph-svg.h"
 #include "hashmap.h"
 
@@ -44,7 +45,7 @@ static void write_colour(FlameBuffer *b, const FlameTree *t, const FlameNode *n)
         flame_buffer_printf(b, "hsl(%u,%u%%,%u%%)", hue_base + (unsigned)(h % hue_range), sat, light);
 }
 
-static void write_frame(FlameBuffer *b, const FlameTree *t, const FlameNode *n)
+static void write_frame(FlameBuffer *b, const FlameTree *t, const FlameNode *n, const FlameDiff *diff)
 {
         double x = X0 + (double)FRAMES_WIDTH * (double)n->start / (double)t->total,
                w = (double)FRAMES_WIDTH * (double)n->inclusive / (double)t->total;
@@ -72,11 +73,22 @@ static void write_frame(FlameBuffer *b, const FlameTree *t, const FlameNode *n)
                 flame_buffer_puts(b, " [inlined]");
         else if (n->function != FLAME_NO_FUNCTION && t->table->functions[n->function].python)
                 flame_buffer_puts(b, " [python]");
-        flame_buffer_printf(b, "\n%" PRIu64 " samples, %.2f%% inclusive, %.2f%% exclusive</title>", n->inclusive,
+        flame_buffer_printf(b, "\n%" PRIu64 " samples, %.2f%% inclusive, %.2f%% exclusive", n->inclusive,
                             flame_tree_percent(t, n->inclusive), flame_tree_percent(t, n->exclusive));
-        flame_buffer_printf(b, "<rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"", x, y, w,
-                            FRAME_HEIGHT - 1);
-        write_colour(b, t, n);
+        if (diff) {
+                double base, points = flame_diff_points(diff, n, &base);
+                char colour[48];
+
+                flame_buffer_printf(b, "\nbase %.2f%% inclusive, %+.2f points", base, points);
+                flame_diff_colour(diff, n, colour, sizeof(colour));
+                flame_buffer_printf(b, "</title><rect data-dp=\"%.2f\" x=\"%.2f\" y=\"%u\" width=\"%.2f\" "
+                                       "height=\"%u\" fill=\"%s",
+                                    points, x, y, w, FRAME_HEIGHT - 1, colour);
+        } else {
+                flame_buffer_printf(b, "</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%u\" fill=\"", x, y,
+                                    w, FRAME_HEIGHT - 1);
+                write_colour(b, t, n);
+        }
         flame_buffer_printf(b, "\"/><text x=\"%.2f\" y=\"%u\">", x + 3, y + 12);
         flame_buffer_escape(b, name, fits > 0 ? (size_t)fits : 0);
         flame_buffer_puts(b, "</text></g>\n");
@@ -166,13 +178,16 @@ static void write_svg(FlameBuffer *b, const FlameTree *t, const char *target, co
         flame_buffer_printf(b, "<text id=\"matched\" class=\"subtitle\" x=\"%u\" y=\"67\"></text>\n", X0 + 400);
         for (size_t i = 0; i < t->n_nodes; i++)
                 if (flamegraph_node_drawn(t, &t->nodes[i]))
-                        write_frame(b, t, &t->nodes[i]);
+                        write_frame(b, t, &t->nodes[i], o ? o->diff : NULL);
         flame_buffer_printf(b, "<text id=\"details\" class=\"subtitle\" x=\"%u\" y=\"%u\">", X0, details_y);
         if (hidden > 0)
                 flame_buffer_printf(b, "%zu frames under 0.1%% of the samples are not drawn: their samples are "
                                        "in their callers' width. ",
                                     hidden);
-        flame_buffer_puts(b, "Icicle: callers above their callees; widths are samples.</text>\n");
+        flame_buffer_puts(b, "Icicle: callers above their callees; widths are samples");
+        if (o && o->diff)
+                flame_buffer_puts(b, "; red grew and blue shrank against the base, in points of the samples");
+        flame_buffer_puts(b, ".</text>\n");
         flame_buffer_printf(b, "<script>%s</script>\n</svg>\n", flamegraph_script_xml);
 }
 
@@ -194,6 +209,17 @@ void flamegraph_write(FlameBuffer *b, const FlameTree *t, const char *target, Fl
         if (o && o->refresh_seconds > 0)
                 flame_buffer_printf(b, "<p>Reloads every %" PRIu32 " s, keeping the search and the zoom.</p>\n",
                                     o->refresh_seconds);
+        if (o && o->n_links > 0) {
+                flame_buffer_puts(b, "<p id=\"compare\">Compare with:");
+                for (size_t i = 0; i < o->n_links; i++) {
+                        flame_buffer_puts(b, i > 0 ? " | <a href=\"" : " <a href=\"");
+                        flame_buffer_escape(b, o->links[i].href, SIZE_MAX);
+                        flame_buffer_puts(b, "\">");
+                        flame_buffer_escape(b, o->links[i].label, SIZE_MAX);
+                        flame_buffer_puts(b, "</a>");
+                }
+                flame_buffer_puts(b, "</p>\n");
+        }
         flame_buffer_puts(b, "</header>\n");
         write_svg(b, t, target, o, true);
         flame_buffer_puts(b, "</body>\n</html>\n");

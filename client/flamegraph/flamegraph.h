@@ -6,6 +6,8 @@
 
 #include <systemd/sd-bus.h>
 
+#include "bus-client-window.h"
+
 /* An interactive flame graph of a target's stacks (GetStacks), as a standalone SVG file or an HTML page with
  * the same SVG inline: an icicle, the root on top and each callee under its caller, widths proportional to the
  * samples, percents of the window's total. Click to zoom, a search box, tooltips; the search term and the zoom
@@ -17,8 +19,19 @@ typedef enum FlamegraphFormat {
         FLAMEGRAPH_HTML,
 } FlamegraphFormat;
 
+typedef struct FlameDiff FlameDiff;
+
+/* A link of the HTML page's header (the exporter's base window choice): label, and its URL. */
+typedef struct FlamegraphLink {
+        const char *label;
+        const char *href;
+} FlamegraphLink;
+
 typedef struct FlamegraphOptions {
         const char *title;        /* NULL: a default naming the target and the window */
+        const FlamegraphLink *links; /* FLAMEGRAPH_HTML: a "Compare with:" line of links in the header */
+        size_t n_links;
+        const FlameDiff *diff;    /* a differential flame graph's colours (flamegraph-diff.h), NULL for none */
         uint32_t refresh_seconds; /* FLAMEGRAPH_HTML: the page reloads itself every N s, keeping its fragment;
                                    * 0 never */
 } FlamegraphOptions;
@@ -31,6 +44,18 @@ typedef struct FlamegraphOptions {
 int flamegraph_export(sd_bus *bus, const char *target, uint64_t window_usec, FlamegraphFormat format,
                       const FlamegraphOptions *o, size_t max_bytes, sd_bus_error *error, char **ret_data,
                       size_t *ret_size);
+
+/* A differential flame graph: the tree of new's stacks (widths its samples), each frame coloured by the change
+ * of its call path's share against base's (flamegraph-diff.h); o->title NULL: a default naming the target and
+ * both windows. Errors as flamegraph_export()'s. */
+int flamegraph_render_diff(const WindowTables *base, const WindowTables *new, const char *target,
+                           FlamegraphFormat format, const FlamegraphOptions *o, size_t max_bytes, char **ret_data,
+                           size_t *ret_size);
+/* That of the last window_usec of target against the base_window_usec that end base_ago_usec before it
+ * (GetWindowTables). */
+int flamegraph_export_diff(sd_bus *bus, const char *target, uint64_t window_usec, uint64_t base_window_usec,
+                           uint64_t base_ago_usec, FlamegraphFormat format, const FlamegraphOptions *o,
+                           size_t max_bytes, sd_bus_error *error, char **ret_data, size_t *ret_size);
 
 /* The Content-Security-Policy under which the documents above work: nothing loaded, their one script and one
  * style sheet allowed by hash. */

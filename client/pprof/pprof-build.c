@@ -239,23 +239,26 @@ static int add_mapping(Builder *b, uint64_t start, uint64_t limit, uint64_t file
 /* The Function of (module, name), one for every process. */
 static int function_id(Builder *b, const PprofFunction *f, uint64_t *ret)
 {
-        FunctionKey *key = &b->function_keys[b->n_functions];
-        PbFunction *fn = &b->functions[b->n_functions];
+        FunctionKey lookup = { .module = f->module, .name = f->name }, *key;
+        PbFunction *fn;
         void *found;
         int r;
 
-        *key = (FunctionKey){ .module = f->module, .name = f->name };
-        found = hashmap_get(b->function_ids, key);
+        /* Looked up with a key of its own: when every function is made, the arrays have no room for another. */
+        found = hashmap_get(b->function_ids, &lookup);
         if (found) {
                 *ret = PTR_TO_UINT64(found);
                 return 0;
         }
+        key = &b->function_keys[b->n_functions];
+        *key = lookup;
+        fn = &b->functions[b->n_functions];
         perftools__profiles__function__init(fn);
         fn->id = b->n_functions + 1;
         r = intern(b, f->name, &fn->name);
         if (r >= 0)
                 r = intern(b, f->system_name[0] ? f->system_name : f->name, &fn->system_name);
-        /* Where it is written, for go tool pprof -list and -lines: its start, the one line vprof keeps. */
+        /* Where it is written, for go tool pprof -list and -lines: its start (a Python frame's Line has its own). */
         if (r >= 0 && f->filename) {
                 r = intern(b, f->filename, &fn->filename);
                 fn->start_line = f->line;

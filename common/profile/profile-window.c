@@ -450,35 +450,43 @@ static int get_header(Cursor *c, uint32_t *ret_n, uint32_t *ret_n_other, Profile
         return r;
 }
 
-/* What the buckets from the first on cover. */
-static ProfileWindowSpan span_from(const ProfileWindow *w, uint32_t first)
+/* The buckets [first, end) of a window: its oldest and one past its newest. */
+typedef struct Range {
+        uint32_t first, end;
+} Range;
+
+/* What a range of buckets covers. */
+static ProfileWindowSpan span_of(const ProfileWindow *w, Range b)
 {
         ProfileWindowSpan span = {};
 
-        if (first >= w->n)
+        if (b.first >= b.end)
                 return span;
-        span.start_usec = bucket_at(w, first)->start_usec;
-        span.end_usec = bucket_at(w, w->n - 1)->end_usec;
-        span.buckets = w->n - first;
-        for (uint32_t i = first; i < w->n; i++)
+        span.start_usec = bucket_at(w, b.first)->start_usec;
+        span.end_usec = bucket_at(w, b.end - 1)->end_usec;
+        span.buckets = b.end - b.first;
+        for (uint32_t i = b.first; i < b.end; i++)
                 span.inexact = span.inexact || bucket_at(w, i)->inexact;
         return span;
 }
 
-/* The index of the first of the newest n_seconds buckets. */
-static uint32_t first_of_newest(const ProfileWindow *w, uint32_t n_seconds)
+/* The newest n_seconds buckets. */
+static Range newest(const ProfileWindow *w, uint32_t n_seconds)
 {
-        return n_seconds < w->n ? w->n - n_seconds : 0;
+        return (Range){ n_seconds < w->n ? w->n - n_seconds : 0, w->n };
 }
 
-/* The index of the first bucket that ends after after_usec (w->n for none): they end in order. */
-static uint32_t first_ending_after(const ProfileWindow *w, uint64_t after_usec)
+/* The buckets that end after after_usec and no later than until_usec: they end in order. */
+static Range ending_between(const ProfileWindow *w, uint64_t after_usec, uint64_t until_usec)
 {
-        uint32_t first = w->n;
+        Range b = { w->n, w->n };
 
-        while (first > 0 && bucket_at(w, first - 1)->end_usec > after_usec)
-                first--;
-        return first;
+        while (b.end > 0 && bucket_at(w, b.end - 1)->end_usec > until_usec)
+                b.end--;
+        b.first = b.end;
+        while (b.first > 0 && bucket_at(w, b.first - 1)->end_usec > after_usec)
+                b.first--;
+        return b;
 }
 
 uint64_t profile_window_end_usec(const ProfileWindow *w)
@@ -585,9 +593,9 @@ static int count_entries(const ProfileDelta *sum, ProfileTranslation *t)
         return 0;
 }
 
-/* The buckets from the first on counted into dst. */
-static int count_from(const ProfileWindow *w, const Profile *base, uint32_t first, Profile *dst,
-                      ProfileWindowSpan *ret_span)
+/* A range of buckets counted into dst. */
+static int count_range(const ProfileWindow *w, const Profile *base, Range b, Profile *dst,
+                       ProfileWindowSpan *ret_span)
 {
         _cleanup_(profile_translation_done) ProfileTranslation t = {};
         _cleanup_(profile_delta_freep) ProfileDelta *sum = NULL;
@@ -606,7 +614,7 @@ static int count_from(const ProfileWindow *w, const Profile *base, uint32_t firs
         if (r < 0)
                 return r;
         profile_delta_begin(sum, base);
-        for (uint32_t i = first; i < w->n; i++) {
+        for (uint32_t i = b.first; i < b.end; i++) {
                 r = gather_bucket(bucket_at(w, i), sum);
                 if (r < 0)
                         return r;
@@ -618,26 +626,26 @@ static int count_from(const ProfileWindow *w, const Profile *base, uint32_t firs
         if (r < 0)
                 return r;
         if (ret_span)
-                *ret_span = span_from(w, first);
+                *ret_span = span_of(w, b);
         return 0;
 }
 
 int profile_window_count(const ProfileWindow *w, const Profile *base, uint32_t n_seconds, Profile *dst,
                          ProfileWindowSpan *ret_span)
 {
-        return count_from(w, base, first_of_newest(w, n_seconds), dst, ret_span);
+        return count_range(w, base, newest(w, n_seconds), dst, ret_span);
 }
 
-int profile_window_count_after(const ProfileWindow *w, const Profile *base, uint64_t after_usec, Profile *dst,
-                               ProfileWindowSpan *ret_span)
+int profile_window_count_between(const ProfileWindow *w, const Profile *base, uint64_t after_usec,
+                                 uint64_t until_usec, Profile *dst, ProfileWindowSpan *ret_span)
 {
-        return count_from(w, base, first_ending_after(w, after_usec), dst, ret_span);
+        return count_range(w, base, ending_between(w, after_usec, until_usec), dst, ret_span);
 }
 
-int profile_window_sum_after(const ProfileWindow *w, const Profile *base, uint64_t after_usec, ProfileDelta *sum,
-                             ProfileWindowSpan *ret_span)
+int profile_window_sum_between(const ProfileWindow *w, const Profile *base, uint64_t after_usec,
+                               uint64_t until_usec, ProfileDelta *sum, ProfileWindowSpan *ret_span)
 {
-        uint32_t first;
+        Range b;
 
         assert(w);
         assert(base);
@@ -645,35 +653,35 @@ int profile_window_sum_after(const ProfileWindow *w, const Profile *base, uint64
 
         if (w->n > 0 && w->frequency != base->frequency)
                 return -EINVAL;
-        first = first_ending_after(w, after_usec);
-        for (uint32_t i = first; i < w->n; i++) {
+        b = ending_between(w, after_usec, until_usec);
+        for (uint32_t i = b.first; i < b.end; i++) {
                 int r = gather_bucket(bucket_at(w, i), sum);
                 if (r < 0)
                         return r;
         }
         if (ret_span)
-                *ret_span = span_from(w, first);
+                *ret_span = span_of(w, b);
         return 0;
 }
 
-/* The totals of the buckets from the first on, from their headers. */
-static int totals_from(const ProfileWindow *w, uint32_t first, ProfileValues *ret, ProfileWindowSpan *ret_span)
+/* The totals of a range of buckets, from their headers. */
+static int totals_range(const ProfileWindow *w, Range b, ProfileValues *ret, ProfileWindowSpan *ret_span)
 {
         ProfileValues sum = {};
 
         assert(w);
         assert(ret);
 
-        for (uint32_t i = first; i < w->n; i++) {
-                const Bucket *b = bucket_at(w, i);
+        for (uint32_t i = b.first; i < b.end; i++) {
+                const Bucket *bucket = bucket_at(w, i);
                 uint32_t n, n_other;
                 ProfileValues totals;
                 Cursor c;
                 int r;
 
-                if (b->size == 0)
+                if (bucket->size == 0)
                         continue; /* data is NULL, and NULL + 0 undefined */
-                c = (Cursor){ .p = b->data, .end = b->data + b->size };
+                c = (Cursor){ .p = bucket->data, .end = bucket->data + bucket->size };
                 r = get_header(&c, &n, &n_other, &totals);
                 if (r < 0)
                         return r;
@@ -681,18 +689,18 @@ static int totals_from(const ProfileWindow *w, uint32_t first, ProfileValues *re
         }
         *ret = sum;
         if (ret_span)
-                *ret_span = span_from(w, first);
+                *ret_span = span_of(w, b);
         return 0;
 }
 
 int profile_window_totals(const ProfileWindow *w, uint32_t n_seconds, ProfileValues *ret,
                           ProfileWindowSpan *ret_span)
 {
-        return totals_from(w, first_of_newest(w, n_seconds), ret, ret_span);
+        return totals_range(w, newest(w, n_seconds), ret, ret_span);
 }
 
-int profile_window_totals_after(const ProfileWindow *w, uint64_t after_usec, ProfileValues *ret,
-                                ProfileWindowSpan *ret_span)
+int profile_window_totals_between(const ProfileWindow *w, uint64_t after_usec, uint64_t until_usec,
+                                  ProfileValues *ret, ProfileWindowSpan *ret_span)
 {
-        return totals_from(w, first_ending_after(w, after_usec), ret, ret_span);
+        return totals_range(w, ending_between(w, after_usec, until_usec), ret, ret_span);
 }

@@ -62,13 +62,13 @@ typedef struct ProfileWindowSpan {
 int profile_window_count(const ProfileWindow *w, const Profile *base, uint32_t n_seconds, Profile *dst,
                          ProfileWindowSpan *ret_span);
 
-/* The entries of the buckets that end after after_usec (0: every bucket) added into sum (profile_delta_add_entry()),
- * which must have begun on base (profile_delta_begin()): the window's counts per stack and thread, in the base's
- * ids, uncounted (the other stack's entries with their canonical frames). For a profile's threads per stack,
- * which its tables do not keep. -EINVAL when base and the buckets are not at one frequency. ret_span may be
- * NULL. */
-int profile_window_sum_after(const ProfileWindow *w, const Profile *base, uint64_t after_usec, ProfileDelta *sum,
-                             ProfileWindowSpan *ret_span);
+/* The entries of the buckets that end after after_usec (0: from the oldest) and no later than until_usec
+ * (UINT64_MAX: to the newest) added into sum (profile_delta_add_entry()), which must have begun on base
+ * (profile_delta_begin()): the window's counts per stack and thread, in the base's ids, uncounted (the other
+ * stack's entries with their canonical frames). For a profile's threads per stack, which its tables do not keep.
+ * -EINVAL when base and the buckets are not at one frequency. ret_span may be NULL. */
+int profile_window_sum_between(const ProfileWindow *w, const Profile *base, uint64_t after_usec,
+                               uint64_t until_usec, ProfileDelta *sum, ProfileWindowSpan *ret_span);
 
 /* The totals of the newest n_seconds buckets (on-CPU samples and off-CPU time) into *ret, without counting
  * their tables: a process's row of a window. */
@@ -76,10 +76,11 @@ int profile_window_totals(const ProfileWindow *w, uint32_t n_seconds, ProfileVal
                           ProfileWindowSpan *ret_span);
 
 /* The same windows by time, for targets that the same clock closes second by second (a group's members, some
- * of which exited long ago): the buckets that end after after_usec. The end of the newest bucket, 0 for none,
- * says where a window of several targets ends. */
+ * of which exited long ago): the buckets that end after after_usec and no later than until_usec (UINT64_MAX: to
+ * the newest), so that a window may also end before the newest second (a diff's base). The end of the newest
+ * bucket, 0 for none, says where a window of several targets ends. */
 uint64_t profile_window_end_usec(const ProfileWindow *w);
-int profile_window_count_after(const ProfileWindow *w, const Profile *base, uint64_t after_usec, Profile *dst,
-                               ProfileWindowSpan *ret_span);
-int profile_window_totals_after(const ProfileWindow *w, uint64_t after_usec, ProfileValues *ret,
-                                ProfileWindowSpan *ret_span);
+int profile_window_count_between(const ProfileWindow *w, const Profile *base, uint64_t after_usec,
+                                 uint64_t until_usec, Profile *dst, ProfileWindowSpan *ret_span);
+int profile_window_totals_between(const ProfileWindow *w, uint64_t after_usec, uint64_t until_usec,
+                                  ProfileValues *ret, ProfileWindowSpan *ret_span);

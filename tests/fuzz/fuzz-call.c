@@ -19,6 +19,8 @@ static const Method profiler_methods[] = {
         { VPROF_BUS_INTERFACE, "GetThreads", "PW", "t(tt)a(usttdd)" },
         { VPROF_BUS_INTERFACE, "GetProcesses", "PW", "t(tt)a(usttdd)" },
         { VPROF_BUS_INTERFACE, "GetStacks", "PLW", "tt(tt)a(ss)a(auut)au" },
+        { VPROF_BUS_INTERFACE, "GetWindowTables", "PWWL",
+          "ut" "t(tt)a(ssttdd)aua(sttdd)a(usttdd)a(ss)a(auut)au" },
         { VPROF_BUS_INTERFACE, "GetProfile", "PLW", "tt(tt)uba(ussa(sssttt)a(ssst)a(us)a(auuutt))aauaa(us)aa(uu)" },
         { VPROF_BUS_INTERFACE, "GetSymbolNames", "P", "a(sss)" },
         { VPROF_BUS_INTERFACE, "GetModuleSymbols", "P", "a(sa{sv})" },

@@ -130,6 +130,7 @@ class Matrix(vprof_env.TestCase):
             for method, args in (("report", ["report", p.pid]),
                                  ("report values", ["report", p.pid, "--values", "elapsed"]),
                                  ("report module", ["report", p.pid, "--by", "module"]),
+                                 ("diff", ["diff", p.pid, "--window", "1s", "--base-window", "1s@1s"]),
                                  ("reset", ["reset", p.pid]), ("detach", ["detach", p.pid]),
                                  ("attach again", ["attach", p.pid])):
                 self.assert_denied(self.ctl("user a", self.a, f"{name} (attached)", method, *args))

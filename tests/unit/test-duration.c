@@ -105,6 +105,36 @@ START_TEST(test_format)
 }
 END_TEST
 
+/* A diff's base: DURATION or DURATION@AGO. */
+START_TEST(test_parse_at)
+{
+        uint64_t window, ago;
+        bool has_ago;
+
+        ck_assert_int_eq(duration_parse_at("60s", &window, &ago, &has_ago), 0);
+        ck_assert_uint_eq(window, 60 * USEC_PER_SEC);
+        ck_assert_uint_eq(ago, 0);
+        ck_assert(!has_ago);
+        ck_assert_int_eq(duration_parse_at("10s@20s", &window, &ago, &has_ago), 0);
+        ck_assert_uint_eq(window, 10 * USEC_PER_SEC);
+        ck_assert_uint_eq(ago, 20 * USEC_PER_SEC);
+        ck_assert(has_ago);
+        ck_assert_int_eq(duration_parse_at("5m@0", &window, &ago, &has_ago), 0);
+        ck_assert_uint_eq(window, 300 * USEC_PER_SEC);
+        ck_assert_uint_eq(ago, 0);
+        ck_assert(has_ago);
+        ck_assert_int_eq(duration_parse_at("1@1500ms", &window, &ago, &has_ago), 0);
+        ck_assert_uint_eq(ago, 2 * USEC_PER_SEC);
+        ck_assert_int_lt(duration_parse_at("all", &window, &ago, &has_ago), 0);
+        ck_assert_int_lt(duration_parse_at("all@10s", &window, &ago, &has_ago), 0);
+        ck_assert_int_lt(duration_parse_at("10s@", &window, &ago, &has_ago), 0);
+        ck_assert_int_lt(duration_parse_at("@10s", &window, &ago, &has_ago), 0);
+        ck_assert_int_lt(duration_parse_at("10s@x", &window, &ago, &has_ago), 0);
+        ck_assert_int_lt(duration_parse_at("10s@20s@30s", &window, &ago, &has_ago), 0);
+        ck_assert_int_lt(duration_parse_at("", &window, &ago, &has_ago), 0);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("duration");
@@ -113,6 +143,7 @@ int main(void)
         tcase_add_test(tc, test_parse);
         tcase_add_test(tc, test_refuse);
         tcase_add_test(tc, test_format);
+        tcase_add_test(tc, test_parse_at);
         suite_add_tcase(s, tc);
         return run_suite(s);
 }

@@ -400,6 +400,29 @@ START_TEST(test_frame_lines)
 }
 END_TEST
 
+/* Every function of the data referenced and distinct, no [other] after them (vprofctl diff's files): a lookup
+ * of a function made already must not write past the arrays, which have room for the data's functions only. */
+START_TEST(test_every_function_used)
+{
+        /* b alone, then a inlined into b: the chain's Location looks b up once both are made. */
+        static PprofFunction functions[] = { { "app", "b", "" }, { "app", "a", "", 0, true } };
+        static const uint32_t b_only[] = { 0 }, ab[] = { 1, 0 }, again[] = { 1, 0 };
+        static PprofStack stacks[] = { { b_only, 1, 0, 0, 2, 0 }, { ab, 2, 0, 0, 3, 0 }, { again, 2, 0, 0, 1, 0 } };
+        PprofProcess process = {
+                .pid = 0, .comm = "diff", .unit = "",
+                .functions = functions, .n_functions = ELEMENTSOF(functions),
+                .stacks = stacks, .n_stacks = ELEMENTSOF(stacks),
+        };
+        PprofData d = { .total_samples = 6, .frequency = 99, .processes = &process, .n_processes = 1 };
+        PbProfile *p = build(&d);
+
+        ck_assert_uint_eq(p->n_sample, 3);
+        ck_assert_uint_eq(p->n_function, 2);
+        ck_assert_uint_eq(p->n_mapping, 0);
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+END_TEST
+
 static void inflate_all(const void *in, size_t n, uint8_t *out, size_t room, size_t *ret_n)
 {
         z_stream z = {};
@@ -458,6 +481,7 @@ int main(void)
         tcase_add_test(tc, test_bad_index_and_empty);
         tcase_add_test(tc, test_inlined_lines);
         tcase_add_test(tc, test_frame_lines);
+        tcase_add_test(tc, test_every_function_used);
         tcase_add_test(tc, test_gzip_round_trip);
         suite_add_tcase(s, tc);
         return run_suite(s);

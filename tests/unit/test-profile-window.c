@@ -306,6 +306,61 @@ START_TEST(test_last_seconds_equal_their_samples)
 }
 END_TEST
 
+/* Windows that end before the newest second (a diff's base), by time: the seconds that end after one bound and
+ * no later than the other are those of a profile fed only their samples, totals included. */
+START_TEST(test_windows_before_now)
+{
+        static const struct { uint32_t length, ago; } windows[] = { { 3, 2 }, { 10, 10 }, { 1, 19 }, { 5, 0 },
+                                                                    { 40, 5 } };
+        const int n_seconds = 20;
+        Profile *fed[ELEMENTSOF(windows)] = {};
+        _cleanup_(target_done) Target t;
+        RandomStream rs;
+        ProfileSample s;
+
+        random_stream_init(&rs, 7, true);
+        target_init(&t, 1000, 0);
+        for (size_t k = 0; k < ELEMENTSOF(windows); k++)
+                ck_assert_int_eq(profile_new(profile_frequency(t.p), &fed[k]), 0);
+        for (int second = 0; second < n_seconds; second++) {
+                size_t n = 1 + random_below(&rs, 150);
+
+                for (size_t i = 0; i < n; i++) {
+                        int ago = n_seconds - 1 - second; /* of the second's end from the newest's */
+
+                        target_sample(&t, &rs, &s);
+                        for (size_t k = 0; k < ELEMENTSOF(windows); k++)
+                                if (ago >= (int)windows[k].ago && ago < (int)(windows[k].ago + windows[k].length))
+                                        feed_by_name(t.p, &s, fed[k]);
+                }
+                target_close_second(&t);
+        }
+        for (size_t k = 0; k < ELEMENTSOF(windows); k++) {
+                uint64_t newest = T0 + (uint64_t)n_seconds * SECOND, end = newest - windows[k].ago * SECOND;
+                uint64_t after = end - MIN(end - T0, (uint64_t)windows[k].length * SECOND) + SECOND / 2;
+                uint32_t held = MIN(windows[k].length, (uint32_t)n_seconds - windows[k].ago);
+                _cleanup_(profile_freep) Profile *q = NULL;
+                ProfileWindowSpan span, totals_span;
+                ProfileValues totals;
+                char what[64];
+
+                ck_assert_int_eq(profile_new(profile_frequency(t.p), &q), 0);
+                OK(profile_window_count_between(t.w, t.p, after, end + SECOND / 2, q, &span));
+                snprintf(what, sizeof(what), "%u s ending %u s before the newest", windows[k].length,
+                         windows[k].ago);
+                assert_same_tables(fed[k], q, false, what);
+                ck_assert_uint_eq(span.buckets, held);
+                ck_assert_uint_eq(span.end_usec, end);
+                ck_assert_uint_eq(span.start_usec, end - held * SECOND);
+                OK(profile_window_totals_between(t.w, after, end + SECOND / 2, &totals, &totals_span));
+                ck_assert_uint_eq(totals.user_samples + totals.kernel_samples, profile_total(fed[k]));
+                ck_assert_uint_eq(totals.blocked_ns, profile_total_values(fed[k])->blocked_ns);
+                ck_assert_uint_eq(totals_span.buckets, held);
+                profile_free(fed[k]);
+        }
+}
+END_TEST
+
 START_TEST(test_wrap_around)
 {
         /* 40 seconds into 8 slots: the ring wraps five times; a window of 13 or 40 seconds holds the 8. */
@@ -664,26 +719,26 @@ START_TEST(test_windows_by_time)
                 _cleanup_(profile_freep) Profile *q = NULL, *by_count = window(&long_lived, 3, NULL);
 
                 ck_assert_int_eq(profile_new(997, &q), 0);
-                ck_assert_int_eq(profile_window_count_after(long_lived.w, long_lived.p, after, q, &span), 0);
+                ck_assert_int_eq(profile_window_count_between(long_lived.w, long_lived.p, after, UINT64_MAX, q, &span), 0);
                 ck_assert_uint_eq(span.buckets, 3);
                 ck_assert_uint_eq(span.start_usec, T0 + 7 * SECOND);
                 assert_same_tables(by_count, q, true, "three seconds by time and by count");
-                ck_assert_int_eq(profile_window_count_after(short_lived.w, short_lived.p, after, q, &span), 0);
+                ck_assert_int_eq(profile_window_count_between(short_lived.w, short_lived.p, after, UINT64_MAX, q, &span), 0);
                 ck_assert_uint_eq(span.buckets, 0);
                 assert_same_tables(by_count, q, true, "nothing of the target that stopped");
-                ck_assert_int_eq(profile_window_totals_after(long_lived.w, after, &totals, &span), 0);
+                ck_assert_int_eq(profile_window_totals_between(long_lived.w, after, UINT64_MAX, &totals, &span), 0);
                 ck_assert_uint_eq(totals.user_samples + totals.kernel_samples, profile_total(by_count));
         }
         /* The last seven: the short-lived one's two that end within them (its fourth and fifth), and seven of the
          * other's. */
         after = T0 + 10 * SECOND - 7 * SECOND + SECOND / 2;
-        ck_assert_int_eq(profile_window_totals_after(short_lived.w, after, &totals, &span), 0);
+        ck_assert_int_eq(profile_window_totals_between(short_lived.w, after, UINT64_MAX, &totals, &span), 0);
         ck_assert_uint_eq(span.buckets, 2);
         ck_assert_uint_eq(span.end_usec, T0 + 5 * SECOND);
-        ck_assert_int_eq(profile_window_totals_after(long_lived.w, after, &totals, &span), 0);
+        ck_assert_int_eq(profile_window_totals_between(long_lived.w, after, UINT64_MAX, &totals, &span), 0);
         ck_assert_uint_eq(span.buckets, 7);
         /* Nothing ends after the end of time. */
-        ck_assert_int_eq(profile_window_totals_after(long_lived.w, UINT64_MAX, &totals, &span), 0);
+        ck_assert_int_eq(profile_window_totals_between(long_lived.w, UINT64_MAX, UINT64_MAX, &totals, &span), 0);
         ck_assert_uint_eq(span.buckets, 0);
         ck_assert_uint_eq(totals.user_samples + totals.kernel_samples + totals.blocked_ns + totals.preempted_ns, 0);
 }
@@ -718,7 +773,7 @@ static void assert_sum_is(const ProfileWindow *w, const Profile *p, uint64_t aft
 
         ck_assert_int_eq(profile_delta_new(&sum), 0);
         profile_delta_begin(sum, p);
-        ck_assert_int_eq(profile_window_sum_after(w, p, after, sum, &span), 0);
+        ck_assert_int_eq(profile_window_sum_between(w, p, after, UINT64_MAX, sum, &span), 0);
         ck_assert_uint_eq(span.buckets, buckets);
         for (size_t i = 0; i < profile_delta_n_entries(sum); i++) {
                 ProfileDeltaEntry e;
@@ -886,6 +941,7 @@ int main(void)
         tcase_add_test(tc, test_whole_history_equals_profile);
         tcase_add_test(tc, test_last_seconds_equal_their_samples);
         tcase_add_test(tc, test_wrap_around);
+        tcase_add_test(tc, test_windows_before_now);
         tcase_add_test(tc, test_window_longer_than_history);
         tcase_add_test(tc, test_idle_seconds);
         tcase_add_test(tc, test_recursion_once_per_sample);
