@@ -379,7 +379,7 @@ static int verb_diff(_unused_ int argc, char *argv[])
                 .target = argv[1],
                 .base_target = arg_base_target,
                 .window_usec = arg_verb_options & VERB_OPTION_WINDOW ? arg_window_usec : 10 * USEC_PER_SEC,
-                .base_window_usec = arg_base_window_usec ?: 60 * USEC_PER_SEC,
+                .base_window_usec = arg_base_window_usec,
                 .by = by[arg_by],
                 .limit = arg_limit,
                 .flags = output_flags(),
@@ -406,7 +406,9 @@ static int verb_diff(_unused_ int argc, char *argv[])
                 req.pprof_path = arg_output;
                 req.base_pprof_path = arg_base_output;
         }
-        /* The base ends where the new window begins, unless told; another target's, with the new window. */
+        /* The base: the minute before the new window, unless told; another target's, the same window. */
+        if (!req.base_window_usec)
+                req.base_window_usec = arg_base_target ? req.window_usec : 60 * USEC_PER_SEC;
         req.base_ago_usec = arg_base_ago_given ? arg_base_ago_usec : arg_base_target ? 0 : req.window_usec;
         r = parse_target_argument(argv[1], &pid);
         if (r >= 0 && arg_base_target)

@@ -318,6 +318,7 @@ class TwoTargets(vprof_env.TestCase):
               f"phase_two {r['phase_two']['diff_points']:+.2f} points")
         # The same seconds: every target's second closes on the daemon's one timer.
         self.assertEqual(d["base"]["end_usec"], d["new"]["end_usec"])
+        self.assertEqual(d["base"]["start_usec"], d["new"]["start_usec"])
         self.assertTrue(r["phase_one"]["gone"])
         self.assertTrue(r["phase_two"]["new"])
         self.assertLess(r["phase_one"]["diff_points"], -95)
