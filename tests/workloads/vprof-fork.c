@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,6 +72,15 @@ static void wait_stdin(void)
                 exit(1);
 }
 
+static double rusage_seconds(int who)
+{
+        struct rusage u;
+
+        if (getrusage(who, &u) < 0)
+                return 0;
+        return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
 static int storm(unsigned n, unsigned per_second, double child_ms, double sleep_ms)
 {
         pid_t *pids = calloc(n, sizeof(pid_t));
@@ -112,8 +122,11 @@ static int storm(unsigned n, unsigned per_second, double child_ms, double sleep_
                 reaped++;
         for (unsigned i = 0; i < n; i++)
                 printf("child %d\n", (int)pids[i]);
-        printf("done %u in %.3f s (forks at most %.3f s late, the last child reaped %.3f s after the last fork)\n",
-               n, workload_now() - t0, late, workload_now() - last_fork);
+        /* The CPU the storm itself took (its children too): whether the machine had room for it and a daemon. */
+        printf("done %u in %.3f s (forks at most %.3f s late, the last child reaped %.3f s after the last fork; "
+               "CPU %.2f s)\n",
+               n, workload_now() - t0, late, workload_now() - last_fork,
+               rusage_seconds(RUSAGE_SELF) + rusage_seconds(RUSAGE_CHILDREN));
         free(pids);
         return 0;
 }
