@@ -2,11 +2,38 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "array-util.h"
 #include "diff-pprof.h"
+#include "hashmap.h"
 #include "log.h"
 #include "pprof-build.h"
 #include "pprof-gzip.h"
 #include "report-file.h"
+
+/* A mapping named by each native module, addresses unknown (a window's tables have none): the file names each
+ * frame's module as GetProfile's do, for pprof's views by file and for --base-pprof to read back. */
+static int add_module_mappings(PprofProcess *p)
+{
+        _cleanup_(hashmap_freep) Hashmap *seen = hashmap_new(&string_hash_ops);
+        size_t allocated = 0;
+        int r;
+
+        if (!seen)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_functions; i++) {
+                const char *module = p->functions[i].module;
+
+                if (p->functions[i].filename || hashmap_contains(seen, module))
+                        continue;
+                r = hashmap_put(seen, module, NULL);
+                if (r >= 0)
+                        r = array_grow_one(&p->mappings, &allocated, p->n_mappings, sizeof(PprofMapping));
+                if (r < 0)
+                        return r;
+                p->mappings[p->n_mappings++] = (PprofMapping){ .module = module, .path = module, .build_id = "" };
+        }
+        return 0;
+}
 
 int diff_write_pprof(const WindowTables *w, const char *target, const char *path)
 {
@@ -42,8 +69,14 @@ int diff_write_pprof(const WindowTables *w, const char *target, const char *path
                 p->functions[i] = (PprofFunction){ .module = s->functions[i].module,
                                                    .name = s->functions[i].function,
                                                    .system_name = "",
-                                                   .inlined = s->functions[i].inlined };
+                                                   .inlined = s->functions[i].inlined,
+                                                   /* A Python function's module is its source file. */
+                                                   .filename = s->functions[i].python ? s->functions[i].module
+                                                                                      : NULL };
         p->n_functions = s->n_functions;
+        r = add_module_mappings(p);
+        if (r < 0)
+                return log_error_errno(r, "Out of memory.");
         /* A pprof sample's locations are innermost first, GetWindowTables' frames outermost first. */
         next = frames;
         for (size_t i = 0; i < s->n_stacks; i++) {

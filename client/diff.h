@@ -14,6 +14,7 @@
 typedef struct DiffRequest {
         const char *target;      /* the new profile's */
         const char *base_target; /* the base's: target when NULL */
+        const char *base_file;   /* non-NULL: the base is this pprof file, written earlier */
         uint64_t window_usec;    /* the new window: the last so long */
         uint64_t base_window_usec;
         uint64_t base_ago_usec;  /* the base window ends so long before the newest second */

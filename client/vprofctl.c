@@ -73,6 +73,7 @@ static uint64_t arg_base_window_usec = 0, arg_base_ago_usec = 0;
 static bool arg_base_ago_given = false;
 static const char *arg_base_target = NULL;
 static const char *arg_base_output = NULL;
+static const char *arg_base_pprof = NULL;
 static VerbOption arg_verb_options = 0;
 
 static OutputFlags output_flags(void)
@@ -378,6 +379,7 @@ static int verb_diff(_unused_ int argc, char *argv[])
         DiffRequest req = {
                 .target = argv[1],
                 .base_target = arg_base_target,
+                .base_file = arg_base_pprof,
                 .window_usec = arg_verb_options & VERB_OPTION_WINDOW ? arg_window_usec : 10 * USEC_PER_SEC,
                 .base_window_usec = arg_base_window_usec,
                 .by = by[arg_by],
@@ -392,6 +394,13 @@ static int verb_diff(_unused_ int argc, char *argv[])
                                                 "functions, or a process with --base-target");
         if (req.window_usec == 0)
                 return log_error_errno(-EINVAL, "diff needs a --window of 1 s or more, not all");
+        if (arg_base_pprof && (arg_base_target || arg_base_window_usec || arg_base_output))
+                return log_error_errno(-EINVAL, "diff --base-pprof is the base: no --base-target, --base-window "
+                                                "or --base-output with it");
+        if (arg_base_pprof && arg_format && strcmp(arg_format, "svg") != 0)
+                return log_error_errno(-EINVAL, "diff --base-pprof FILE --format pprof: give FILE itself to go "
+                                                "tool pprof -diff_base, and write the new window with report "
+                                                "--format pprof --window");
         if (arg_format && strcmp(arg_format, "svg") == 0) {
                 if (!arg_output || arg_base_output || strcmp(arg_output, "-") == 0)
                         return log_error_errno(-EINVAL, "diff --format svg writes one file: -o FILE, no "
@@ -466,7 +475,7 @@ static const struct {
         {VERB_OPTION_FORMAT, "--format"},
         {VERB_OPTION_OUTPUT, "-o/--output"},
         {VERB_OPTION_SOURCE, "--source"},
-        {VERB_OPTION_BASE, "--base-window/--base-target/--base-output"},
+        {VERB_OPTION_BASE, "--base-window/--base-target/--base-output/--base-pprof"},
 };
 
 static int dispatch_verb(int argc, char *argv[])
@@ -554,6 +563,7 @@ static int parse_argv(int argc, char *argv[])
                 ARG_BASE_WINDOW,
                 ARG_BASE_TARGET,
                 ARG_BASE_OUTPUT,
+                ARG_BASE_PPROF,
         };
         static const struct option options[] = {
                 {"help", no_argument, NULL, 'h'},
@@ -578,6 +588,7 @@ static int parse_argv(int argc, char *argv[])
                 {"base-window", required_argument, NULL, ARG_BASE_WINDOW},
                 {"base-target", required_argument, NULL, ARG_BASE_TARGET},
                 {"base-output", required_argument, NULL, ARG_BASE_OUTPUT},
+                {"base-pprof", required_argument, NULL, ARG_BASE_PPROF},
                 {NULL, 0, NULL, 0},
         };
         int c, r;
@@ -716,6 +727,13 @@ static int parse_argv(int argc, char *argv[])
                                 return log_error_errno(-EINVAL,
                                                        "Invalid --base-output value '': expected a file name");
                         arg_base_output = optarg;
+                        arg_verb_options |= VERB_OPTION_BASE;
+                        break;
+                case ARG_BASE_PPROF:
+                        if (optarg[0] == '\0')
+                                return log_error_errno(-EINVAL,
+                                                       "Invalid --base-pprof value '': expected a file name");
+                        arg_base_pprof = optarg;
                         arg_verb_options |= VERB_OPTION_BASE;
                         break;
                 case 'b':

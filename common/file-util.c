@@ -94,20 +94,15 @@ int write_file_atomic(int dir_fd, const char *name, const void *data, size_t siz
         return 0;
 }
 
-int read_file_full(int dir_fd, const char *name, size_t max, void **ret, size_t *ret_size)
+int read_fd_full(int fd, size_t max, void **ret, size_t *ret_size)
 {
-        _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         struct stat st;
         size_t size, done = 0;
 
-        assert(name);
         assert(ret);
         assert(ret_size);
 
-        fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
         if (fstat(fd, &st) < 0)
                 return negative_errno();
         if (!S_ISREG(st.st_mode))
@@ -132,4 +127,16 @@ int read_file_full(int dir_fd, const char *name, size_t max, void **ret, size_t 
         *ret = TAKE_PTR(buf);
         *ret_size = done;
         return 0;
+}
+
+int read_file_full(int dir_fd, const char *name, size_t max, void **ret, size_t *ret_size)
+{
+        _cleanup_close_ int fd = -1;
+
+        assert(name);
+
+        fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        return read_fd_full(fd, max, ret, ret_size);
 }

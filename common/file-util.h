@@ -21,3 +21,5 @@ int mkdir_p(const char *path, mode_t mode);
 /* The file's contents, at most max bytes: -EFBIG when it is bigger (nothing is read then), -ENOENT when it
  * does not exist. The caller frees *ret. */
 int read_file_full(int dir_fd, const char *name, size_t max, void **ret, size_t *ret_size);
+/* The same of an open file (its offset at the start): -EBADFD when it is no regular file. */
+int read_fd_full(int fd, size_t max, void **ret, size_t *ret_size);

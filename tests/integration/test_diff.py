@@ -69,6 +69,12 @@ def run_phases(test, env):
     out["pprof"] = (os.path.join(env.tmp, f"new-{env.frequency}.pb.gz"), os.path.join(env.tmp, f"base-{env.frequency}.pb.gz"))
     r = env.ctl(*args, "--format", "pprof", "-o", out["pprof"][0], "--base-output", out["pprof"][1])
     test.assertEqual(r.returncode, 0, r.stderr)
+    # The base from that file, written earlier (all phase_one): against the last 4 s, and as a flame graph.
+    out["from_file"] = env.ctl_json("diff", p.pid, "--window", f"{WINDOW}s", "--base-pprof", out["pprof"][1])
+    out["from_file_svg"] = os.path.join(env.tmp, f"diff-file-{env.frequency}.svg")
+    r = env.ctl("diff", p.pid, "--window", f"{WINDOW}s", "--base-pprof", out["pprof"][1], "--format", "svg", "-o",
+                out["from_file_svg"])
+    test.assertEqual(r.returncode, 0, r.stderr)
     # The differential flame graph of the last 8 s (phase_one's end and phase_two) against the 4 s before them (all
     # phase_one).
     out["svg"] = os.path.join(env.tmp, f"diff-{env.frequency}.svg")
@@ -87,6 +93,14 @@ def run_phases(test, env):
     out["across"] = env.ctl_json("diff", p.pid, "--window", f"{WINDOW}s", "--base-window", f"{BASE}s@3s")
     out["pid"] = p.pid
     p.wait(FIRST + SECOND + 30)
+    # Exited, its windows stay still: the last 4 s as a table and as a pprof file, then diffed against that file.
+    last = os.path.join(env.tmp, f"last-{env.frequency}.pb.gz")
+    out["last_report"] = env.ctl_json("report", p.pid, "--window", f"{WINDOW}s")
+    r = env.ctl("report", p.pid, "--window", f"{WINDOW}s", "--format", "pprof", "-o", last)
+    test.assertEqual(r.returncode, 0, r.stderr)
+    out["against_itself"] = env.ctl_json("diff", p.pid, "--window", f"{WINDOW}s", "--base-pprof", last)
+    out["against_itself_threads"] = env.ctl_json("diff", p.pid, "--window", f"{WINDOW}s", "--base-pprof", last,
+                                                 "--by", "thread")
     with open(timeline_file) as f:
         out["timeline"] = [tuple(map(int, line.split())) for line in f]
     out["switch_usec"] = switch_usec
@@ -241,6 +255,52 @@ class PhaseDiff(vprof_env.TestCase):
         self.assertEqual(set(names[:2]), {"phase_one", "phase_two"}, names[:5])
 
 
+    def test_base_from_pprof(self):
+        """--base-pprof: the base window's pprof file, written earlier, against the last 4 s: phase_one GONE and
+        phase_two NEW by the points the timeline gives for the file's span and the new window's, within 1 point;
+        threads matched by name; the differential flame graph. And a file of the target's last 4 s against those
+        same 4 s: every row's counts equal to report's, exactly, and no change."""
+        out = self.run_at(ENV.frequency)
+        d = out["from_file"]
+        base, new = d["base"], d["new"]
+        self.assertAlmostEqual(base["seconds"], BASE, delta=0.3)
+        self.assertEqual(base["frequency"], ENV.frequency)
+        r = rows(d)
+        for name, first in (("phase_one", True), ("phase_two", False)):
+            truth = (phase_share(out["timeline"], out["switch_usec"], new["start_usec"], new["end_usec"], first) -
+                     phase_share(out["timeline"], out["switch_usec"], base["start_usec"], base["end_usec"], first))
+            print(f"  base from a pprof file: {name} {r[name]['diff_points']:+.2f} points (truth {truth:+.2f}), "
+                  f"{r[name]['base_ms_per_second']:.1f} -> {r[name]['new_ms_per_second']:.1f} ms/s")
+            self.assertLessEqual(abs(r[name]["diff_points"] - truth), 1.0, name)
+        self.assertTrue(r["phase_one"]["gone"])
+        self.assertTrue(r["phase_two"]["new"])
+        # main in every sample of both, its module named in the file as the daemon names it.
+        self.assertAlmostEqual(r["main"]["diff_points"], 0.0, delta=1.0)
+        self.assertFalse(r["main"]["new"] or r["main"]["gone"])
+        with open(out["from_file_svg"]) as f:
+            svg = f.read()
+        self.assertIn("differential flame graph", svg)
+        two = re.search(r'data-f="phase_two".*?<rect data-dp="([-+0-9.]+)"', svg, re.S)
+        self.assertGreater(float(two.group(1)), 30)
+        # The same 4 s from the daemon and from the file: equal, row by row.
+        same, report = out["against_itself"], out["last_report"]
+        self.assertEqual((same["base"]["start_usec"], same["base"]["end_usec"]),
+                         (report["window"]["start_usec"], report["window"]["end_usec"]))
+        self.assertEqual((same["new"]["start_usec"], same["new"]["end_usec"]),
+                         (report["window"]["start_usec"], report["window"]["end_usec"]))
+        self.assertEqual(same["base"]["total_samples"], report["total_samples"])
+        want = {(f["function"], f["module"]): (f["inclusive"], f["exclusive"]) for f in report["functions"]}
+        got = {(f["function"], f["module"]): (f["base_inclusive"], f["base_exclusive"]) for f in same["rows"]}
+        self.assertEqual(got, want)
+        self.assertTrue(all(f["diff_points"] == 0 and not f["new"] and not f["gone"] for f in same["rows"]))
+        # Threads by name, from the file's labels: the same thread, no change.
+        threads = out["against_itself_threads"]["rows"]
+        self.assertEqual([t["thread"] for t in threads], ["vprof-phases"])
+        self.assertNotIn("tid", threads[0])
+        self.assertEqual(threads[0]["base_inclusive"], threads[0]["new_inclusive"])
+        print(f"  the last {WINDOW} s against their own pprof file: {len(got)} functions, "
+              f"{report['total_samples']} samples, equal")
+
     def test_flame_graph(self):
         """The differential flame graph: widths from the new window, phase_two red (grew) and phase_one blue
         (shrank) by the points of their change; in headless chromium, its search and zoom work as on any flame
@@ -342,6 +402,13 @@ class Errors(vprof_env.TestCase):
             (["diff", "1", "--format", "pprof", "-o", "/tmp/x.pb.gz"], "--base-output"),
             (["diff", "1", "--format", "svg", "-o", "/tmp/x", "--base-output", "/tmp/y"], "one file"),
             (["diff", "1", "--format", "pprof", "-o", "-", "--base-output", "/tmp/y"], "--base-output"),
+            (["diff", "1", "--base-pprof", "/nonexistent/base.pb.gz"], "No such file"),
+            (["diff", "1", "--base-pprof", "/etc/passwd"], "not a pprof profile"),
+            (["diff", "1", "--base-pprof", "/"], "not a regular file"),
+            (["diff", "1", "--base-pprof", "/tmp/x.pb.gz", "--base-target", "2"], "no --base-target"),
+            (["diff", "1", "--base-pprof", "/tmp/x.pb.gz", "--format", "pprof", "-o", "/tmp/n.pb.gz"],
+             "-diff_base"),
+            (["diff", "1", "--base-pprof", ""], "Invalid --base-pprof"),
         ]
         for args, message in cases:
             r = ENV.ctl(*args)
