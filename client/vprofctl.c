@@ -270,6 +270,8 @@ static int verb_report_file(int argc, char *argv[])
         return run_report_svg(bus, argv[1], arg_window_usec, arg_output);
 }
 
+static int verb_diff(int argc, char *argv[]);
+
 static int verb_report(int argc, char *argv[])
 {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -285,6 +287,13 @@ static int verb_report(int argc, char *argv[])
         ProfileSort key = arg_sort;
         int r;
 
+        /* A base makes the flame graph differential: diff's, by the name the issue of diffs gave it. */
+        if (arg_verb_options & VERB_OPTION_BASE) {
+                if (argc < 2 || !arg_format || strcmp(arg_format, "svg") != 0)
+                        return log_error_errno(-EINVAL, "report with a base draws a differential flame graph: "
+                                                        "report TARGET --format svg -o FILE (or vprofctl diff)");
+                return verb_diff(argc, argv);
+        }
         if (arg_format)
                 return verb_report_file(argc, argv);
         if (arg_output)
@@ -447,7 +456,7 @@ static const Verb verbs[] = {
         {"report", 0, 1, verb_report,
          VERB_OPTION_BY | VERB_OPTION_SORT | VERB_OPTION_LIMIT | VERB_OPTION_VALUES | VERB_OPTION_UNIT |
                  VERB_OPTION_WINDOW | VERB_OPTION_CGROUP | VERB_OPTION_FORMAT | VERB_OPTION_OUTPUT |
-                 VERB_OPTION_SOURCE},
+                 VERB_OPTION_SOURCE | VERB_OPTION_BASE},
         {"diff", 1, 1, verb_diff,
          VERB_OPTION_BY | VERB_OPTION_LIMIT | VERB_OPTION_WINDOW | VERB_OPTION_CGROUP | VERB_OPTION_BASE |
                  VERB_OPTION_FORMAT | VERB_OPTION_OUTPUT},

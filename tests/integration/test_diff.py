@@ -72,8 +72,8 @@ def run_phases(test, env):
     # The base from that file, written earlier (all phase_one): against the last 4 s, and as a flame graph.
     out["from_file"] = env.ctl_json("diff", p.pid, "--window", f"{WINDOW}s", "--base-pprof", out["pprof"][1])
     out["from_file_svg"] = os.path.join(env.tmp, f"diff-file-{env.frequency}.svg")
-    r = env.ctl("diff", p.pid, "--window", f"{WINDOW}s", "--base-pprof", out["pprof"][1], "--format", "svg", "-o",
-                out["from_file_svg"])
+    r = env.ctl("report", p.pid, "--window", f"{WINDOW}s", "--base-pprof", out["pprof"][1], "--format", "svg",
+                "-o", out["from_file_svg"])
     test.assertEqual(r.returncode, 0, r.stderr)
     # The differential flame graph of the last 8 s (phase_one's end and phase_two) against the 4 s before them (all
     # phase_one).
@@ -398,7 +398,9 @@ class Errors(vprof_env.TestCase):
             (["diff", "1", "--by", "process"], "--by process"),
             (["diff", "4194304"], "not"),
             (["diff", "1", "--sort", "inclusive"], "does not apply"),
-            (["report", "1", "--base-window", "4s"], "does not apply"),
+            (["report", "1", "--base-window", "4s"], "differential flame graph"),
+            (["report", "1", "--base-pprof", "/tmp/x.pb.gz", "--format", "pprof", "-o", "/tmp/y"],
+             "differential flame graph"),
             (["diff", "1", "--format", "pprof", "-o", "/tmp/x.pb.gz"], "--base-output"),
             (["diff", "1", "--format", "svg", "-o", "/tmp/x", "--base-output", "/tmp/y"], "one file"),
             (["diff", "1", "--format", "pprof", "-o", "-", "--base-output", "/tmp/y"], "--base-output"),
