@@ -114,20 +114,23 @@ int profile_intern_line(Profile *p, const char *module, const char *function, ui
         assert(function);
         assert(ret_id);
 
-        r = profile_intern_function(p, module, function, &whole);
-        if (r < 0 || line == 0 || whole == p->other_id)
-                goto done;
         r = utf8_escape_or_keep(module, &escaped_module, &module);
         if (r < 0)
                 return r;
         r = utf8_escape_or_keep(function, &escaped_function, &function);
         if (r < 0)
                 return r;
-        existing = profile_find_function(p, module, function, false, line);
-        if (existing) {
-                *ret_id = existing->id;
-                return 0;
+        /* A line seen before, the drain's common case, in one lookup; the whole function only for a new one. */
+        if (line != 0) {
+                existing = profile_find_function(p, module, function, false, line);
+                if (existing) {
+                        *ret_id = existing->id;
+                        return 0;
+                }
         }
+        r = profile_intern_function(p, module, function, &whole);
+        if (r < 0 || line == 0 || whole == p->other_id)
+                goto done;
         /* Past the limit a new line is its function: the line is lost, no count is. */
         if (!profile_functions_full(p))
                 return profile_function_append(p, module, function, false, line, ret_id);
