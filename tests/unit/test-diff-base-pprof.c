@@ -154,11 +154,11 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
-/* The valid file unpacked, changed by f, packed again, read: the error expected. */
-static void expect_error(void (*f)(PbProfile *p), int error)
+/* The valid file unpacked, changed by f, packed again. */
+static uint8_t *repack(void (*f)(PbProfile *p), size_t *ret_size)
 {
-        _cleanup_free_ uint8_t *data = NULL, *out = NULL;
-        _cleanup_(pprof_read_freep) PprofRead *r = NULL;
+        _cleanup_free_ uint8_t *data = NULL;
+        uint8_t *out;
         PbProfile *p;
         size_t size;
 
@@ -168,10 +168,20 @@ static void expect_error(void (*f)(PbProfile *p), int error)
         f(p);
         out = malloc(perftools__profiles__profile__get_packed_size(p) + 1);
         ck_assert_ptr_nonnull(out);
-        size = perftools__profiles__profile__pack(p, out);
-        ck_assert_int_eq(pprof_read(out, size, &r), error);
-        ck_assert_ptr_null(r);
+        *ret_size = perftools__profiles__profile__pack(p, out);
         perftools__profiles__profile__free_unpacked(p, NULL);
+        return out;
+}
+
+/* Such a file read: the error expected. */
+static void expect_error(void (*f)(PbProfile *p), int error)
+{
+        _cleanup_(pprof_read_freep) PprofRead *r = NULL;
+        size_t size;
+        _cleanup_free_ uint8_t *data = repack(f, &size);
+
+        ck_assert_int_eq(pprof_read(data, size, &r), error);
+        ck_assert_ptr_null(r);
 }
 
 static void unknown_location(PbProfile *p)
@@ -259,20 +269,11 @@ END_TEST
 
 START_TEST(test_time_values_counted_by_period)
 {
-        _cleanup_free_ uint8_t *data = NULL, *out = NULL;
         _cleanup_(pprof_read_freep) PprofRead *r = NULL;
-        PbProfile *p;
         size_t size;
+        _cleanup_free_ uint8_t *data = repack(no_sample_count, &size);
 
-        pack(&data, &size);
-        p = perftools__profiles__profile__unpack(NULL, size, data);
-        ck_assert_ptr_nonnull(p);
-        no_sample_count(p);
-        out = malloc(perftools__profiles__profile__get_packed_size(p) + 1);
-        ck_assert_ptr_nonnull(out);
-        size = perftools__profiles__profile__pack(p, out);
-        perftools__profiles__profile__free_unpacked(p, NULL);
-        ck_assert_int_eq(pprof_read(out, size, &r), 0);
+        ck_assert_int_eq(pprof_read(data, size, &r), 0);
         ck_assert_uint_eq(r->total_samples, 21);
         ck_assert_uint_eq(r->frequency, 99);
 }
