@@ -160,6 +160,7 @@ static void names_done(Names *n)
 static int name_index(Names *n, const char *name, uint32_t id, size_t *ret)
 {
         void *found = hashmap_get(n->index, name);
+        uint32_t *ids;
         int r;
 
         if (found) {
@@ -169,9 +170,10 @@ static int name_index(Names *n, const char *name, uint32_t id, size_t *ret)
         r = array_grow_one(&n->names, &n->allocated, n->n, sizeof(const char *));
         if (r < 0)
                 return r;
-        n->ids = reallocarray(n->ids, n->allocated, sizeof(uint32_t));
-        if (!n->ids)
+        ids = reallocarray(n->ids, n->allocated, sizeof(uint32_t));
+        if (!ids)
                 return -ENOMEM;
+        n->ids = ids;
         r = hashmap_put(n->index, name, UINT64_TO_PTR(n->n + 1));
         if (r < 0)
                 return r;

@@ -124,6 +124,8 @@ static int read_sampling(Reader *r)
             pb->period <= 0)
                 return -EMEDIUMTYPE; /* no sampling period in time: no CPU time per second */
         if (r->samples_type < 0) {
+                if (!string_at(pb, pt->type))
+                        return -EMEDIUMTYPE;
                 for (size_t i = 0; i < pb->n_sample_type; i++)
                         if (value_type_is(pb, pb->sample_type[i], string_at(pb, pt->type), "nanoseconds")) {
                                 r->samples_type = (int64_t)i;

@@ -248,6 +248,11 @@ static void unknown_unit(PbProfile *p)
 {
         p->period_type->unit = p->period_type->type; /* "cpu" */
 }
+static void period_type_out_of_table(PbProfile *p)
+{
+        no_sample_count(p);
+        p->period_type->type = (int64_t)p->n_string_table;
+}
 
 START_TEST(test_lies_refused)
 {
@@ -264,6 +269,7 @@ START_TEST(test_lies_refused)
         expect_error(zero_period, -EMEDIUMTYPE);
         expect_error(no_duration, -EMEDIUMTYPE);
         expect_error(unknown_unit, -EMEDIUMTYPE);
+        expect_error(period_type_out_of_table, -EMEDIUMTYPE);
 }
 END_TEST
 
