@@ -104,19 +104,20 @@ static int append(ReportTable *t, const Tally *c, size_t i, uint32_t id, const c
                   bool inlined)
 {
         double total = t->total_samples ? (double)t->total_samples : 1.0;
+        ReportRow row = {
+                .id = id,
+                .name = (char *)name,
+                .module = (char *)module,
+                .inlined = inlined,
+                .inclusive = c->inclusive[i],
+                .exclusive = c->exclusive[i],
+        };
 
-        if (c->inclusive[i] == 0)
+        if (row.inclusive == 0)
                 return 0;
-        return report_table_append_row(t, &(ReportRow){
-                                                  .id = id,
-                                                  .name = (char *)name,
-                                                  .module = (char *)module,
-                                                  .inlined = inlined,
-                                                  .inclusive = c->inclusive[i],
-                                                  .exclusive = c->exclusive[i],
-                                                  .inclusive_percent = 100.0 * (double)c->inclusive[i] / total,
-                                                  .exclusive_percent = 100.0 * (double)c->exclusive[i] / total,
-                                          });
+        row.inclusive_percent = 100.0 * (double)row.inclusive / total;
+        row.exclusive_percent = 100.0 * (double)row.exclusive / total;
+        return report_table_append_row(t, &row);
 }
 
 static int functions_of(const PprofRead *p, ReportTable **ret)

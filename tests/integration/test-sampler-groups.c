@@ -97,6 +97,7 @@ static void burn(double seconds)
                         x += (uint64_t)i;
                 clock_gettime(CLOCK_MONOTONIC, &t);
         } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < seconds);
+        (void)x; /* volatile: the loop is the work, its sum is not used */
 }
 
 /* A process that waits for a byte on a pipe, then runs fn. Returns its PID and the pipe's write end. */
@@ -224,7 +225,7 @@ int main(void)
 {
         _cleanup_free_ char *mount = NULL, *self = NULL;
         char top[256], sub[300], dir[4096];
-        uint64_t stats[_VPROF_STAT_MAX], id;
+        uint64_t stats[_VPROF_STAT_MAX], id = 0;
         int go_in, go_out, go_parent, fd, r, level;
         Seen seen = {};
         Sampler *s;

@@ -556,6 +556,7 @@ START_TEST(test_byte_bound)
                 /* What it holds is the newest seconds, whole. */
                 ProfileWindowSpan span;
                 _cleanup_(profile_freep) Profile *q = window(&t, UINT32_MAX, &span);
+                ck_assert_ptr_nonnull(q);
                 ck_assert_uint_eq(span.buckets, held);
                 ck_assert_uint_eq(span.end_usec, T0 + 60 * SECOND);
                 ck_assert_uint_eq(span.end_usec - span.start_usec, held * SECOND);
