@@ -101,6 +101,18 @@ def run_phases(test, env):
     out["against_itself"] = env.ctl_json("diff", p.pid, "--window", f"{WINDOW}s", "--base-pprof", last)
     out["against_itself_threads"] = env.ctl_json("diff", p.pid, "--window", f"{WINDOW}s", "--base-pprof", last,
                                                  "--by", "thread")
+    # The same file as another tool writes it: go tool pprof -proto decodes it and encodes it again (Go's own
+    # profile.proto writer, its own string table and ids).
+    go = shutil.which("go")
+    if go:
+        home = tempfile.mkdtemp(dir=env.tmp)
+        genv = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, "gocache"), PPROF_TMPDIR=home)
+        by_go = os.path.join(env.tmp, f"last-go-{env.frequency}.pb.gz")
+        with open(by_go, "wb") as f:
+            r = subprocess.run([go, "tool", "pprof", "-proto", last], env=genv, stdout=f, stderr=subprocess.PIPE,
+                               timeout=120)
+        test.assertEqual(r.returncode, 0, r.stderr)
+        out["against_go"] = env.ctl_json("diff", p.pid, "--window", f"{WINDOW}s", "--base-pprof", by_go)
     with open(timeline_file) as f:
         out["timeline"] = [tuple(map(int, line.split())) for line in f]
     out["switch_usec"] = switch_usec
@@ -300,6 +312,13 @@ class PhaseDiff(vprof_env.TestCase):
         self.assertEqual(threads[0]["base_inclusive"], threads[0]["new_inclusive"])
         print(f"  the last {WINDOW} s against their own pprof file: {len(got)} functions, "
               f"{report['total_samples']} samples, equal")
+        # Written again by go tool pprof -proto: the same rows.
+        if "against_go" not in out:
+            vprof_env.skip_or_fail("needs go (Debian's golang-go) for go tool pprof")
+        by_go = {(f["function"], f["module"]): (f["base_inclusive"], f["base_exclusive"])
+                 for f in out["against_go"]["rows"]}
+        self.assertEqual(by_go, want)
+        print(f"  and against that file as go tool pprof -proto writes it: equal")
 
     def test_flame_graph(self):
         """The differential flame graph: widths from the new window, phase_two red (grew) and phase_one blue
