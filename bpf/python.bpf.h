@@ -17,8 +17,25 @@ struct {
         __type(value, __u64); /* its PyThreadState */
 } python_tstates SEC(".maps");
 
+/* The fixed part of a _PyInterpreterFrame, read with one call: every field the walk reads lies in its first 72
+ * bytes in 3.11 and 3.12 (common/python/python-versions.c), so a frame costs two reads (it and its code object's
+ * type) instead of five. A field past it, in a layout not seen yet, is read on its own. */
+#define PYTHON_FRAME_BYTES 72
+
+struct python_frame_bytes {
+        __u8 b[PYTHON_FRAME_BYTES];
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct python_frame_bytes);
+} python_frame_bytes SEC(".maps");
+
 struct python_walk {
         const struct vprof_python_proc *py;
+        __u8 *frame;   /* the bytes of the frame at w->at, read by python_frame_step(); NULL: each field read alone */
         __u64 at;      /* the thread state looked at, then the frame */
         __u64 found;   /* the sampled thread's thread state; 0: none yet */
         __u64 first;   /* user frames of the native stack: [first, end) of s->frames */
@@ -39,6 +56,26 @@ struct python_walk {
 static __always_inline bool python_read(void *dst, __u64 addr)
 {
         return bpf_probe_read_user(dst, sizeof(__u64), (void *)addr) == 0;
+}
+
+/* A word of the frame at w->at, from its bytes read at once where it lies in them. */
+static __always_inline bool python_frame_word(struct python_walk *w, __u32 off, __u64 *dst)
+{
+        if (w->frame && off <= PYTHON_FRAME_BYTES - sizeof(__u64)) {
+                *dst = *(__u64 *)(w->frame + off);
+                return true;
+        }
+        return python_read(dst, w->at + off);
+}
+
+/* A byte of it, as the low byte of *dst. */
+static __always_inline bool python_frame_byte(struct python_walk *w, __u32 off, __u64 *dst)
+{
+        if (w->frame && off < PYTHON_FRAME_BYTES) {
+                *dst = w->frame[off];
+                return true;
+        }
+        return python_read(dst, w->at + off);
 }
 
 /* One native frame: inside the evaluation loop (or its .cold part)? */
@@ -91,7 +128,7 @@ static __always_inline void python_emit(struct python_walk *w, __u64 code)
         __u32 o = w->out;
 
         if (w->py->frame_owner != VPROF_PYTHON_NONE && w->py->frame_is_entry == VPROF_PYTHON_NONE &&
-            python_read(&flag, w->at + w->py->frame_owner) && (flag & 0xff) == PYTHON_FRAME_OWNED_BY_CSTACK) {
+            python_frame_byte(w, w->py->frame_owner, &flag) && (flag & 0xff) == PYTHON_FRAME_OWNED_BY_CSTACK) {
                 w->run++;
                 return;
         }
@@ -100,13 +137,13 @@ static __always_inline void python_emit(struct python_walk *w, __u64 code)
                 w->run = VPROF_PYTHON_MAX_RUNS; /* nothing after a frame left out */
                 return;
         }
-        if (w->py->frame_instr != VPROF_PYTHON_NONE && python_read(&instr, w->at + w->py->frame_instr) && instr)
+        if (w->py->frame_instr != VPROF_PYTHON_NONE && python_frame_word(w, w->py->frame_instr, &instr) && instr)
                 instr -= code + w->py->code_bytecode;
         w->s->frames[o] = VPROF_PYTHON_FRAME_TAG | code |
                           (__u64)w->runs[w->run & (VPROF_PYTHON_MAX_RUNS - 1)] << VPROF_PYTHON_FRAME_NATIVE_SHIFT;
         w->s->frames[o + 1] = instr;
         w->out = o + VPROF_PYTHON_FRAME_WORDS;
-        if (w->py->frame_is_entry != VPROF_PYTHON_NONE && python_read(&flag, w->at + w->py->frame_is_entry) &&
+        if (w->py->frame_is_entry != VPROF_PYTHON_NONE && python_frame_byte(w, w->py->frame_is_entry, &flag) &&
             (flag & 0xff))
                 w->run++;
 }
@@ -121,8 +158,9 @@ static long python_frame_step(__u32 i, void *ctx)
                 w->outcome = VPROF_STAT_PYTHON_WALKED;
                 return 1;
         }
-        if (!python_read(&code, w->at + w->py->frame_code) ||
-            !python_read(&previous, w->at + w->py->frame_previous) ||
+        if ((w->frame && bpf_probe_read_user(w->frame, PYTHON_FRAME_BYTES, (void *)w->at) != 0) ||
+            !python_frame_word(w, w->py->frame_code, &code) ||
+            !python_frame_word(w, w->py->frame_previous, &previous) ||
             !python_read(&type, code + w->py->object_type)) {
                 w->outcome = VPROF_STAT_PYTHON_FAULT;
                 return 1;
@@ -145,7 +183,9 @@ static long python_frame_step(__u32 i, void *ctx)
 __noinline __u32 python_walk(struct vprof_sample *s, __u32 tgid, __u32 tid, __u32 first, __u32 end)
 {
         struct python_walk w = { .tid = tid, .s = s, .first = first, .end = end, .out = end };
+        struct python_frame_bytes *frame;
         __u64 interp, cframe, *cached;
+        __u32 zero = 0;
 
         if (!s) /* a global function's pointer may be NULL as far as the verifier knows */
                 return 0;
@@ -183,6 +223,8 @@ __noinline __u32 python_walk(struct vprof_sample *s, __u32 tgid, __u32 tid, __u3
                 count(VPROF_STAT_PYTHON_FAULT);
                 return 0;
         }
+        frame = bpf_map_lookup_elem(&python_frame_bytes, &zero);
+        w.frame = frame ? frame->b : NULL;
         w.outcome = VPROF_STAT_PYTHON_DEPTH;
         bpf_loop(VPROF_PYTHON_MAX_FRAMES, python_frame_step, &w, 0);
         if (w.outcome == VPROF_STAT_PYTHON_DEPTH && w.at == 0)
